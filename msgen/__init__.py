@@ -1,0 +1,39 @@
+"""msgen: compile MindSpore training jobs into plain Kubernetes YAML.
+
+The public API is small: `render()` for text in, text out, and `compile_documents()` for
+objects and diagnostics. Both are pure: no cluster, no network, no clock.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .pipeline import Compilation
+    from .plan import Options
+
+
+def compile_documents(text: str, name: str = "<input>", options: Options | None = None) -> Compilation:
+    """Compile every document of `text`; returns objects and diagnostics, never raises for input."""
+    from .pipeline import compile_sources
+    from .plan import Options
+    from .source import Source
+
+    return compile_sources([Source(name, text)], options or Options())
+
+
+def render(text: str, options: Options | None = None, **option_values: Any) -> str:
+    """YAML in, YAML out; raises `InputError` when the input has errors."""
+    from .diagnostics import InputError
+    from .emit import to_yaml
+    from .plan import Options
+
+    result = compile_documents(text, options=options or Options(**option_values))
+    if not result.ok:
+        raise InputError([d for d in result.diagnostics if d.is_error])
+    return to_yaml(result.objects)
+
+
+__all__ = ["__version__", "compile_documents", "render"]

@@ -1,0 +1,282 @@
+"""The `msgen` command.
+
+Exit status: 0 ok (warnings allowed), 1 the input has errors, 2 the command line is wrong.
+Errors go to stderr as `file:line:column: error: ...`; stdout gets the whole output or
+nothing, so a generator host never sees a partial stream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from typing import Any, Callable
+
+import click
+
+from . import __version__, versions
+from .diagnostics import Diagnostic, format_diagnostic
+from .names import dns1123_problem
+from .plan import Options
+
+EXIT_INPUT = 1
+EXIT_INTERNAL = 70
+
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _kube_version(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:
+    try:
+        return versions.parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _namespace(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None:
+        problem = dns1123_problem(value)
+        if problem is not None:
+            raise click.BadParameter(f"{value!r} {problem}")
+    return value
+
+
+def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every compiling command shares."""
+    from .targets import NAMES
+
+    decorators = [
+        click.argument("paths", nargs=-1, metavar="[PATH]..."),
+        click.option(
+            "--target",
+            "-t",
+            type=click.Choice(NAMES),
+            default="indexed-job",
+            show_default=True,
+            help="Workload shape: indexed-job = per role an Indexed batch/v1 Job; "
+            "pod = bare Pods <job>-<rt>-<i>, as ms-operator created them.",
+        ),
+        click.option(
+            "--kube-version",
+            envvar="KUBE_VERSION",
+            default=versions.show(versions.NEWEST),
+            show_default=True,
+            callback=_kube_version,
+            help="Kubernetes version of the cluster (MAJOR.MINOR); decides which fields "
+            "may be used. Read from KUBE_VERSION when set (Argo CD sets it).",
+        ),
+        click.option(
+            "--namespace",
+            "-n",
+            callback=_namespace,
+            help="Namespace for the objects of jobs whose metadata names none.",
+        ),
+        click.option(
+            "--scheduler-address",
+            type=click.Choice(["cluster-ip", "dns"]),
+            default="cluster-ip",
+            show_default=True,
+            help="How pods reach the MindSpore scheduler. cluster-ip: through a ClusterIP "
+            "Service <job>-scheduler-0 and the $(<SERVICE>_SERVICE_HOST) variable the kubelet "
+            "injects, an IP address as ms-operator gave. dns: through the scheduler's stable "
+            "DNS name <host>.<job>, for MindSpore versions that accept a host name.",
+        ),
+        click.option(
+            "--allow-env-override",
+            is_flag=True,
+            help="Keep a template's own value for a variable msgen sets (MS_*, device "
+            "variables) instead of reporting it as an error.",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def _options(kwargs: dict[str, Any]) -> Options:
+    return Options(
+        target=kwargs["target"],
+        kube_version=kwargs["kube_version"],
+        namespace=kwargs["namespace"],
+        scheduler_address=kwargs["scheduler_address"],
+        allow_env_override=kwargs["allow_env_override"],
+    )
+
+
+@click.group(context_settings=_CONTEXT)
+@click.version_option(__version__, "--version", prog_name="msgen")
+def main() -> None:
+    """Compile MindSpore training jobs into plain Kubernetes YAML.
+
+    msgen does at render time what ms-operator did inside the cluster: it turns an MSJob
+    (mindspore.gitee.com/v1) into Jobs or Pods, Services and the MindSpore cluster
+    environment, so the output runs on any cluster with no operator installed.
+
+    \b
+    Examples:
+      msgen render samples/mindspore/widedeep-gpu-dataparallel.yaml > out.yaml
+      msgen validate samples/
+      msgen schema MSJob
+    """
+
+
+@main.command(context_settings=_CONTEXT)
+@compile_options
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), help="Write to FILE (whole or not at all)."
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+    help="yaml: a multi-document stream; json: one v1 List holding every object.",
+)
+def render(output: str | None, output_format: str, **kwargs: Any) -> None:
+    """Compile jobs into Kubernetes objects.
+
+    PATH is a file, a directory (every *.yaml and *.yml below it, in sorted order,
+    kustomization files skipped) or - for standard input, the default. Files may hold
+    many documents; documents that are not a job kind msgen knows pass through
+    unchanged, in place.
+
+    Output goes to standard output, or to --output. When any input has an error, msgen
+    prints every error to standard error, writes nothing and exits with status 1.
+
+    \b
+    Examples:
+      msgen render job.yaml > out.yaml
+      msgen render --target pod --namespace training jobs/ -o out.yaml
+      cat job.yaml | msgen render --kube-version 1.29 --format json
+    """
+    compilation = _compile(kwargs)
+    from .emit import to_json, to_yaml
+
+    text = to_json(compilation.objects) if output_format == "json" else to_yaml(compilation.objects)
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        _write_atomically(output, text)
+
+
+@main.command(context_settings=_CONTEXT)
+@compile_options
+def validate(**kwargs: Any) -> None:
+    """Run every input check and report, without writing any output.
+
+    Takes the same PATH arguments and options as render (the target and Kubernetes
+    version decide some checks). Exits 0 when every input is valid, 1 otherwise.
+
+    \b
+    Example:
+      msgen validate samples/ && echo valid
+    """
+    compilation = _compile(kwargs)
+    click.echo(
+        f"msgen: valid: {compilation.jobs} job(s) in {compilation.documents} document(s)",
+        err=True,
+    )
+
+
+@main.command(context_settings=_CONTEXT)
+@click.argument("kind", required=False, default="MSJob")
+@click.option("--list", "list_kinds", is_flag=True, help="List the input kinds msgen compiles.")
+def schema(kind: str, list_kinds: bool) -> None:
+    """Print the JSON Schema of an input kind (default: MSJob).
+
+    KIND is a kind name (MSJob) or apiVersion/kind (mindspore.gitee.com/v1/MSJob). The
+    same schemas are checked in under schemas/ in msgen's source.
+
+    \b
+    Examples:
+      msgen schema > msjob.schema.json
+      msgen schema --list
+    """
+    from . import kinds
+    from .schemas import schema_for
+
+    if list_kinds:
+        for api_version, name in kinds.known_kinds():
+            click.echo(f"{api_version}/{name}")
+        return
+    job_kind = kinds.find_by_name(kind)
+    if job_kind is None:
+        known = ", ".join(name for _, name in kinds.known_kinds())
+        raise click.BadParameter(f"unknown kind {kind!r}; accepted: {known}", param_hint="KIND")
+    click.echo(json.dumps(schema_for(job_kind), indent=2, sort_keys=True))
+
+
+def _compile(kwargs: dict[str, Any]) -> Any:
+    from .inputs import MissingPath, expand_paths, read_source
+    from .pipeline import compile_sources
+
+    try:
+        paths = expand_paths(list(kwargs.pop("paths")))
+    except MissingPath as exc:
+        raise click.BadParameter(f"no such file or directory: {exc}", param_hint="PATH") from None
+    options = _options(kwargs)
+    sources, read_errors = [], []
+    for path in paths:
+        source, error = read_source(path)
+        if source is not None:
+            sources.append(source)
+        if error is not None:
+            read_errors.append(error)
+    compilation = compile_sources(sources, options)
+    compilation.diagnostics[:0] = read_errors
+    if compilation.ok and not read_errors and compilation.documents == 0:
+        shown = ", ".join(p if p != "-" else "<stdin>" for p in paths) or "the given directories"
+        compilation.diagnostics.append(_no_documents(shown))
+    report(compilation.diagnostics, compilation.sources)
+    if not compilation.ok:
+        raise SystemExit(EXIT_INPUT)
+    return compilation
+
+
+def _no_documents(where: str) -> Diagnostic:
+    from .diagnostics import Severity
+
+    return Diagnostic(
+        Severity.ERROR,
+        f"no YAML documents found in {where}; accepted: files holding at least one object",
+    )
+
+
+def report(diagnostics: list[Diagnostic], sources: dict[str, Any]) -> None:
+    for diag in diagnostics:
+        source = sources.get(diag.position.file) if diag.position else None
+        click.echo(format_diagnostic(diag, source.text if source else None), err=True)
+    errors = sum(d.is_error for d in diagnostics)
+    if errors:
+        click.echo(f"msgen: {errors} error(s); nothing was written", err=True)
+
+
+def _write_atomically(path: str, text: str) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temp = tempfile.mkstemp(dir=directory, prefix=".msgen-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def run() -> None:
+    """Entry point: click's own handling, plus no traceback for a bug unless MSGEN_DEBUG is set."""
+    try:
+        main(standalone_mode=True)
+    except Exception as exc:  # pragma: no cover - only a bug in msgen gets here
+        if os.environ.get("MSGEN_DEBUG"):
+            raise
+        click.echo(
+            f"msgen: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in msgen; please report it with the input (MSGEN_DEBUG=1 shows "
+            "the traceback).",
+            err=True,
+        )
+        raise SystemExit(EXIT_INTERNAL) from None

@@ -1,0 +1,125 @@
+"""Devices: what the pods ask for (CPU, NVIDIA GPU, Ascend NPU) and what that implies.
+
+A role's device is read from the resources its containers request, never guessed from the
+image. Each device module contributes a `Patch`; the GPU module also hides GPUs from the
+containers of a GPU job that asked for none (with the NVIDIA runtime as the node default, they
+would otherwise see every GPU on the node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..diagnostics import Diagnostic
+from ..patch import Patch
+from ..plan import Plan, PodSlot, Role
+from . import ascend, gpu
+
+DeviceKind = Literal["cpu", "gpu", "ascend"]
+
+
+def device_kind(resource: str) -> DeviceKind | None:
+    if resource == gpu.RESOURCE:
+        return "gpu"
+    if resource.startswith(ascend.RESOURCE_PREFIXES):
+        return "ascend"
+    return None
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    """The accelerator one container asks for: kind, resource name and count."""
+
+    kind: DeviceKind
+    resource: str | None = None
+    count: int = 0
+
+
+def container_request(container: dict[str, Any]) -> DeviceRequest:
+    resources = container.get("resources") or {}
+    wanted = {**(resources.get("requests") or {}), **(resources.get("limits") or {})}
+    for resource, quantity in sorted(wanted.items()):
+        kind = device_kind(resource)
+        if kind is not None:
+            return DeviceRequest(kind, resource, _count(quantity) or 0)
+    return DeviceRequest("cpu")
+
+
+def role_request(plan: Plan, role: Role) -> DeviceRequest:
+    """The device of a role: what its main container asks for."""
+    for container in role.containers():
+        if container["name"] == plan.main_container:
+            return container_request(container)
+    return DeviceRequest("cpu")
+
+
+def uses_gpu(plan: Plan) -> bool:
+    return any(
+        container_request(c).kind == "gpu" for role in plan.roles for c in role.containers()
+    )
+
+
+def check(plan: Plan) -> list[Diagnostic]:
+    """Device requests Kubernetes would reject, or that msgen cannot tell apart."""
+    out: list[Diagnostic] = []
+    for role in plan.roles:
+        for ci, container in enumerate(role.containers()):
+            path = role.path + ("template", "spec", "containers", ci, "resources")
+            resources = container.get("resources") or {}
+            limits = resources.get("limits") or {}
+            requests = resources.get("requests") or {}
+            kinds = set()
+            for resource in sorted({*limits, *requests}):
+                kind = device_kind(resource)
+                if kind is None:
+                    continue
+                kinds.add(kind)
+                for section, values in (("limits", limits), ("requests", requests)):
+                    if resource in values and _count(values[resource]) is None:
+                        out.append(
+                            plan.document.diagnostic(
+                                path + (section, resource),
+                                f"{resource}: {values[resource]!r} is not accepted; "
+                                "accepted: a whole number of devices",
+                            )
+                        )
+                if resource in limits and resource in requests:
+                    if _count(limits[resource]) != _count(requests[resource]):
+                        out.append(
+                            plan.document.diagnostic(
+                                path + ("requests", resource),
+                                f"{resource} requests ({requests[resource]}) differ from limits "
+                                f"({limits[resource]}); accepted: equal values, or limits alone",
+                            )
+                        )
+            if len(kinds) > 1:
+                out.append(
+                    plan.document.diagnostic(
+                        path,
+                        f"container {container['name']!r} asks for both {' and '.join(sorted(kinds))} "
+                        "devices; accepted: one kind of accelerator per container",
+                    )
+                )
+    return out
+
+
+def contribute(plan: Plan, slot: PodSlot) -> list[Patch]:
+    patches = []
+    request = role_request(plan, slot.role)
+    if request.kind == "ascend":
+        patches.append(ascend.contribute(slot.role.template, slot.role.containers()))
+    if uses_gpu(plan):
+        hidden = [c["name"] for c in slot.role.containers() if container_request(c).kind != "gpu"]
+        patches.append(gpu.hide_gpus(hidden))
+    return patches
+
+
+def _count(quantity: Any) -> int | None:
+    if isinstance(quantity, bool):
+        return None
+    if isinstance(quantity, int):
+        return quantity if quantity >= 0 else None
+    if isinstance(quantity, str) and quantity.isdigit():
+        return int(quantity)
+    return None

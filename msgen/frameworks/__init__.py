@@ -1,0 +1,28 @@
+"""Framework env contracts, chosen by the key the input kind names in its plan."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..diagnostics import Diagnostic
+    from ..patch import Patch
+    from ..plan import Options, Plan, PodSlot
+    from ..targets.addressing import Addressing, Endpoint
+
+
+class Framework(Protocol):
+    def endpoints(self, plan: Plan) -> list[Endpoint]: ...
+
+    def check(self, plan: Plan, options: Options) -> list[Diagnostic]: ...
+
+    def contribute(self, plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch: ...
+
+
+_REGISTRY = {"mindspore": "msgen.frameworks.mindspore"}
+
+
+def lookup(name: str) -> Framework:
+    framework: Framework = importlib.import_module(_REGISTRY[name])  # type: ignore[assignment]
+    return framework

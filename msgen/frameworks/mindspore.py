@@ -1,0 +1,121 @@
+"""MindSpore's dynamic-cluster environment, with the names and meanings ms-operator gave it.
+
+On container `mindspore` of every pod of a job that has a Scheduler (contracts §1-2):
+
+| env             | Scheduler                  | PS / Worker                              |
+|-----------------|----------------------------|------------------------------------------|
+| `MS_SCHED_HOST` | its own `status.podIP`     | the scheduler's address (see addressing) |
+| `MS_NODE_ID`    | `<job>-scheduler-0`        | PS: `<job>-ps-<i>`; Worker: `<i>`        |
+| `MS_SCHED_PORT` | the scheduler's `msjob-port`, on every pod                            |
+| `MS_SERVER_NUM` | replicas of PS, or 0                                                  |
+| `MS_WORKER_NUM` | replicas of Worker, or 0                                              |
+| `MS_ROLE`       | `MS_SCHED`                 | `MS_PSERVER` / `MS_WORKER`               |
+
+ms-operator set `MS_NODE_ID` to the pod name. MindSpore turns a numeric node id into the
+rank, so msgen gives Workers their index instead: ranks then stay the same from run to run.
+Scheduler and PS keep the name ms-operator gave their pods (stable, and never mistaken for a
+worker rank). A job without a Scheduler (a standalone Worker) gets no MindSpore env and no
+Service, as with ms-operator.
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import Diagnostic, Severity
+from ..patch import Patch, field_ref, literal
+from ..plan import Options, Plan, PodSlot
+from ..targets.addressing import Addressing, Endpoint
+from .. import devices
+
+ROLE_VALUES = {"Scheduler": "MS_SCHED", "PS": "MS_PSERVER", "Worker": "MS_WORKER"}
+ENV_NAMES = (
+    "MS_SCHED_HOST", "MS_NODE_ID", "MS_SCHED_PORT", "MS_SERVER_NUM", "MS_WORKER_NUM", "MS_ROLE",
+)  # fmt: skip
+
+
+def endpoints(plan: Plan) -> list[Endpoint]:
+    scheduler = plan.role("Scheduler")
+    if scheduler is None or scheduler.replicas == 0:
+        return []
+    main = _main_container(plan, scheduler.containers())
+    ports = []
+    for port in main.get("ports") or []:
+        if not port.get("name"):
+            continue
+        service_port = {"name": port["name"], "port": port["containerPort"]}
+        if port.get("protocol"):
+            service_port["protocol"] = port["protocol"]
+        ports.append(service_port)
+    return [Endpoint(scheduler, 0, tuple(ports))]
+
+
+def check(plan: Plan, options: Options) -> list[Diagnostic]:
+    out = []
+    has_scheduler = plan.replicas("Scheduler") > 0
+    if not has_scheduler and (plan.replicas("PS") > 0 or plan.replicas("Worker") > 1):
+        out.append(
+            plan.document.diagnostic(
+                ("spec", "msReplicaSpecs"),
+                "no Scheduler: the pods get no MindSpore cluster env and no Service (as with "
+                "ms-operator), so they cannot form a cluster; add a Scheduler replica for "
+                "distributed training",
+                severity=Severity.WARNING,
+            )
+        )
+    for role in plan.roles:
+        request = devices.role_request(plan, role)
+        if role.replica_type == "Worker" and request.count > 1:
+            out.append(
+                plan.document.diagnostic(
+                    role.path + ("template", "spec", "containers"),
+                    f"each Worker pod asks for {request.count} {request.resource} devices, but "
+                    "MS_WORKER_NUM counts one MindSpore process per pod; the command must start "
+                    "one process per pod, or the cluster waits for workers that never come",
+                    severity=Severity.WARNING,
+                )
+            )
+        if (
+            has_scheduler
+            and role.replica_type != "Scheduler"
+            and options.scheduler_address == "cluster-ip"
+            and role.template["spec"].get("enableServiceLinks") is False
+        ):
+            out.append(
+                plan.document.diagnostic(
+                    role.path + ("template", "spec", "enableServiceLinks"),
+                    "enableServiceLinks: false hides the scheduler Service's variables that "
+                    "MS_SCHED_HOST refers to; accepted: true or unset, or "
+                    "--scheduler-address dns",
+                )
+            )
+    return out
+
+
+def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
+    found = endpoints(plan)
+    if not found:
+        return Patch(contributor="MindSpore")
+    scheduler = found[0]
+    role = slot.role
+    port = next(p["port"] for p in scheduler.ports if p["name"] == plan.port_name)
+    host = (
+        field_ref("status.podIP")
+        if role.replica_type == "Scheduler"
+        else addressing.host(scheduler)
+    )
+    node_id = addressing.index(slot) if role.replica_type == "Worker" else addressing.pod_name(slot)
+    main = plan.main_container
+    return Patch(
+        contributor="MindSpore",
+        env=(
+            (main, "MS_SCHED_HOST", host),
+            (main, "MS_NODE_ID", node_id),
+            (main, "MS_SCHED_PORT", literal(port)),
+            (main, "MS_SERVER_NUM", literal(plan.replicas("PS"))),
+            (main, "MS_WORKER_NUM", literal(plan.replicas("Worker"))),
+            (main, "MS_ROLE", literal(ROLE_VALUES[role.replica_type])),
+        ),
+    )
+
+
+def _main_container(plan: Plan, containers: list[dict]) -> dict:  # type: ignore[type-arg]
+    return next(c for c in containers if c["name"] == plan.main_container)

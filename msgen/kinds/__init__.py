@@ -1,0 +1,54 @@
+"""Input kinds, found by `apiVersion` + `kind` in one registry.
+
+Each kind is a module with a `KIND` object (a `JobKind`): its input model and its
+`to_plan`. Modules are imported on first use, so a render pays only for the kinds it meets.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ..diagnostics import Diagnostic
+    from ..plan import Options, Plan
+    from ..source import Document
+
+
+class JobKind(Protocol):
+    api_version: str
+    kind: str
+
+    def model(self) -> type[BaseModel]: ...
+
+    def to_plan(
+        self, document: Document, options: Options
+    ) -> tuple[Plan | None, list[Diagnostic]]: ...
+
+
+_REGISTRY: dict[tuple[str, str], str] = {
+    ("mindspore.gitee.com/v1", "MSJob"): "msgen.kinds.msjob",
+}
+
+
+def known_kinds() -> list[tuple[str, str]]:
+    return sorted(_REGISTRY)
+
+
+def lookup(api_version: object, kind: object) -> JobKind | None:
+    module = _REGISTRY.get((str(api_version), str(kind)))
+    if module is None:
+        return None
+    found: JobKind = importlib.import_module(module).KIND
+    return found
+
+
+def find_by_name(name: str) -> JobKind | None:
+    """A kind by `Kind`, `group/version/Kind` or `apiVersion Kind`, case-insensitively."""
+    wanted = name.replace(" ", "/").lower()
+    for api_version, kind in _REGISTRY:
+        if wanted in (kind.lower(), f"{api_version}/{kind}".lower()):
+            return lookup(api_version, kind)
+    return None

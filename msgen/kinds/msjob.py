@@ -1,0 +1,243 @@
+"""`mindspore.gitee.com/v1 MSJob`, exactly as ms-operator's CRD accepts it.
+
+Defaulting and validation follow ms-operator (contracts §1): replica keys match
+case-insensitively, `replicas` defaults to 1, `restartPolicy` to Never, `cleanPodPolicy` to
+Running, and container `mindspore` gets port `msjob-port` 2222 unless it names one itself.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..diagnostics import Diagnostic, Severity
+from ..names import dns1035_problem
+from ..plan import Options, Plan, Role, RunPolicy, SchedulingPolicy
+from ..source import Document, Path
+from .podtemplate import ObjectMeta, PodTemplateSpec, Quantity, _Model
+from .validation import validate_model
+
+API_VERSION = "mindspore.gitee.com/v1"
+KIND_NAME = "MSJob"
+MAIN_CONTAINER = "mindspore"
+PORT_NAME = "msjob-port"
+DEFAULT_PORT = 2222
+REPLICA_TYPES = ("Scheduler", "PS", "Worker")
+
+
+class MSSchedulingPolicy(_Model):
+    minAvailable: int | None = Field(default=None, ge=0)
+    queue: str | None = None
+    minResources: dict[str, Quantity] | None = None
+    priorityClass: str | None = None
+
+
+class MSRunPolicy(_Model):
+    cleanPodPolicy: Literal["All", "Running", "None"] | None = None
+    ttlSecondsAfterFinished: int | None = Field(default=None, ge=0)
+    activeDeadlineSeconds: int | None = Field(default=None, ge=1)
+    backoffLimit: int | None = Field(default=None, ge=0)
+    schedulingPolicy: MSSchedulingPolicy | None = None
+
+
+class MSReplicaSpec(_Model):
+    replicas: int | None = Field(default=None, ge=0)
+    restartPolicy: Literal["Always", "OnFailure", "Never", "ExitCode"] | None = None
+    template: PodTemplateSpec
+
+
+class MSJobSpec(_Model):
+    msReplicaSpecs: dict[str, MSReplicaSpec]
+    runPolicy: MSRunPolicy | None = None
+    successPolicy: Literal["", "AllWorkers"] | None = None
+    enableDynamicWorker: bool | None = None
+
+
+class MSJob(_Model):
+    """A MindSpore training job: Scheduler, PS and Worker replicas."""
+
+    apiVersion: Literal["mindspore.gitee.com/v1"]
+    kind: Literal["MSJob"]
+    metadata: ObjectMeta  # type: ignore[valid-type]
+    spec: MSJobSpec
+    status: dict[str, Any] | None = None
+
+
+class MSJobKind:
+    api_version = API_VERSION
+    kind = KIND_NAME
+
+    def model(self) -> type[BaseModel]:
+        return MSJob
+
+    def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
+        job, diagnostics = validate_model(MSJob, document)
+        if job is None:
+            return None, diagnostics
+        name = _job_name(job, document, diagnostics)
+        roles = _roles(job, document, diagnostics)
+        if name is None or any(d.is_error for d in diagnostics):
+            return None, diagnostics
+        meta = job.metadata
+        return (
+            Plan(
+                api_version=API_VERSION,
+                kind=KIND_NAME,
+                name=name,
+                namespace=meta.namespace or options.namespace,
+                labels=dict(meta.labels or {}),
+                framework="mindspore",
+                main_container=MAIN_CONTAINER,
+                port_name=PORT_NAME,
+                roles=roles,
+                run_policy=_run_policy(job.spec.runPolicy),
+                success_policy=job.spec.successPolicy or "",
+                enable_dynamic_worker=bool(job.spec.enableDynamicWorker),
+                document=document,
+            ),
+            diagnostics,
+        )
+
+
+def _job_name(job: MSJob, document: Document, out: list[Diagnostic]) -> str | None:
+    meta = job.metadata
+    if meta.generateName is not None:
+        out.append(
+            document.diagnostic(
+                ("metadata", "generateName"),
+                "generateName is not accepted: every object msgen renders is named after the "
+                "job; accepted: metadata.name",
+                key=True,
+            )
+        )
+    if not meta.name:
+        out.append(document.diagnostic(("metadata",), "missing required field 'name'"))
+        return None
+    problem = dns1035_problem(meta.name)
+    if problem is not None:
+        out.append(document.diagnostic(("metadata", "name"), f"job name {meta.name!r} {problem}"))
+        return None
+    return str(meta.name)
+
+
+def _roles(job: MSJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
+    raw_specs: dict[str, Any] = document.data["spec"]["msReplicaSpecs"]
+    found: dict[str, tuple[str, Role]] = {}
+    for key, spec in job.spec.msReplicaSpecs.items():
+        path: Path = ("spec", "msReplicaSpecs", key)
+        replica_type = next((t for t in REPLICA_TYPES if t.lower() == key.lower()), None)
+        if replica_type is None:
+            out.append(
+                document.diagnostic(
+                    path,
+                    f"unknown replica type {key!r}; accepted: {', '.join(REPLICA_TYPES)} "
+                    "(in any letter case)",
+                    key=True,
+                )
+            )
+            continue
+        if replica_type in found:
+            out.append(
+                document.diagnostic(
+                    path,
+                    f"more than one {replica_type}: keys {found[replica_type][0]!r} and {key!r} "
+                    "name the same replica type; accepted: one key per replica type",
+                    key=True,
+                )
+            )
+            continue
+        replicas = 1 if spec.replicas is None else spec.replicas
+        if replica_type == "Scheduler" and replicas > 1:
+            out.append(
+                document.diagnostic(
+                    path + ("replicas",),
+                    f"more than one Scheduler: replicas {replicas}; accepted: 0 or 1",
+                )
+            )
+        template = copy.deepcopy(raw_specs[key]["template"])
+        _check_containers(template, document, path, replica_type, out)
+        if spec.template.spec.restartPolicy is not None:
+            out.append(
+                document.diagnostic(
+                    path + ("template", "spec", "restartPolicy"),
+                    "restartPolicy in the pod template is replaced by the replica's "
+                    f"restartPolicy ({spec.restartPolicy or 'Never'}), as ms-operator does; "
+                    "set it on the replica instead",
+                    severity=Severity.WARNING,
+                )
+            )
+        found[replica_type] = (
+            key,
+            Role(
+                replica_type=replica_type,
+                replicas=replicas,
+                restart_policy=spec.restartPolicy or "Never",
+                template=template,
+                path=path,
+                restart_policy_written=spec.restartPolicy is not None,
+            ),
+        )
+    return tuple(found[t][1] for t in REPLICA_TYPES if t in found)
+
+
+def _check_containers(
+    template: dict[str, Any],
+    document: Document,
+    path: Path,
+    replica_type: str,
+    out: list[Diagnostic],
+) -> None:
+    """ms-operator's checks: every container has an image; one is named `mindspore`."""
+    containers: list[dict[str, Any]] = template["spec"]["containers"]
+    containers_path = path + ("template", "spec", "containers")
+    for index, container in enumerate(containers):
+        if not container.get("image"):
+            out.append(
+                document.diagnostic(
+                    containers_path + (index,),
+                    f"container {container['name']!r} of {replica_type} has no image; "
+                    "accepted: a container image reference",
+                )
+            )
+    main = [c for c in containers if c["name"] == MAIN_CONTAINER]
+    if not main:
+        names = ", ".join(repr(c["name"]) for c in containers)
+        out.append(
+            document.diagnostic(
+                containers_path,
+                f"{replica_type} has no container named {MAIN_CONTAINER!r} (found {names}); "
+                f"accepted: one container named {MAIN_CONTAINER!r}, which msgen configures",
+            )
+        )
+        return
+    ports = main[0].setdefault("ports", [])
+    if not any(p.get("name") == PORT_NAME for p in ports):
+        ports.append({"containerPort": DEFAULT_PORT, "name": PORT_NAME})
+
+
+def _run_policy(policy: MSRunPolicy | None) -> RunPolicy:
+    if policy is None:
+        return RunPolicy()
+    scheduling = policy.schedulingPolicy
+    return RunPolicy(
+        clean_pod_policy=policy.cleanPodPolicy or "Running",
+        clean_pod_policy_written=policy.cleanPodPolicy is not None,
+        ttl_seconds_after_finished=policy.ttlSecondsAfterFinished,
+        active_deadline_seconds=policy.activeDeadlineSeconds,
+        backoff_limit=policy.backoffLimit,
+        scheduling=(
+            SchedulingPolicy(
+                min_available=scheduling.minAvailable,
+                queue=scheduling.queue,
+                min_resources=scheduling.minResources,
+                priority_class=scheduling.priorityClass,
+            )
+            if scheduling is not None
+            else None
+        ),
+    )
+
+
+KIND = MSJobKind()

@@ -1,0 +1,118 @@
+"""Input models for the Kubernetes parts every job kind embeds (pod templates).
+
+Only the fields msgen reads are typed; every other field Kubernetes defines is accepted as
+written and passed through. The field tables equal Kubernetes' newest schema (a test compares
+them with the schemas `kubernetes-validate` bundles), so a misspelt field is reported here,
+with its position, instead of being pruned or rejected later by the API server.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+Quantity = int | float | str
+
+OBJECT_META_FIELDS = (
+    "annotations", "creationTimestamp", "deletionGracePeriodSeconds", "deletionTimestamp",
+    "finalizers", "generateName", "generation", "labels", "managedFields", "name", "namespace",
+    "ownerReferences", "resourceVersion", "selfLink", "uid",
+)  # fmt: skip
+POD_SPEC_FIELDS = (
+    "activeDeadlineSeconds", "affinity", "automountServiceAccountToken", "containers",
+    "dnsConfig", "dnsPolicy", "enableServiceLinks", "ephemeralContainers", "evictionResponders",
+    "hostAliases", "hostIPC", "hostNetwork", "hostPID", "hostUsers", "hostname",
+    "hostnameOverride", "imagePullSecrets", "initContainers", "nodeName", "nodeSelector", "os",
+    "overhead", "preemptionPolicy", "priority", "priorityClassName", "readinessGates",
+    "resourceClaims", "resources", "restartPolicy", "runtimeClassName", "schedulerName",
+    "schedulingGates", "schedulingGroup", "securityContext", "serviceAccount",
+    "serviceAccountName", "setHostnameAsFQDN", "shareProcessNamespace", "subdomain",
+    "terminationGracePeriodSeconds", "tolerations", "topologySpreadConstraints", "volumes",
+)  # fmt: skip
+CONTAINER_FIELDS = (
+    "args", "command", "env", "envFrom", "image", "imagePullPolicy", "lifecycle",
+    "livenessProbe", "name", "ports", "readinessProbe", "resizePolicy", "resources",
+    "restartPolicy", "restartPolicyRules", "securityContext", "startupProbe", "stdin",
+    "stdinOnce", "terminationMessagePath", "terminationMessagePolicy", "tty", "volumeDevices",
+    "volumeMounts", "workingDir",
+)  # fmt: skip
+
+_STRICT = ConfigDict(extra="forbid", strict=True)
+
+
+class _Model(BaseModel):
+    model_config = _STRICT
+
+
+class EnvVar(_Model):
+    name: str
+    value: str | None = None
+    valueFrom: dict[str, Any] | None = None
+
+
+class ContainerPort(_Model):
+    containerPort: int = Field(ge=1, le=65535)
+    name: str | None = None
+    protocol: Literal["TCP", "UDP", "SCTP"] | None = None
+    hostIP: str | None = None
+    hostPort: int | None = Field(default=None, ge=0, le=65535)
+
+
+class ResourceRequirements(_Model):
+    limits: dict[str, Quantity] | None = None
+    requests: dict[str, Quantity] | None = None
+    claims: list[Any] | None = None
+
+
+def _passthrough(names: tuple[str, ...], typed: set[str]) -> dict[str, Any]:
+    return {name: (Any, None) for name in names if name not in typed}
+
+
+_CONTAINER_TYPED = {
+    "name": (str, ...),
+    "image": (str | None, None),
+    "env": (list[EnvVar] | None, None),
+    "ports": (list[ContainerPort] | None, None),
+    "resources": (ResourceRequirements | None, None),
+}
+Container = create_model(  # type: ignore[call-overload]
+    "Container",
+    __config__=_STRICT,
+    **_passthrough(CONTAINER_FIELDS, set(_CONTAINER_TYPED)),
+    **_CONTAINER_TYPED,
+)
+
+_META_TYPED = {
+    "name": (str | None, None),
+    "namespace": (str | None, None),
+    "labels": (dict[str, str] | None, None),
+    "annotations": (dict[str, str] | None, None),
+}
+ObjectMeta = create_model(  # type: ignore[call-overload]
+    "ObjectMeta",
+    __config__=_STRICT,
+    **_passthrough(OBJECT_META_FIELDS, set(_META_TYPED)),
+    **_META_TYPED,
+)
+
+_POD_SPEC_TYPED = {
+    "containers": (list[Container], Field(min_length=1)),
+    "initContainers": (list[Container] | None, None),
+    "hostNetwork": (bool | None, None),
+    "enableServiceLinks": (bool | None, None),
+    "hostname": (str | None, None),
+    "subdomain": (str | None, None),
+    "restartPolicy": (Literal["Always", "OnFailure", "Never"] | None, None),
+}
+PodSpec = create_model(  # type: ignore[call-overload]
+    "PodSpec",
+    __config__=_STRICT,
+    **_passthrough(POD_SPEC_FIELDS, set(_POD_SPEC_TYPED)),
+    **_POD_SPEC_TYPED,
+)
+
+
+class PodTemplateSpec(_Model):
+    metadata: ObjectMeta | None = None  # type: ignore[valid-type]
+    spec: PodSpec  # type: ignore[valid-type]

@@ -1,0 +1,161 @@
+"""The stage order, written once: load → parse → plan → contribute → merge → render → decorate.
+
+Every stage is a pure function of its inputs; findings travel as diagnostics. A document
+that is not a job kind msgen knows passes through unchanged, in place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import devices, frameworks, kinds, targets
+from .diagnostics import Diagnostic, InputError, Severity, has_errors
+from .emit import canonical
+from .names import dns1035_problem
+from .patch import apply_patches
+from .plan import Options, Plan
+from .source import Document, Source, load_documents
+from .targets import labels
+from .targets.addressing import Addressing
+
+#: Kinds that look like training jobs; met under an apiVersion msgen does not compile, they
+#: pass through with a warning rather than silently.
+_JOB_LIKE_KINDS = {"msjob", "mxjob", "caffe2job", "ascendjob", "tfjob", "pytorchjob", "mpijob"}
+
+
+@dataclass
+class Compilation:
+    """Everything one run produced: the objects in output order, and the findings."""
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    sources: dict[str, Source] = field(default_factory=dict)
+    documents: int = 0
+    jobs: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.diagnostics)
+
+
+def compile_sources(sources: list[Source], options: Options) -> Compilation:
+    result = Compilation()
+    for source in sources:
+        result.sources[source.name] = source
+        try:
+            documents = load_documents(source)
+        except InputError as exc:
+            result.diagnostics.extend(exc.diagnostics)
+            continue
+        for document in documents:
+            result.documents += 1
+            objects, diagnostics, is_job = compile_document(document, options)
+            result.jobs += is_job
+            result.objects.extend(objects)
+            result.diagnostics.extend(sorted(diagnostics, key=_position_key))
+    return result
+
+
+def compile_document(
+    document: Document, options: Options
+) -> tuple[list[dict[str, Any]], list[Diagnostic], bool]:
+    """The objects one document stands for, its findings, and whether it was a job."""
+    data = document.data
+    if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
+        return [], [document.diagnostic((), _NOT_AN_OBJECT)], False
+    job_kind = kinds.lookup(data["apiVersion"], data["kind"])
+    if job_kind is None:
+        return [data], _unknown_job_like(document, data), False
+    plan, diagnostics = job_kind.to_plan(document, options)
+    if plan is None or has_errors(diagnostics):
+        return [], diagnostics, True
+    objects, found = render_plan(plan, options)
+    diagnostics.extend(found)
+    if has_errors(diagnostics):
+        return [], diagnostics, True
+    return objects, diagnostics, True
+
+
+def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    framework = frameworks.lookup(plan.framework)
+    diagnostics = framework.check(plan, options) + devices.check(plan)
+    if has_errors(diagnostics):
+        return [], diagnostics
+    target = targets.lookup(options.target)
+    addressing = Addressing(
+        plan, options.scheduler_address, target.naming(plan), framework.endpoints(plan)
+    )
+    pods = []
+    for slot in target.slots(plan):
+        patches = [framework.contribute(plan, slot, addressing), *devices.contribute(plan, slot)]
+        merged, found = apply_patches(plan, slot, patches, options)
+        diagnostics.extend(found)
+        pods.append((slot, merged))
+    objects, found = target.render(plan, pods, addressing, options)
+    diagnostics.extend(found)
+    objects = decorate(plan, objects)
+    diagnostics.extend(_check_names(plan, objects))
+    return objects, diagnostics
+
+
+def _position_key(diag: Diagnostic) -> tuple[int, int]:
+    return (diag.position.line, diag.position.column) if diag.position else (0, 0)
+
+
+_KIND_RANK = {"ServiceAccount": 0, "ConfigMap": 0, "Service": 1, "PodGroup": 2}
+
+
+def decorate(plan: Plan, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Common labels and namespace on every object; output order; canonical key order."""
+    decorated = []
+    for obj in objects:
+        metadata = dict(obj.get("metadata") or {})
+        metadata["labels"] = {**(metadata.get("labels") or {}), **labels.object_labels(plan)}
+        if plan.namespace:
+            metadata["namespace"] = plan.namespace
+        decorated.append(canonical({**obj, "metadata": metadata}))
+    # sorted() is stable: within a rank, targets already list roles Scheduler, PS, Worker.
+    return sorted(decorated, key=lambda o: _KIND_RANK.get(o["kind"], 3))
+
+
+def _check_names(plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
+    """Every derived object name and pod host name must be a DNS-1035 label."""
+    derived = [o["metadata"]["name"] for o in objects]
+    for obj in objects:
+        spec = obj.get("spec") or {}
+        if obj["kind"] == "Pod" and spec.get("hostname"):
+            derived.append(spec["hostname"])
+        if obj["kind"] == "Job" and spec.get("completionMode") == "Indexed":
+            derived.append(f"{obj['metadata']['name']}-{spec['completions'] - 1}")
+    out = []
+    for name in dict.fromkeys(derived):
+        problem = dns1035_problem(name)
+        if problem is not None:
+            out.append(
+                plan.document.diagnostic(
+                    ("metadata", "name"),
+                    f"job name {plan.name!r} makes the name {name!r}, which {problem}",
+                )
+            )
+    return out
+
+
+_NOT_AN_OBJECT = (
+    "not a Kubernetes object; accepted: a mapping with apiVersion and kind, such as an "
+    "MSJob (mindspore.gitee.com/v1)"
+)
+
+
+def _unknown_job_like(document: Document, data: dict[str, Any]) -> list[Diagnostic]:
+    if str(data["kind"]).lower() not in _JOB_LIKE_KINDS:
+        return []
+    known = ", ".join(f"{api} {kind}" for api, kind in kinds.known_kinds())
+    return [
+        document.diagnostic(
+            ("kind",),
+            f"{data['apiVersion']} {data['kind']} is passed through unchanged: msgen compiles "
+            f"{known}",
+            severity=Severity.WARNING,
+        )
+    ]

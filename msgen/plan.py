@@ -1,0 +1,110 @@
+"""The normalised intermediate form every input kind compiles to.
+
+A `Plan` says what a job *is* (roles, replicas, pod templates, policies) with every default
+already applied and every input check already passed, so the later stages (frameworks,
+devices, targets) never look at input syntax. Between stages values are frozen; a stage that
+needs to change a pod template works on its own copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .source import Document, Path
+
+RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
+CleanPodPolicy = Literal["All", "Running", "None"]
+AddressMode = Literal["cluster-ip", "dns"]
+TargetName = Literal["indexed-job", "pod"]
+
+
+@dataclass(frozen=True)
+class Role:
+    """One replica type of a job: `Scheduler`, `PS`, `Worker`, ..."""
+
+    replica_type: str
+    replicas: int
+    restart_policy: RestartPolicy
+    template: dict[str, Any]
+    path: Path
+    restart_policy_written: bool = False
+
+    @property
+    def key(self) -> str:
+        """The lower-case name used in object names and labels (`<job>-<key>-<i>`)."""
+        return self.replica_type.lower()
+
+    def containers(self) -> list[dict[str, Any]]:
+        containers: list[dict[str, Any]] = self.template["spec"]["containers"]
+        return containers
+
+
+@dataclass(frozen=True)
+class SchedulingPolicy:
+    min_available: int | None = None
+    queue: str | None = None
+    min_resources: dict[str, Any] | None = None
+    priority_class: str | None = None
+
+
+@dataclass(frozen=True)
+class RunPolicy:
+    clean_pod_policy: CleanPodPolicy = "Running"
+    clean_pod_policy_written: bool = False
+    ttl_seconds_after_finished: int | None = None
+    active_deadline_seconds: int | None = None
+    backoff_limit: int | None = None
+    scheduling: SchedulingPolicy | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A compiled job, before any target has shaped it into Kubernetes objects."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None
+    labels: dict[str, str]
+    framework: str
+    main_container: str
+    port_name: str
+    roles: tuple[Role, ...]
+    run_policy: RunPolicy
+    success_policy: str
+    enable_dynamic_worker: bool
+    document: Document = field(repr=False, compare=False)
+
+    def role(self, replica_type: str) -> Role | None:
+        for role in self.roles:
+            if role.replica_type == replica_type:
+                return role
+        return None
+
+    def replicas(self, replica_type: str) -> int:
+        role = self.role(replica_type)
+        return role.replicas if role is not None else 0
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user chose on the command line (or a plug-in host passed on)."""
+
+    target: TargetName = "indexed-job"
+    kube_version: tuple[int, int] = (1, 37)
+    namespace: str | None = None
+    scheduler_address: AddressMode = "cluster-ip"
+    allow_env_override: bool = False
+
+
+@dataclass(frozen=True)
+class PodSlot:
+    """One pod template a target will emit: a role, and the replica index when it is static."""
+
+    role: Role
+    index: int | None
+
+    @property
+    def static(self) -> bool:
+        return self.index is not None

@@ -1,0 +1,254 @@
+"""Safe YAML loading that remembers where every key and value came from.
+
+PyYAML's composer gives a node graph with marks; we turn it into plain data ourselves so that:
+- every key and value keeps its line and column (diagnostics point at the exact spot);
+- duplicate keys are errors (kubectl rejects them too), not a silent last-one-wins;
+- aliases are measured before they are expanded: a billion-laughs document fails fast, in
+  memory proportional to its text, instead of exhausting the machine;
+- scalars follow what Kubernetes' own YAML reader produces (timestamps stay strings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .diagnostics import Diagnostic, InputError, Position, Severity
+
+try:  # libyaml is several times faster; fall back to the pure-Python parser where it is missing
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on the PyYAML build
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+Path = tuple[str | int, ...]
+
+#: How many nodes alias expansion may add to one document beyond the nodes it spells out.
+ALIAS_EXPANSION_BUDGET = 100_000
+
+_STR = "tag:yaml.org,2002:str"
+_SCALAR_BUILDERS = {
+    "tag:yaml.org,2002:int": "construct_yaml_int",
+    "tag:yaml.org,2002:float": "construct_yaml_float",
+    "tag:yaml.org,2002:bool": "construct_yaml_bool",
+    "tag:yaml.org,2002:null": "construct_yaml_null",
+}
+# Kubernetes reads YAML into JSON: these stay as the text the user wrote.
+_TEXT_TAGS = {_STR, "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary"}
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input: a file name as the user should see it, and its text."""
+
+    name: str
+    text: str
+
+
+@dataclass
+class Positions:
+    """Where each path of a document was written (1-based line, column)."""
+
+    source: Source
+    values: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
+
+    def at(self, path: Path, *, key: bool = False) -> Position:
+        """The position of `path` (its key when `key`), or of its nearest written ancestor."""
+        probe = path
+        while True:
+            found = (self.keys.get(probe) if key else None) or self.values.get(probe)
+            if found is not None:
+                return Position(self.source.name, found[0], found[1])
+            if not probe:
+                return Position(self.source.name, 1, 1)
+            probe = probe[:-1]
+
+
+@dataclass
+class Document:
+    """One YAML document of a source, as plain data plus positions."""
+
+    source: Source
+    index: int
+    data: Any
+    positions: Positions
+
+    def diagnostic(
+        self, path: Path, message: str, *, severity: Severity = Severity.ERROR, key: bool = False
+    ) -> Diagnostic:
+        return Diagnostic(
+            severity=severity,
+            message=message,
+            position=self.positions.at(path, key=key),
+            field_path=format_path(path),
+            document_index=self.index,
+        )
+
+
+def format_path(path: Path) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def load_documents(source: Source) -> list[Document]:
+    """Every non-empty document of `source`; raises InputError for text that is not usable YAML."""
+    try:
+        nodes = list(yaml.compose_all(source.text, Loader=_Loader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        problem = " ".join(p for p in (exc.problem, exc.context) if p) or "malformed"
+        raise InputError(
+            [
+                Diagnostic(
+                    Severity.ERROR,
+                    f"not valid YAML: {problem}",
+                    Position(source.name, line, column),
+                )
+            ]
+        ) from None
+    except yaml.YAMLError as exc:
+        raise InputError(
+            [Diagnostic(Severity.ERROR, f"not valid YAML: {exc}", Position(source.name, 1, 1))]
+        ) from None
+    documents: list[Document] = []
+    for index, node in enumerate(nodes):
+        if node is None:
+            continue
+        documents.append(_Builder(source, index).document(node))
+    return documents
+
+
+class _Builder:
+    """Turns one composed node graph into data, recording positions as it goes."""
+
+    def __init__(self, source: Source, index: int):
+        self.source = source
+        self.index = index
+        self.positions = Positions(source)
+        self.errors: list[Diagnostic] = []
+        self._constructor = yaml.constructor.SafeConstructor()
+
+    def document(self, root: yaml.Node) -> Document:
+        self._check_alias_budget(root)
+        data = self._build(root, ())
+        if self.errors:
+            raise InputError(self.errors)
+        return Document(self.source, self.index, data, self.positions)
+
+    def _error(self, node: yaml.Node, message: str) -> None:
+        mark = node.start_mark
+        self.errors.append(
+            Diagnostic(
+                Severity.ERROR,
+                message,
+                Position(self.source.name, mark.line + 1, mark.column + 1),
+                document_index=self.index,
+            )
+        )
+
+    def _check_alias_budget(self, root: yaml.Node) -> None:
+        """Measure the expanded size of the node graph without expanding it."""
+        sizes: dict[int, int] = {}
+        distinct = 0
+        on_path: set[int] = set()
+        # Iterative post-order walk: a hostile document must not hit Python's recursion limit.
+        stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+        while stack:
+            node, children_done = stack.pop()
+            key = id(node)
+            if children_done:
+                on_path.discard(key)
+                sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+                continue
+            if key in sizes:
+                continue
+            if key in on_path:
+                self._error(node, "not valid YAML here: an alias refers to a node that contains it")
+                raise InputError(self.errors)
+            distinct += 1
+            on_path.add(key)
+            stack.append((node, True))
+            for child in _children(node):
+                if id(child) not in sizes:
+                    stack.append((child, False))
+        if sizes[id(root)] > distinct + ALIAS_EXPANSION_BUDGET:
+            self._error(
+                root,
+                f"YAML aliases expand this document to {sizes[id(root)]} nodes from {distinct}; "
+                f"accepted: at most {ALIAS_EXPANSION_BUDGET} nodes added by aliases",
+            )
+            raise InputError(self.errors)
+
+    def _build(self, node: yaml.Node, path: Path) -> Any:
+        self.positions.values[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            return [self._build(item, path + (i,)) for i, item in enumerate(node.value)]
+        return self._scalar(node)
+
+    def _scalar(self, node: yaml.Node) -> Any:
+        if node.tag in _TEXT_TAGS:
+            return node.value
+        builder = _SCALAR_BUILDERS.get(node.tag)
+        if builder is None:
+            self._error(node, f"unsupported YAML tag {node.tag!r}; accepted: plain JSON-like YAML")
+            return None
+        return getattr(self._constructor, builder)(node)
+
+    def _mapping(self, node: yaml.MappingNode, path: Path) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        first_seen: dict[str, int] = {}
+        merged: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                merged.update(self._merge_sources(value_node, path))
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                self._error(key_node, "mapping keys must be plain scalars")
+                continue
+            key = str(key_node.value)
+            if key in first_seen:
+                self._error(
+                    key_node,
+                    f"duplicate key {key!r} (first written on line {first_seen[key]}); "
+                    "accepted: each key once per mapping",
+                )
+                continue
+            first_seen[key] = key_node.start_mark.line + 1
+            self.positions.keys[path + (key,)] = (
+                key_node.start_mark.line + 1,
+                key_node.start_mark.column + 1,
+            )
+            result[key] = self._build(value_node, path + (key,))
+        for key, value in merged.items():
+            result.setdefault(key, value)
+        return result
+
+    def _merge_sources(self, value_node: yaml.Node, path: Path) -> dict[str, Any]:
+        sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        merged: dict[str, Any] = {}
+        for src in sources:
+            if not isinstance(src, yaml.MappingNode):
+                self._error(src, "a YAML merge key (<<) takes a mapping or a list of mappings")
+                continue
+            for key, value in self._mapping(src, path).items():
+                merged.setdefault(key, value)
+        return merged
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []

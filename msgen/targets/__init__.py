@@ -1,0 +1,45 @@
+"""Targets: the Kubernetes workload shape a job is rendered as, chosen by `--target`.
+
+A target decides names and addressing (`naming`), which pod templates exist (`slots`: one per
+role for controllers that stamp pods from a template, one per replica for bare pods) and
+builds the objects (`render`). Nothing else in msgen formats a target's object names.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..diagnostics import Diagnostic
+    from ..plan import Options, Plan, PodSlot
+    from .addressing import Addressing, Naming
+
+
+class Target(Protocol):
+    name: str
+    summary: str
+
+    def naming(self, plan: Plan) -> Naming: ...
+
+    def slots(self, plan: Plan) -> list[PodSlot]: ...
+
+    def render(
+        self,
+        plan: Plan,
+        pods: list[tuple[PodSlot, dict[str, Any]]],
+        addressing: Addressing,
+        options: Options,
+    ) -> tuple[list[dict[str, Any]], list[Diagnostic]]: ...
+
+
+_REGISTRY = {
+    "indexed-job": "msgen.targets.indexed_job",
+    "pod": "msgen.targets.pod",
+}
+NAMES = tuple(_REGISTRY)
+
+
+def lookup(name: str) -> Target:
+    target: Target = importlib.import_module(_REGISTRY[name]).TARGET
+    return target

@@ -1,0 +1,108 @@
+"""`indexed-job` (default): per role an Indexed `batch/v1` Job.
+
+Each role is one Job `<job>-<rt>` with `completionMode: Indexed`, so its pods get stable
+indexes (`batch.kubernetes.io/job-completion-index`) and stable host names `<job>-<rt>-<i>`;
+the job's headless Service `<job>` and the pods' `subdomain` give them DNS names. Jobs bring
+retries (`backoffLimit`), deadlines and clean-up after finishing (`ttlSecondsAfterFinished`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..diagnostics import Diagnostic
+from ..patch import field_ref
+from ..plan import Options, Plan, PodSlot, Role
+from .addressing import Addressing, Naming
+from .common import finish_pod, unexpressed_policies, warn
+
+COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+COMPLETION_INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
+
+
+class IndexedJobTarget:
+    name = "indexed-job"
+    summary = "per role an Indexed batch/v1 Job, plus the Services the addressing needs"
+
+    def naming(self, plan: Plan) -> Naming:
+        return Naming(
+            hostname=lambda role, index: f"{self.job_name(plan, role)}-{index}",
+            dynamic_index=field_ref(f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"),
+            # The Job controller only appends JOB_COMPLETION_INDEX when the container does
+            # not define it; defining it first lets later values use $(JOB_COMPLETION_INDEX).
+            index_variable=COMPLETION_INDEX_VARIABLE,
+            index_selector=lambda role, index: {COMPLETION_INDEX_ANNOTATION: str(index)},
+        )
+
+    @staticmethod
+    def job_name(plan: Plan, role: Role) -> str:
+        return f"{plan.name}-{role.key}"
+
+    def slots(self, plan: Plan) -> list[PodSlot]:
+        # A role of one replica has the static index 0, so its values need no downward API.
+        return [
+            PodSlot(role, 0 if role.replicas == 1 else None)
+            for role in plan.roles
+            if role.replicas > 0
+        ]
+
+    def render(
+        self,
+        plan: Plan,
+        pods: list[tuple[PodSlot, dict[str, Any]]],
+        addressing: Addressing,
+        options: Options,
+    ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+        diagnostics = unexpressed_policies(
+            plan, self.name, {"backoffLimit", "ttlSecondsAfterFinished", "activeDeadlineSeconds"}
+        )
+        objects = addressing.services()
+        run = plan.run_policy
+        for slot, merged in pods:
+            role = slot.role
+            restart = _job_restart_policy(role.restart_policy)
+            if role.restart_policy == "Always":
+                diagnostics.append(
+                    warn(
+                        plan,
+                        role.path + ("restartPolicy",),
+                        "restartPolicy Always is not accepted by Jobs: pods restart OnFailure "
+                        "instead; use --target pod to keep Always",
+                    )
+                )
+            template, found = finish_pod(
+                plan, slot, merged, addressing, restart_policy=restart, hostname=None
+            )
+            diagnostics.extend(found)
+            spec: dict[str, Any] = {
+                "completionMode": "Indexed",
+                "completions": role.replicas,
+                "parallelism": role.replicas,
+            }
+            # ms-operator fails the job on the first failed pod unless a backoffLimit says
+            # otherwise; a Job's own default (6 retries) would quietly differ.
+            if run.backoff_limit is not None:
+                spec["backoffLimit"] = run.backoff_limit
+            elif restart == "Never":
+                spec["backoffLimit"] = 0
+            if run.active_deadline_seconds is not None:
+                spec["activeDeadlineSeconds"] = run.active_deadline_seconds
+            if run.ttl_seconds_after_finished is not None:
+                spec["ttlSecondsAfterFinished"] = run.ttl_seconds_after_finished
+            spec["template"] = template
+            objects.append(
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "metadata": {"name": self.job_name(plan, role)},
+                    "spec": spec,
+                }
+            )
+        return objects, diagnostics
+
+
+def _job_restart_policy(policy: str) -> str:
+    return {"Always": "OnFailure", "OnFailure": "OnFailure"}.get(policy, "Never")
+
+
+TARGET = IndexedJobTarget()

@@ -1,0 +1,66 @@
+"""`pod`: ms-operator parity — bare Pods `<job>-<rt>-<i>`, each with its static index.
+
+What ms-operator created, minus the operator: no retries beyond the pod's own
+`restartPolicy`, no clean-up. Useful where only Pods are allowed, and to compare with a
+cluster that ran the operator. Each pod's host name is its name; the job's headless Service
+gives it a DNS name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..diagnostics import Diagnostic
+from ..plan import Options, Plan, PodSlot
+from . import labels
+from .addressing import Addressing, Naming
+from .common import finish_pod, unexpressed_policies
+
+
+class PodTarget:
+    name = "pod"
+    summary = "bare Pods <job>-<rt>-<i> with static indexes, as ms-operator created them"
+
+    def naming(self, plan: Plan) -> Naming:
+        return Naming(
+            hostname=lambda role, index: f"{plan.name}-{role.key}-{index}",
+            dynamic_index=None,
+            index_selector=lambda role, index: {labels.REPLICA_INDEX: str(index)},
+        )
+
+    def slots(self, plan: Plan) -> list[PodSlot]:
+        return [PodSlot(role, index) for role in plan.roles for index in range(role.replicas)]
+
+    def render(
+        self,
+        plan: Plan,
+        pods: list[tuple[PodSlot, dict[str, Any]]],
+        addressing: Addressing,
+        options: Options,
+    ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+        diagnostics = unexpressed_policies(plan, self.name, {"activeDeadlineSeconds"})
+        objects = addressing.services()
+        deadline = plan.run_policy.active_deadline_seconds
+        for slot, merged in pods:
+            assert slot.index is not None
+            name = f"{plan.name}-{slot.role.key}-{slot.index}"
+            restart = "Never" if slot.role.restart_policy == "ExitCode" else slot.role.restart_policy
+            template, found = finish_pod(
+                plan, slot, merged, addressing, restart_policy=restart, hostname=name
+            )
+            diagnostics.extend(found)
+            spec = template["spec"]
+            if deadline is not None and "activeDeadlineSeconds" not in spec:
+                spec["activeDeadlineSeconds"] = deadline
+            objects.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {**template["metadata"], "name": name},
+                    "spec": spec,
+                }
+            )
+        return objects, diagnostics
+
+
+TARGET = PodTarget()

@@ -1,0 +1,82 @@
+"""Shared test helpers: paths, running msgen as a user would, and the golden-file switch."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from msgen.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MSGEN_SHARED", ROOT.parent / "shared"))
+SAMPLES = ROOT / "samples"
+GOLDEN = ROOT / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite golden/ and schemas/ from the current code instead of comparing",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+@dataclass
+class Run:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    def objects(self) -> list[dict[str, Any]]:
+        return [d for d in yaml.safe_load_all(self.stdout) if d is not None]
+
+
+def msgen(*args: str, input: str | None = None) -> Run:
+    """msgen in-process through click, as the command line would run it."""
+    result = CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
+    return Run(result.exit_code, result.stdout, result.stderr)
+
+
+def msgen_process(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> Run:
+    """msgen as a separate process: real exit status, real streams."""
+    done = subprocess.run(
+        [sys.executable, "-m", "msgen", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def sample_files() -> list[Path]:
+    return sorted(SAMPLES.rglob("*.yaml"))
+
+
+def kustomize_binary() -> str | None:
+    """kustomize for the tests that need the real binary; CI installs it (.ci/fetch-kustomize)."""
+    for candidate in (
+        os.environ.get("MSGEN_KUSTOMIZE"),
+        str(ROOT / ".ci" / "tools" / "kustomize"),
+        shutil.which("kustomize"),
+    ):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    if os.environ.get("CI"):
+        pytest.fail("kustomize is missing: CI must install it (.ci/fetch-kustomize)")
+    return None

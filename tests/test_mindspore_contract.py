@@ -1,0 +1,251 @@
+"""The MindSpore env contract (contracts §1-2), read from the rendered objects of each target.
+
+These tests never call msgen's internals: they render as a user would and look at what a pod
+would see, for every role, in every target.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from msgen.targets import NAMES as TARGETS
+
+from .conftest import SAMPLES, msgen
+
+MS_ENV = {"MS_SCHED_HOST", "MS_NODE_ID", "MS_SCHED_PORT", "MS_SERVER_NUM", "MS_WORKER_NUM", "MS_ROLE"}
+COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+
+
+def render(path: str, *args: str, input: str | None = None) -> list[dict[str, Any]]:
+    run = msgen("render", path, *args, input=input)
+    assert run.exit_code == 0, run.stderr
+    return run.objects()
+
+
+def pod_templates(objects: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any], int]]:
+    """(owning object, pod template, number of pods it stands for) for every workload."""
+    out = []
+    for obj in objects:
+        if obj["kind"] == "Pod":
+            out.append((obj, obj, 1))
+        elif obj["kind"] == "Job":
+            out.append((obj, obj["spec"]["template"], obj["spec"]["parallelism"]))
+    return out
+
+
+def role_of(template: dict[str, Any]) -> str:
+    return str(template["metadata"]["labels"]["training.kubeflow.org/replica-type"])
+
+
+def env_of(template: dict[str, Any], container: str = "mindspore") -> dict[str, dict[str, Any]]:
+    for c in template["spec"]["containers"]:
+        if c["name"] == container:
+            return {e["name"]: e for e in c.get("env", [])}
+    raise AssertionError(f"no container {container}")
+
+
+def pods_per_role(objects: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for _, template, n in pod_templates(objects):
+        counts[role_of(template)] = counts.get(role_of(template), 0) + n
+    return counts
+
+
+def services(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for o in objects if o["kind"] == "Service"}
+
+
+DISTRIBUTED = ["widedeep-gpu-dataparallel", "widedeep-ps", "lenet-cpu", "ascend-2x8"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("sample", DISTRIBUTED)
+def test_every_role_sees_the_cluster(sample: str, target: str) -> None:
+    objects = render(str(SAMPLES / "mindspore" / f"{sample}.yaml"), "--target", target)
+    counts = pods_per_role(objects)
+    svc = services(objects)
+    for _, template, _ in pod_templates(objects):
+        role = role_of(template)
+        env = env_of(template)
+        assert MS_ENV <= set(env), f"{role} lacks {MS_ENV - set(env)}"
+        assert env["MS_ROLE"]["value"] == {"scheduler": "MS_SCHED", "ps": "MS_PSERVER", "worker": "MS_WORKER"}[role]
+        assert env["MS_WORKER_NUM"]["value"] == str(counts.get("worker", 0))
+        assert env["MS_SERVER_NUM"]["value"] == str(counts.get("ps", 0))
+        if role == "scheduler":
+            assert env["MS_SCHED_HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+            port = next(p for p in template["spec"]["containers"][0]["ports"] if p["name"] == "msjob-port")
+            assert env["MS_SCHED_PORT"]["value"] == str(port["containerPort"])
+        else:
+            # The scheduler's ClusterIP Service, whose variables the kubelet injects.
+            host = env["MS_SCHED_HOST"]["value"]
+            assert host.startswith("$(") and host.endswith("_SERVICE_HOST)")
+            service_name = host[2 : -len("_SERVICE_HOST)")].lower().replace("_", "-")
+            service = svc[service_name]
+            assert service["spec"]["type"] == "ClusterIP"
+            assert service["spec"]["selector"]["training.kubeflow.org/replica-type"] == "scheduler"
+            service_port = next(p for p in service["spec"]["ports"] if p["name"] == "msjob-port")
+            assert env["MS_SCHED_PORT"]["value"] == str(service_port["port"])
+
+
+@pytest.mark.parametrize("sample", DISTRIBUTED)
+def test_worker_node_ids_are_their_indexes(sample: str) -> None:
+    pods = render(str(SAMPLES / "mindspore" / f"{sample}.yaml"), "--target", "pod")
+    ids = [env_of(p)["MS_NODE_ID"]["value"] for p in pods if p["kind"] == "Pod" and role_of(p) == "worker"]
+    assert ids == [str(i) for i in range(len(ids))]
+    jobs = render(str(SAMPLES / "mindspore" / f"{sample}.yaml"))
+    worker = next(j for j in jobs if j["kind"] == "Job" and j["metadata"]["name"].endswith("-worker"))
+    node_id = env_of(worker["spec"]["template"])["MS_NODE_ID"]
+    assert node_id["valueFrom"]["fieldRef"]["fieldPath"] == COMPLETION_INDEX
+
+
+def test_scheduler_identity_is_the_pod_name_ms_operator_gave() -> None:
+    objects = render(str(SAMPLES / "mindspore" / "widedeep-ps.yaml"))
+    by_role = {role_of(t): env_of(t) for _, t, _ in pod_templates(objects)}
+    assert by_role["scheduler"]["MS_NODE_ID"]["value"] == "ms-widedeep-ps-scheduler-0"
+    assert by_role["ps"]["MS_NODE_ID"]["value"] == "ms-widedeep-ps-ps-0"
+
+
+PS_TWO = """
+apiVersion: mindspore.gitee.com/v1
+kind: MSJob
+metadata: {name: pstwo}
+spec:
+  msReplicaSpecs:
+    Scheduler: {template: {spec: {containers: [{name: mindspore, image: ms}]}}}
+    PS: {replicas: 2, template: {spec: {containers: [{name: mindspore, image: ms}]}}}
+    Worker: {replicas: 3, template: {spec: {containers: [{name: mindspore, image: ms}]}}}
+"""
+
+
+def test_indexed_ps_node_ids_expand_the_completion_index() -> None:
+    objects = render("-", input=PS_TWO)
+    ps = next(o for o in objects if o["metadata"]["name"] == "pstwo-ps")
+    env = ps["spec"]["template"]["spec"]["containers"][0]["env"]
+    names = [e["name"] for e in env]
+    # JOB_COMPLETION_INDEX must come before the value that expands it.
+    assert names.index("JOB_COMPLETION_INDEX") < names.index("MS_NODE_ID")
+    assert env[names.index("JOB_COMPLETION_INDEX")]["valueFrom"]["fieldRef"]["fieldPath"] == COMPLETION_INDEX
+    assert env[names.index("MS_NODE_ID")]["value"] == "pstwo-ps-$(JOB_COMPLETION_INDEX)"
+    pods = render("-", "--target", "pod", input=PS_TWO)
+    assert [env_of(p)["MS_NODE_ID"]["value"] for p in pods if p["kind"] == "Pod" and role_of(p) == "ps"] == [
+        "pstwo-ps-0",
+        "pstwo-ps-1",
+    ]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dns_addressing_uses_the_schedulers_stable_name(target: str) -> None:
+    objects = render("-", "--target", target, "--scheduler-address", "dns", input=PS_TWO)
+    svc = services(objects)
+    assert list(svc) == ["pstwo"], "dns addressing needs only the headless Service"
+    assert svc["pstwo"]["spec"]["clusterIP"] == "None"
+    for owner, template, _ in pod_templates(objects):
+        assert template["spec"]["subdomain"] == "pstwo"
+        if role_of(template) != "scheduler":
+            assert env_of(template)["MS_SCHED_HOST"]["value"] == "pstwo-scheduler-0.pstwo"
+        elif owner["kind"] == "Job":
+            # An Indexed Job's pod host name is <job name>-<index>.
+            assert owner["metadata"]["name"] + "-0" == "pstwo-scheduler-0"
+        else:
+            assert template["spec"]["hostname"] == "pstwo-scheduler-0"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_standalone_worker_gets_no_env_and_no_service(target: str) -> None:
+    objects = render(str(SAMPLES / "mindspore" / "standalone-worker.yaml"), "--target", target)
+    assert services(objects) == {}
+    for _, template, _ in pod_templates(objects):
+        assert not MS_ENV & set(env_of(template))
+        assert "subdomain" not in template["spec"]
+
+
+def test_only_container_mindspore_gets_the_env_and_user_env_stays_first() -> None:
+    job = PS_TWO.replace(
+        "Worker: {replicas: 3, template: {spec: {containers: [{name: mindspore, image: ms}]}}}",
+        "Worker: {replicas: 3, template: {spec: {containers: ["
+        "{name: mindspore, image: ms, env: [{name: A, value: x}]}, {name: sidecar, image: s}]}}}",
+    )
+    objects = render("-", input=job)
+    worker = next(o for o in objects if o["metadata"]["name"] == "pstwo-worker")
+    main, sidecar = worker["spec"]["template"]["spec"]["containers"]
+    assert main["env"][0] == {"name": "A", "value": "x"}
+    assert "env" not in sidecar
+
+
+def test_gpu_isolation_blanks_gpus_for_pods_without_one() -> None:
+    objects = render(str(SAMPLES / "mindspore" / "widedeep-gpu-dataparallel.yaml"))
+    by_role = {role_of(t): env_of(t) for _, t, _ in pod_templates(objects)}
+    assert by_role["scheduler"]["NVIDIA_VISIBLE_DEVICES"] == {"name": "NVIDIA_VISIBLE_DEVICES", "value": ""}
+    assert "NVIDIA_VISIBLE_DEVICES" not in by_role["worker"]
+    cpu_only = render(str(SAMPLES / "mindspore" / "widedeep-ps.yaml"))
+    assert all("NVIDIA_VISIBLE_DEVICES" not in env_of(t) for _, t, _ in pod_templates(cpu_only))
+
+
+def test_ascend_devices_and_host_network_address() -> None:
+    objects = render(str(SAMPLES / "mindspore" / "ascend-2x8.yaml"))
+    by_role = {role_of(t): (t, env_of(t)) for _, t, _ in pod_templates(objects)}
+    worker, env = by_role["worker"]
+    assert env["ASCEND_VISIBLE_DEVICES"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.annotations['huawei.com/Ascend910']"
+    assert env["HCCL_IF_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.hostIP"
+    # Resources, node selector and volumes stay as written.
+    main = worker["spec"]["containers"][0]
+    assert main["resources"]["limits"] == {"huawei.com/Ascend910": 8}
+    assert worker["spec"]["nodeSelector"] == {"accelerator-type": "module-910b-8"}
+    assert {v["name"] for v in worker["spec"]["volumes"]} == {"code", "ascend-driver", "dshm"}
+    scheduler_env = by_role["scheduler"][1]
+    assert "ASCEND_VISIBLE_DEVICES" not in scheduler_env and "HCCL_IF_IP" not in scheduler_env
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_labels_and_object_order(target: str) -> None:
+    objects = render(str(SAMPLES / "mindspore" / "widedeep-ps.yaml"), "--target", target)
+    for obj in objects:
+        labels = obj["metadata"]["labels"]
+        assert labels["app.kubernetes.io/managed-by"] == "msgen"
+        assert labels["app.kubernetes.io/name"] == "ms-widedeep-ps"
+        assert labels["training.kubeflow.org/job-name"] == "ms-widedeep-ps"
+        assert labels["team"] == "recommendation", "the job's own labels reach every object"
+        assert obj["metadata"]["namespace"] == "training"
+    kinds = [o["kind"] for o in objects]
+    assert kinds == sorted(kinds, key=lambda k: 0 if k == "Service" else 1)
+    roles = [role_of(t) for _, t, _ in pod_templates(objects)]
+    assert roles == sorted(roles, key=["scheduler", "ps", "worker"].index)
+
+
+def test_defaults_follow_ms_operator() -> None:
+    objects = render(str(SAMPLES / "mindspore" / "lenet-cpu.yaml"))
+    jobs = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Job"}
+    # lower-case replica keys are accepted; replicas default to 1; restartPolicy to Never
+    scheduler = jobs["msjob-mnist-scheduler"]
+    assert scheduler["spec"]["completions"] == 1
+    assert scheduler["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+    assert scheduler["spec"]["backoffLimit"] == 0
+    assert scheduler["spec"]["template"]["spec"]["containers"][0]["ports"] == [
+        {"containerPort": 2222, "name": "msjob-port"}
+    ]
+    worker = jobs["msjob-mnist-worker"]
+    assert worker["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
+    assert "backoffLimit" not in worker["spec"]
+
+
+def test_run_policy_reaches_the_jobs() -> None:
+    objects = render(str(SAMPLES / "mindspore" / "widedeep-ps.yaml"))
+    for job in (o for o in objects if o["kind"] == "Job"):
+        assert job["spec"]["backoffLimit"] == 2
+        assert job["spec"]["ttlSecondsAfterFinished"] == 3600
+    ascend = render(str(SAMPLES / "mindspore" / "ascend-2x8.yaml"), "--target", "pod")
+    assert all(p["spec"]["activeDeadlineSeconds"] == 86400 for p in ascend if p["kind"] == "Pod")
+
+
+def test_user_port_named_msjob_port_is_the_scheduler_port() -> None:
+    job = PS_TWO.replace(
+        "Scheduler: {template: {spec: {containers: [{name: mindspore, image: ms}]}}}",
+        "Scheduler: {template: {spec: {containers: [{name: mindspore, image: ms, "
+        "ports: [{name: msjob-port, containerPort: 3333}]}]}}}",
+    )
+    objects = render("-", input=job)
+    for _, template, _ in pod_templates(objects):
+        assert env_of(template)["MS_SCHED_PORT"]["value"] == "3333"
+    assert services(objects)["pstwo-scheduler-0"]["spec"]["ports"] == [{"name": "msjob-port", "port": 3333}]
