@@ -24,25 +24,24 @@ _META = ("name", "generateName", "namespace", "labels", "annotations")
 
 def canonical(obj: dict[str, Any]) -> dict[str, Any]:
     """`obj` with msgen's key order, recursively."""
-    return _ordered(obj, _TOP, depth=0)
+    ordered: dict[str, Any] = _ordered(obj, _TOP)
+    return ordered
 
 
-def _ordered(value: Any, first: tuple[str, ...], depth: int) -> Any:
+def _ordered(value: Any, first: tuple[str, ...]) -> Any:
     if isinstance(value, list):
-        return [_ordered(item, (), depth + 1) for item in value]
+        return [_ordered(item, ()) for item in value]
     if not isinstance(value, dict):
         return value
     keys = [k for k in first if k in value] + sorted(k for k in value if k not in first)
-    return {
-        key: _ordered(value[key], _META if key == "metadata" else (), depth + 1) for key in keys
-    }
+    return {key: _ordered(value[key], _META if key == "metadata" else ()) for key in keys}
 
 
 class _Dumper(_BaseDumper):
     pass
 
 
-def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.Node:
+def _represent_str(dumper: _Dumper, text: str) -> yaml.Node:
     if "\n" in text.rstrip("\n"):
         return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|")
     return dumper.represent_scalar("tag:yaml.org,2002:str", text)

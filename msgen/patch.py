@@ -105,5 +105,5 @@ def apply_patches(
 
 def _describe(entry: dict[str, Any]) -> str:
     if "valueFrom" in entry:
-        return "from " + entry["valueFrom"]["fieldRef"]["fieldPath"]
+        return "from " + str(entry["valueFrom"]["fieldRef"]["fieldPath"])
     return repr(entry["value"])

@@ -35,5 +35,5 @@ def _ascend_resource(container: dict[str, Any]) -> str | None:
     names = {*(resources.get("limits") or {}), *(resources.get("requests") or {})}
     for name in sorted(names):
         if name.startswith(RESOURCE_PREFIXES):
-            return name
+            return str(name)
     return None

@@ -24,5 +24,5 @@ _REGISTRY = {"mindspore": "msgen.frameworks.mindspore"}
 
 
 def lookup(name: str) -> Framework:
-    framework: Framework = importlib.import_module(_REGISTRY[name])  # type: ignore[assignment]
+    framework: Framework = importlib.import_module(_REGISTRY[name])
     return framework

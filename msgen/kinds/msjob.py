@@ -60,7 +60,7 @@ class MSJob(_Model):
 
     apiVersion: Literal["mindspore.gitee.com/v1"]
     kind: Literal["MSJob"]
-    metadata: ObjectMeta  # type: ignore[valid-type]
+    metadata: ObjectMeta
     spec: MSJobSpec
     status: dict[str, Any] | None = None
 

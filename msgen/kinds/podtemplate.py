@@ -8,7 +8,7 @@ with its position, instead of being pruned or rejected later by the API server.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -65,54 +65,58 @@ class ResourceRequirements(_Model):
     claims: list[Any] | None = None
 
 
-def _passthrough(names: tuple[str, ...], typed: set[str]) -> dict[str, Any]:
-    return {name: (Any, None) for name in names if name not in typed}
+def _passthrough(names: tuple[str, ...], typed: type[BaseModel]) -> dict[str, Any]:
+    return {name: (Any, None) for name in names if name not in typed.model_fields}
 
 
-_CONTAINER_TYPED = {
-    "name": (str, ...),
-    "image": (str | None, None),
-    "env": (list[EnvVar] | None, None),
-    "ports": (list[ContainerPort] | None, None),
-    "resources": (ResourceRequirements | None, None),
-}
-Container = create_model(  # type: ignore[call-overload]
-    "Container",
-    __config__=_STRICT,
-    **_passthrough(CONTAINER_FIELDS, set(_CONTAINER_TYPED)),
-    **_CONTAINER_TYPED,
-)
+class ContainerFields(_Model):
+    """The container fields msgen reads; the rest of Kubernetes' fields pass through."""
 
-_META_TYPED = {
-    "name": (str | None, None),
-    "namespace": (str | None, None),
-    "labels": (dict[str, str] | None, None),
-    "annotations": (dict[str, str] | None, None),
-}
-ObjectMeta = create_model(  # type: ignore[call-overload]
-    "ObjectMeta",
-    __config__=_STRICT,
-    **_passthrough(OBJECT_META_FIELDS, set(_META_TYPED)),
-    **_META_TYPED,
-)
+    name: str
+    image: str | None = None
+    env: list[EnvVar] | None = None
+    ports: list[ContainerPort] | None = None
+    resources: ResourceRequirements | None = None
 
-_POD_SPEC_TYPED = {
-    "containers": (list[Container], Field(min_length=1)),
-    "initContainers": (list[Container] | None, None),
-    "hostNetwork": (bool | None, None),
-    "enableServiceLinks": (bool | None, None),
-    "hostname": (str | None, None),
-    "subdomain": (str | None, None),
-    "restartPolicy": (Literal["Always", "OnFailure", "Never"] | None, None),
-}
-PodSpec = create_model(  # type: ignore[call-overload]
-    "PodSpec",
-    __config__=_STRICT,
-    **_passthrough(POD_SPEC_FIELDS, set(_POD_SPEC_TYPED)),
-    **_POD_SPEC_TYPED,
-)
+
+class ObjectMetaFields(_Model):
+    name: str | None = None
+    generateName: str | None = None
+    namespace: str | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+
+
+if TYPE_CHECKING:
+    Container = ContainerFields
+    ObjectMeta = ObjectMetaFields
+else:
+    Container = create_model(
+        "Container", __base__=ContainerFields, **_passthrough(CONTAINER_FIELDS, ContainerFields)
+    )
+    ObjectMeta = create_model(
+        "ObjectMeta", __base__=ObjectMetaFields, **_passthrough(OBJECT_META_FIELDS, ObjectMetaFields)
+    )
+
+
+class PodSpecFields(_Model):
+    containers: list[Container] = Field(min_length=1)
+    initContainers: list[Container] | None = None
+    hostNetwork: bool | None = None
+    enableServiceLinks: bool | None = None
+    hostname: str | None = None
+    subdomain: str | None = None
+    restartPolicy: Literal["Always", "OnFailure", "Never"] | None = None
+
+
+if TYPE_CHECKING:
+    PodSpec = PodSpecFields
+else:
+    PodSpec = create_model(
+        "PodSpec", __base__=PodSpecFields, **_passthrough(POD_SPEC_FIELDS, PodSpecFields)
+    )
 
 
 class PodTemplateSpec(_Model):
-    metadata: ObjectMeta | None = None  # type: ignore[valid-type]
-    spec: PodSpec  # type: ignore[valid-type]
+    metadata: ObjectMeta | None = None
+    spec: PodSpec

@@ -1,0 +1,72 @@
+"""No input makes msgen crash: whatever the bytes, the result is output or diagnostics.
+
+Property tests feed the loader arbitrary text, and the compiler samples whose fields have been
+replaced with arbitrary values, dropped or misspelt.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from msgen import compile_documents
+from msgen.emit import to_yaml
+
+from .conftest import SAMPLES
+
+SAMPLE = yaml.safe_load((SAMPLES / "mindspore" / "widedeep-ps.yaml").read_text())
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found += paths(child, prefix + (key,))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found += paths(child, prefix + (index,))
+    return found
+
+
+ALL_PATHS = [p for p in paths(SAMPLE) if p]
+
+
+def assert_clean(text: str) -> None:
+    result = compile_documents(text)
+    if result.ok:
+        to_yaml(result.objects)  # the output itself must be writable
+    else:
+        assert all(d.message for d in result.diagnostics)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=300))
+def test_any_text(text: str) -> None:
+    assert_clean(text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(ALL_PATHS), json_values, st.sampled_from(["replace", "drop", "rename"]))
+def test_any_change_to_a_sample(path: tuple[Any, ...], value: Any, how: str) -> None:
+    job = copy.deepcopy(SAMPLE)
+    parent = job
+    for part in path[:-1]:
+        parent = parent[part]
+    last = path[-1]
+    if how == "replace":
+        parent[last] = value
+    elif how == "drop":
+        del parent[last]
+    elif isinstance(parent, dict):
+        parent[f"{last}x"] = parent.pop(last)
+    assert_clean(yaml.safe_dump(job))

@@ -1,0 +1,15 @@
+"""msgen's code stays `mypy --strict` clean (configured in pyproject.toml)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from .conftest import ROOT
+
+
+def test_mypy_strict() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
