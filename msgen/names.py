@@ -11,24 +11,21 @@ MAX_LABEL = 63
 
 def dns1035_problem(name: str) -> str | None:
     """Why `name` is not a DNS-1035 label (Service names, pod host names), or None."""
-    if len(name) > MAX_LABEL:
-        return f"is {len(name)} characters long; accepted: at most {MAX_LABEL}"
-    if not DNS1035_LABEL.match(name):
-        return (
-            "is not a DNS-1035 label; accepted: lower-case letters, digits and '-', "
-            "starting with a letter and ending with a letter or digit"
-        )
-    return None
+    return _label_problem(name, DNS1035_LABEL, "DNS-1035", "starting with a letter")
 
 
 def dns1123_problem(name: str) -> str | None:
     """Why `name` is not a DNS-1123 label (namespaces), or None."""
+    return _label_problem(name, DNS1123_LABEL, "DNS-1123", "starting with a letter or digit")
+
+
+def _label_problem(name: str, pattern: re.Pattern[str], kind: str, start: str) -> str | None:
     if len(name) > MAX_LABEL:
         return f"is {len(name)} characters long; accepted: at most {MAX_LABEL}"
-    if not DNS1123_LABEL.match(name):
+    if not pattern.match(name):
         return (
-            "is not a DNS-1123 label; accepted: lower-case letters, digits and '-', "
-            "starting and ending with a letter or digit"
+            f"is not a {kind} label; accepted: lower-case letters, digits and '-', "
+            f"{start} and ending with a letter or digit"
         )
     return None
 
