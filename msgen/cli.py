@@ -82,6 +82,12 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "DNS name <host>.<job>, for MindSpore versions that accept a host name.",
         ),
         click.option(
+            "--argocd-sync-waves",
+            is_flag=True,
+            help="Annotate objects with Argo CD sync waves: ConfigMaps and Services in wave -1, "
+            "workloads in wave 0, so Argo CD creates the Services the pods rely on first.",
+        ),
+        click.option(
             "--allow-env-override",
             is_flag=True,
             help="Keep a template's own value for a variable msgen sets (MS_*, device "
@@ -100,6 +106,7 @@ def _options(kwargs: dict[str, Any]) -> Options:
         namespace=kwargs["namespace"],
         scheduler_address=kwargs["scheduler_address"],
         allow_env_override=kwargs["allow_env_override"],
+        argocd_sync_waves=kwargs["argocd_sync_waves"],
     )
 
 
@@ -154,6 +161,10 @@ def render(output: str | None, output_format: str, **kwargs: Any) -> None:
     from .emit import to_json, to_yaml
 
     text = to_json(compilation.objects) if output_format == "json" else to_yaml(compilation.objects)
+    _write(text, output)
+
+
+def _write(text: str, output: str | None) -> None:
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -209,14 +220,18 @@ def schema(kind: str, list_kinds: bool) -> None:
 
 
 def _compile(kwargs: dict[str, Any]) -> Any:
+    return compile_paths(list(kwargs.pop("paths")), _options(kwargs))
+
+
+def compile_paths(given: list[str], options: Options, locate: Any = None) -> Any:
+    """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation."""
     from .inputs import MissingPath, expand_paths, read_source
     from .pipeline import compile_sources
 
     try:
-        paths = expand_paths(list(kwargs.pop("paths")))
+        paths = expand_paths(given)
     except MissingPath as exc:
         raise click.BadParameter(f"no such file or directory: {exc}", param_hint="PATH") from None
-    options = _options(kwargs)
     sources, read_errors = [], []
     for path in paths:
         source, error = read_source(path)
@@ -224,7 +239,7 @@ def _compile(kwargs: dict[str, Any]) -> Any:
             sources.append(source)
         if error is not None:
             read_errors.append(error)
-    compilation = compile_sources(sources, options)
+    compilation = compile_sources(sources, options, locate)
     compilation.diagnostics[:0] = read_errors
     if compilation.ok and not read_errors and compilation.documents == 0:
         shown = ", ".join(p if p != "-" else "<stdin>" for p in paths) or "the given directories"
@@ -233,6 +248,95 @@ def _compile(kwargs: dict[str, Any]) -> Any:
     if not compilation.ok:
         raise SystemExit(EXIT_INPUT)
     return compilation
+
+
+@main.command("install-kustomize-plugin", context_settings=_CONTEXT)
+@click.option(
+    "--plugin-home",
+    type=click.Path(file_okay=False),
+    help="kustomize's plugin directory. Default: the first that exists of "
+    "$KUSTOMIZE_PLUGIN_HOME, $XDG_CONFIG_HOME/kustomize/plugin, ~/.config/kustomize/plugin, "
+    "~/kustomize/plugin (kustomize's own search order), else the first of those it would use.",
+)
+def install_kustomize_plugin(plugin_home: str | None) -> None:
+    """Install msgen as kustomize's legacy exec plugin for every kind it compiles.
+
+    This is the exec route `kubectl kustomize` runs. Afterwards, list a job file under
+    `generators:` in a kustomization and build with --enable-alpha-plugins.
+
+    \b
+    Example:
+      msgen install-kustomize-plugin
+      kustomize build --enable-alpha-plugins overlays/legacy-plugin
+    """
+    from pathlib import Path
+
+    from .kustomize_plugin import default_home, install
+
+    home = Path(plugin_home) if plugin_home else default_home(os.environ)
+    for path in install(home):
+        click.echo(f"installed {path}")
+    hint = "" if plugin_home is None else f"KUSTOMIZE_PLUGIN_HOME={home} "
+    click.echo(
+        "\nList a job file under `generators:` in kustomization.yaml, then run:\n"
+        f"  {hint}kustomize build --enable-alpha-plugins DIR\n"
+        f"  {hint}kubectl kustomize --enable-alpha-plugins DIR"
+    )
+
+
+@main.command("kustomize-plugin", hidden=True, context_settings=_CONTEXT)
+@compile_options
+def kustomize_plugin(**kwargs: Any) -> None:
+    """What the installed kustomize plugin runs: render the config file kustomize passes."""
+    from .emit import to_yaml
+    from .kustomize_plugin import locate_in
+
+    root = os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd()
+    compilation = compile_paths(list(kwargs.pop("paths")), _options(kwargs), locate_in(root))
+    _write(to_yaml(compilation.objects), None)
+
+
+@main.command("argocd-generate", context_settings=_CONTEXT)
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False))
+def argocd_generate(directory: str) -> None:
+    """Argo CD plugin: render the application's directory.
+
+    Options come from Argo CD's environment: ARGOCD_APP_NAMESPACE (namespace of jobs that
+    name none), KUBE_VERSION, then the plugin's env ARGOCD_ENV_MSGEN_<OPTION> and the
+    Application's parameters PARAM_<OPTION>, where <OPTION> is TARGET, KUBE_VERSION,
+    NAMESPACE, SCHEDULER_ADDRESS, ALLOW_ENV_OVERRIDE or ARGOCD_SYNC_WAVES. Prints nothing
+    unless the whole render succeeded, so Argo CD never prunes on a broken commit.
+
+    \b
+    Example (what the cmp-server runs, in the application's directory):
+      ARGOCD_APP_NAMESPACE=training msgen argocd-generate
+    """
+    from . import options as option_text
+    from .argocd import options_from_env
+    from .emit import to_yaml
+
+    try:
+        options = options_from_env(os.environ)
+    except option_text.OptionError as exc:
+        click.echo(f"msgen: {exc}", err=True)
+        raise SystemExit(EXIT_INPUT) from None
+    compilation = compile_paths([directory], options)
+    _write(to_yaml(compilation.objects), None)
+
+
+@main.command("argocd-discover", context_settings=_CONTEXT)
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False))
+def argocd_discover(directory: str) -> None:
+    """Argo CD plugin: print the job files below DIRECTORY (nothing when there are none).
+
+    \b
+    Example:
+      msgen argocd-discover overlays/base
+    """
+    from .argocd import discover
+
+    for path in discover(directory):
+        click.echo(path)
 
 
 def _no_documents(where: str) -> Diagnostic:

@@ -7,9 +7,10 @@ that is not a job kind msgen knows passes through unchanged, in place.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from . import devices, frameworks, kinds, targets
+from . import options as option_text
 from .diagnostics import Diagnostic, InputError, Severity, has_errors
 from .emit import canonical
 from .names import dns1035_problem
@@ -39,7 +40,12 @@ class Compilation:
         return not has_errors(self.diagnostics)
 
 
-def compile_sources(sources: list[Source], options: Options) -> Compilation:
+def compile_sources(
+    sources: list[Source],
+    options: Options,
+    locate: Callable[[Document], Document] | None = None,
+) -> Compilation:
+    """Compile every document; `locate` may re-position documents a plug-in host re-wrote."""
     result = Compilation()
     for source in sources:
         result.sources[source.name] = source
@@ -50,6 +56,9 @@ def compile_sources(sources: list[Source], options: Options) -> Compilation:
             continue
         for document in documents:
             result.documents += 1
+            if locate is not None:
+                document = locate(document)
+                result.sources[document.source.name] = document.source
             objects, diagnostics, is_job = compile_document(document, options)
             result.jobs += is_job
             result.objects.extend(objects)
@@ -67,6 +76,14 @@ def compile_document(
     job_kind = kinds.lookup(data["apiVersion"], data["kind"])
     if job_kind is None:
         return [data], _unknown_job_like(document, data), False
+    metadata = data.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if isinstance(annotations, dict):
+        try:
+            options = option_text.apply(options, annotations, prefix=option_text.ANNOTATION_PREFIX)
+        except option_text.OptionError as exc:
+            path = ("metadata", "annotations", exc.key)
+            return [], [document.diagnostic(path, str(exc))], True
     plan, diagnostics = job_kind.to_plan(document, options)
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True
@@ -94,7 +111,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
         pods.append((slot, merged))
     objects, found = target.render(plan, pods, addressing, options)
     diagnostics.extend(found)
-    objects = decorate(plan, objects)
+    objects = decorate(plan, objects, options)
     diagnostics.extend(_check_names(plan, objects))
     return objects, diagnostics
 
@@ -106,7 +123,11 @@ def _position_key(diag: Diagnostic) -> tuple[int, int]:
 _KIND_RANK = {"ServiceAccount": 0, "ConfigMap": 0, "Service": 1, "PodGroup": 2}
 
 
-def decorate(plan: Plan, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+#: Argo CD applies lower waves first: configuration and Services before the workloads.
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+
+
+def decorate(plan: Plan, objects: list[dict[str, Any]], options: Options) -> list[dict[str, Any]]:
     """Common labels and namespace on every object; output order; canonical key order."""
     decorated = []
     for obj in objects:
@@ -114,6 +135,9 @@ def decorate(plan: Plan, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
         metadata["labels"] = {**(metadata.get("labels") or {}), **labels.object_labels(plan)}
         if plan.namespace:
             metadata["namespace"] = plan.namespace
+        if options.argocd_sync_waves:
+            wave = "-1" if obj["kind"] in _KIND_RANK else "0"
+            metadata["annotations"] = {**(metadata.get("annotations") or {}), SYNC_WAVE: wave}
         decorated.append(canonical({**obj, "metadata": metadata}))
     # sorted() is stable: within a rank, targets already list roles Scheduler, PS, Worker.
     return sorted(decorated, key=lambda o: _KIND_RANK.get(o["kind"], 3))

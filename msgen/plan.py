@@ -96,6 +96,7 @@ class Options:
     namespace: str | None = None
     scheduler_address: AddressMode = "cluster-ip"
     allow_env_override: bool = False
+    argocd_sync_waves: bool = False
 
 
 @dataclass(frozen=True)

@@ -54,10 +54,16 @@ class Positions:
     source: Source
     values: dict[Path, tuple[int, int]] = field(default_factory=dict)
     keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    #: where this document sits inside a larger one (an item of a KRM ResourceList)
+    prefix: Path = ()
+
+    def within(self, prefix: Path) -> Positions:
+        """The positions of the sub-document at `prefix`, addressed from its own root."""
+        return Positions(self.source, self.values, self.keys, self.prefix + prefix)
 
     def at(self, path: Path, *, key: bool = False) -> Position:
         """The position of `path` (its key when `key`), or of its nearest written ancestor."""
-        probe = path
+        probe = self.prefix + path
         while True:
             found = (self.keys.get(probe) if key else None) or self.values.get(probe)
             if found is not None:

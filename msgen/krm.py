@@ -1,0 +1,166 @@
+"""msgen as a kustomize KRM function: `msgen-krm`, a `ResourceList` in, a `ResourceList` out.
+
+- As a generator (`generators:` naming a job file that carries the function annotation) the
+  function config is the job: it is compiled to its objects.
+- As a transformer (`transformers:`) every job among `items` is replaced by its objects, in
+  place, and everything else passes through unchanged, so overlays can patch an MSJob before
+  it is compiled.
+
+Options come from the function config's `data` (a ConfigMap: `target`, `kube-version`,
+`namespace`, `scheduler-address`, `allow-env-override`, `argocd-sync-waves`) and, per job,
+from `msgen/<option>` annotations. kustomize ignores `results`, so every error is also
+written to stderr and the exit status is non-zero; warnings go to both without failing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from . import kinds
+from . import options as option_text
+from .diagnostics import Diagnostic, InputError, Severity, format_diagnostic, has_errors
+from .emit import to_yaml
+from .origin import find_original, yaml_files
+from .pipeline import compile_document
+from .plan import Options
+from .source import Document, Source, load_documents
+
+RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
+PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
+
+
+def main() -> None:
+    """Console entry point: no arguments, as `exec: {path: msgen-krm}` runs it."""
+    status, output, messages = run(sys.stdin.read(), os.getcwd())
+    for message in messages:
+        print(message, file=sys.stderr)
+    sys.stdout.write(output)
+    raise SystemExit(status)
+
+
+def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
+    """(exit status, stdout, stderr lines) for one ResourceList."""
+    source = Source("<ResourceList>", text)
+    try:
+        documents = load_documents(source)
+    except InputError as exc:
+        return _failed(exc.diagnostics, {source.name: source}, [])
+    if len(documents) != 1 or not _is_resource_list(documents[0].data):
+        not_a_list = Diagnostic(
+            Severity.ERROR,
+            "stdin is not a ResourceList; accepted: one config.kubernetes.io/v1 ResourceList, "
+            "as kustomize sends to KRM functions",
+        )
+        return _failed([not_a_list], {source.name: source}, [])
+    resource_list = documents[0]
+    data: dict[str, Any] = resource_list.data
+    items: list[Any] = list(data.get("items") or [])
+    function_config = data.get("functionConfig")
+    diagnostics: list[Diagnostic] = []
+    options = Options()
+    if isinstance(function_config, dict) and not _is_job(function_config):
+        try:
+            options = option_text.apply(options, function_config.get("data") or {})
+        except option_text.OptionError as exc:
+            path = ("functionConfig", "data", exc.key)
+            diagnostics.append(resource_list.diagnostic(path, str(exc)))
+    elif isinstance(function_config, dict) and not any(_same(i, function_config) for i in items):
+        items.append(function_config)
+    sources = {source.name: source}
+    output: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for index, item in enumerate(items):
+        if not (isinstance(item, dict) and _is_job(item)):
+            output.append(item)
+            continue
+        document = _item_document(resource_list, index, item, cwd)
+        sources[document.source.name] = document.source
+        objects, found, _ = compile_document(document, options)
+        output.extend(objects)
+        for diag in found:
+            results.append(_result(diag, item))
+        diagnostics.extend(found)
+    if has_errors(diagnostics):
+        return _failed(diagnostics, sources, results)
+    messages = [format_diagnostic(d, _text(sources, d)) for d in diagnostics]
+    reply: dict[str, Any] = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": output,
+    }
+    if results:
+        reply["results"] = results
+    return 0, to_yaml([reply]), messages
+
+
+def _item_document(resource_list: Document, index: int, item: dict[str, Any], cwd: str) -> Document:
+    """The job as a document, positioned in its own file when that can be found."""
+    metadata = item.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    annotations = annotations if isinstance(annotations, dict) else {}
+    named = [os.path.join(cwd, str(annotations[a])) for a in PATH_ANNOTATIONS if a in annotations]
+    positions = resource_list.positions.within(("items", index))
+    original = find_original(named + yaml_files(cwd), item, positions)
+    if original is not None:
+        return original
+    return Document(resource_list.source, 0, item, positions)
+
+
+def _result(diag: Diagnostic, item: dict[str, Any]) -> dict[str, Any]:
+    metadata = item.get("metadata") or {}
+    ref = {"apiVersion": item.get("apiVersion"), "kind": item.get("kind"), "name": metadata.get("name")}
+    if metadata.get("namespace"):
+        ref["namespace"] = metadata["namespace"]
+    result: dict[str, Any] = {
+        "message": diag.message,
+        "severity": diag.severity.value,
+        "resourceRef": ref,
+    }
+    if diag.field_path:
+        result["field"] = {"path": diag.field_path}
+    if diag.position is not None:
+        result["file"] = {"path": diag.position.file, "index": diag.document_index}
+        result["message"] = f"{diag.position.line}:{diag.position.column}: {diag.message}"
+    return result
+
+
+def _failed(
+    diagnostics: list[Diagnostic], sources: dict[str, Source], results: list[dict[str, Any]]
+) -> tuple[int, str, list[str]]:
+    messages = [format_diagnostic(d, _text(sources, d)) for d in diagnostics]
+    errors = sum(d.is_error for d in diagnostics)
+    messages.append(f"msgen-krm: {errors} error(s); the build must not use this output")
+    if not results:
+        results = [{"message": d.message, "severity": d.severity.value} for d in diagnostics]
+    reply = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": [], "results": results}
+    return 1, to_yaml([reply]), messages
+
+
+def _text(sources: dict[str, Source], diag: Diagnostic) -> str | None:
+    source = sources.get(diag.position.file) if diag.position else None
+    return source.text if source else None
+
+
+def _is_resource_list(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and data.get("kind") == "ResourceList"
+        and data.get("apiVersion") in RESOURCE_LIST_VERSIONS
+    )
+
+
+def _is_job(data: dict[str, Any]) -> bool:
+    return kinds.lookup(data.get("apiVersion"), data.get("kind")) is not None
+
+
+def _same(a: Any, b: dict[str, Any]) -> bool:
+    if not isinstance(a, dict):
+        return False
+    meta_a, meta_b = a.get("metadata") or {}, b.get("metadata") or {}
+    return (a.get("apiVersion"), a.get("kind"), meta_a.get("name")) == (
+        b.get("apiVersion"),
+        b.get("kind"),
+        meta_b.get("name"),
+    )

@@ -1,0 +1,82 @@
+"""Options given as text: job annotations, a KRM function config, Argo CD's environment.
+
+Every front end reads options the same way, so a job renders the same whether `msgen render`,
+kustomize or Argo CD runs it. Per-job annotations (`msgen/<option>`) override the run's
+options for that job only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from . import versions
+from .names import dns1123_problem
+from .plan import Options
+
+ANNOTATION_PREFIX = "msgen/"
+
+#: option name → (Options field, accepted values or None for free text)
+OPTION_NAMES: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "target": ("target", ("indexed-job", "pod")),
+    "kube-version": ("kube_version", None),
+    "namespace": ("namespace", None),
+    "scheduler-address": ("scheduler_address", ("cluster-ip", "dns")),
+    "allow-env-override": ("allow_env_override", ("true", "false")),
+    "argocd-sync-waves": ("argocd_sync_waves", ("true", "false")),
+}
+
+
+class OptionError(ValueError):
+    """A bad option value; `key` is the name as the user wrote it."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(message)
+        self.key = key
+
+
+def apply(
+    base: Options,
+    values: Mapping[str, Any],
+    *,
+    prefix: str = "",
+    shown_as: Mapping[str, str] | None = None,
+) -> Options:
+    """`base` with every `<prefix><option>` of `values` applied; other keys are ignored.
+
+    With a prefix, an unknown `<prefix>...` key is an error (a misspelt annotation). Errors name
+    an option as `shown_as` says (an environment variable), else as its key.
+    """
+    changes: dict[str, Any] = {}
+    for key, raw in values.items():
+        if not key.startswith(prefix):
+            continue
+        name = key[len(prefix) :]
+        if name not in OPTION_NAMES:
+            if prefix:
+                known = ", ".join(prefix + n for n in OPTION_NAMES)
+                raise OptionError(key, f"unknown msgen option {key!r}; accepted: {known}")
+            continue
+        field, accepted = OPTION_NAMES[name]
+        shown = (shown_as or {}).get(key, key)
+        changes[field] = _value(shown, name, str(raw).strip() if raw is not None else "", accepted)
+    return dataclasses.replace(base, **changes) if changes else base
+
+
+def _value(key: str, name: str, text: str, accepted: tuple[str, ...] | None) -> Any:
+    if accepted is not None and text not in accepted:
+        raise OptionError(key, f"{key}: {text!r} is not accepted; accepted: {', '.join(accepted)}")
+    if name == "kube-version":
+        try:
+            return versions.parse(text)
+        except ValueError as exc:
+            raise OptionError(key, f"{key}: {exc}") from None
+    if name == "namespace":
+        problem = dns1123_problem(text)
+        if problem is not None:
+            raise OptionError(key, f"{key}: {text!r} {problem}")
+        return text
+    if accepted == ("true", "false"):
+        return text == "true"
+    return text
