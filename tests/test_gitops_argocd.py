@@ -1,0 +1,177 @@
+"""The Argo CD plugin, driven exactly as the cmp-server drives it.
+
+Read overlays/argocd/plugin.yaml; run its discover, init and generate commands in an
+application directory, with Argo CD's environment and no standard input; check the output,
+the namespace handling and that a broken file yields a non-zero exit and an empty stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from .conftest import ROOT, SAMPLES, kustomize_binary, msgen
+
+PLUGIN = yaml.safe_load((ROOT / "overlays" / "argocd" / "plugin.yaml").read_text())
+BIN = str(Path(sys.executable).parent)
+
+
+def run_command(spec: dict[str, Any], app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One of plugin.yaml's commands, as the cmp-server runs it."""
+    argv = list(spec["command"]) + list(spec.get("args") or [])
+    return subprocess.run(
+        argv,
+        cwd=app,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={"PATH": BIN + os.pathsep + os.environ.get("PATH", ""), "HOME": str(app), **env},
+    )
+
+
+def argocd_env(app: Path, **extra: str) -> dict[str, str]:
+    return {
+        "ARGOCD_APP_NAME": "training",
+        "ARGOCD_APP_NAMESPACE": "team-a",
+        "ARGOCD_APP_REVISION": "0123456789abcdef",
+        "ARGOCD_APP_SOURCE_PATH": app.name,
+        "ARGOCD_APP_SOURCE_REPO_URL": "https://git.example/ml.git",
+        "ARGOCD_APP_SOURCE_TARGET_REVISION": "main",
+        "KUBE_VERSION": "1.29",
+        "KUBE_API_VERSIONS": "v1,batch/v1,apps/v1",
+        **extra,
+    }
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Path:
+    directory = tmp_path / "app"
+    directory.mkdir()
+    shutil.copy(SAMPLES / "mindspore" / "standalone-worker.yaml", directory / "standalone.yaml")
+    shutil.copy(SAMPLES / "mindspore" / "widedeep-ps.yaml", directory / "ps.yaml")
+    (directory / "config.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n")
+    return directory
+
+
+def test_plugin_file_is_a_config_management_plugin() -> None:
+    assert PLUGIN["apiVersion"] == "argoproj.io/v1alpha1"
+    assert PLUGIN["kind"] == "ConfigManagementPlugin"
+    assert PLUGIN["spec"]["generate"]["command"]
+
+
+def test_discover_matches_job_directories_only(app: Path, tmp_path: Path) -> None:
+    found = run_command(PLUGIN["spec"]["discover"]["find"], app, argocd_env(app))
+    assert found.returncode == 0
+    assert found.stdout.split() == ["ps.yaml", "standalone.yaml"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "deploy.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n")
+    assert run_command(PLUGIN["spec"]["discover"]["find"], plain, argocd_env(plain)).stdout == ""
+
+
+def test_generate_renders_with_argo_cds_environment(app: Path) -> None:
+    init = PLUGIN["spec"].get("init")
+    if init:
+        assert run_command(init, app, argocd_env(app)).returncode == 0
+    env = argocd_env(app, ARGOCD_ENV_MSGEN_TARGET="pod", PARAM_SCHEDULER_ADDRESS="dns")
+    done = run_command(PLUGIN["spec"]["generate"], app, env)
+    assert done.returncode == 0, done.stderr
+    expected = msgen(
+        "render", str(app), "--namespace", "team-a", "--kube-version", "1.29",
+        "--target", "pod", "--scheduler-address", "dns",
+    )
+    assert done.stdout == expected.stdout
+    objects = [d for d in yaml.safe_load_all(done.stdout) if d]
+    namespaces = {o["metadata"]["name"]: o["metadata"].get("namespace") for o in objects}
+    # jobs that name no namespace get the application's; a job's own namespace wins;
+    # plain manifests pass through for Argo CD to place
+    assert namespaces["ms-widedeep-standalone-worker-0"] == "team-a"
+    assert namespaces["ms-widedeep-ps-worker-0"] == "training"
+    assert namespaces["settings"] is None
+    for obj in objects:
+        kubernetes_validate.validate(obj, "1.29", strict=True)
+
+
+def test_parameters_win_over_plugin_env(app: Path) -> None:
+    env = argocd_env(app, ARGOCD_ENV_MSGEN_TARGET="pod", PARAM_TARGET="indexed-job")
+    done = run_command(PLUGIN["spec"]["generate"], app, env)
+    assert "kind: Job" in done.stdout and "kind: Pod" not in done.stdout
+
+
+def test_sync_waves_put_services_first(app: Path) -> None:
+    done = run_command(PLUGIN["spec"]["generate"], app, argocd_env(app, PARAM_ARGOCD_SYNC_WAVES="true"))
+    for obj in (d for d in yaml.safe_load_all(done.stdout) if d):
+        if obj["metadata"]["name"] == "settings":
+            continue
+        wave = obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
+        assert wave == ("-1" if obj["kind"] == "Service" else "0")
+
+
+@pytest.mark.parametrize(
+    "breakage,message",
+    [
+        (lambda app: (app / "ps.yaml").write_text((app / "ps.yaml").read_text().replace("replicas: 2", "replicas: -2")), "ps.yaml:"),
+        (lambda app: (app / "broken.yaml").write_text("kind: [\n"), "broken.yaml:"),
+        (lambda app: None, "KUBE_VERSION"),
+    ],
+    ids=["bad-job", "bad-yaml", "bad-env"],
+)
+def test_a_broken_application_prints_nothing(app: Path, breakage: Any, message: str) -> None:
+    breakage(app)
+    env = argocd_env(app)
+    if message == "KUBE_VERSION":
+        env["KUBE_VERSION"] = "1.9"
+    done = run_command(PLUGIN["spec"]["generate"], app, env)
+    assert done.returncode != 0
+    assert done.stdout == ""
+    assert message in done.stderr
+
+
+def test_sidecar_component_patches_the_repo_server(tmp_path: Path) -> None:
+    kustomize = kustomize_binary()
+    if kustomize is None:
+        pytest.skip("kustomize not installed (.ci/fetch-kustomize installs it)")
+    install = tmp_path / "argocd-install"
+    install.mkdir()
+    (install / "repo-server.yaml").write_text(yaml.safe_dump(REPO_SERVER))
+    (install / "kustomization.yaml").write_text(
+        yaml.safe_dump({"resources": ["repo-server.yaml"], "components": [os.path.relpath(ROOT / "overlays" / "argocd", install)]})
+    )
+    done = subprocess.run([kustomize, "build", str(install)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    objects = {o["kind"]: o for o in yaml.safe_load_all(done.stdout)}
+    assert yaml.safe_load(objects["ConfigMap"]["data"]["plugin.yaml"]) == PLUGIN
+    pod = objects["Deployment"]["spec"]["template"]["spec"]
+    sidecar = next(c for c in pod["containers"] if c["name"] == "msgen")
+    assert sidecar["command"] == ["/var/run/argocd/argocd-cmp-server"]
+    assert sidecar["securityContext"] == {"runAsNonRoot": True, "runAsUser": 999}
+    mounts = {m["mountPath"]: m for m in sidecar["volumeMounts"]}
+    assert set(mounts) == {"/var/run/argocd", "/home/argocd/cmp-server/plugins", "/home/argocd/cmp-server/config/plugin.yaml", "/tmp"}
+    assert {v["name"] for v in pod["volumes"]} >= {m["name"] for m in sidecar["volumeMounts"]}
+    kubernetes_validate.validate(objects["Deployment"], "1.29", strict=True)
+
+
+# A minimal argocd-repo-server as Argo CD's install manifest declares it (the parts the patch meets).
+REPO_SERVER = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "argocd-repo-server"},
+    "spec": {
+        "selector": {"matchLabels": {"app.kubernetes.io/name": "argocd-repo-server"}},
+        "template": {
+            "metadata": {"labels": {"app.kubernetes.io/name": "argocd-repo-server"}},
+            "spec": {
+                "containers": [{"name": "argocd-repo-server", "image": "quay.io/argoproj/argocd:v2.13.0"}],
+                "volumes": [{"name": "var-files", "emptyDir": {}}, {"name": "plugins", "emptyDir": {}}],
+            },
+        },
+    },
+}

@@ -1,0 +1,155 @@
+"""msgen inside the real kustomize: KRM generator, KRM transformer, legacy exec plugin.
+
+Every build runs the kustomize binary (4.5.4 from .ci/fetch-kustomize; `kubectl kustomize`
+too where kubectl exists) on the overlays in overlays/, and the objects it emits must equal
+what `msgen render` emits for the same job.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .conftest import ROOT, kustomize_binary, msgen
+
+OVERLAYS = ROOT / "overlays"
+BIN = str(Path(sys.executable).parent)
+
+
+@pytest.fixture(scope="module")
+def kustomize() -> str:
+    binary = kustomize_binary()
+    if binary is None:
+        pytest.skip("kustomize not installed (.ci/fetch-kustomize installs it)")
+    return binary
+
+
+def build(binary: str, directory: Path, *flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [binary, "build", *flags, str(directory)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), **(env or {})},
+    )
+
+
+def objects(text: str) -> list[dict[str, Any]]:
+    return sorted((d for d in yaml.safe_load_all(text) if d), key=lambda o: (o["kind"], o["metadata"]["name"]))
+
+
+def rendered(text: str, *args: str) -> list[dict[str, Any]]:
+    run = msgen("render", "-", *args, input=text)
+    assert run.exit_code == 0, run.stderr
+    return objects(run.stdout)
+
+
+EXEC = ("--enable-alpha-plugins", "--enable-exec")
+
+
+def test_krm_generator(kustomize: str) -> None:
+    done = build(kustomize, OVERLAYS / "generator", *EXEC)
+    assert done.returncode == 0, done.stderr
+    assert objects(done.stdout) == rendered((OVERLAYS / "generator" / "msjob.yaml").read_text())
+
+
+def patched_job(kustomize: str, overlay: str, tmp_path: Path) -> str:
+    """The overlay's MSJob after its patches, before msgen: the same overlay minus the transformer."""
+    copy = tmp_path / overlay
+    shutil.copytree(OVERLAYS / overlay, copy)
+    shutil.copytree(OVERLAYS / "base", tmp_path / "base")
+    kustomization = yaml.safe_load((copy / "kustomization.yaml").read_text())
+    del kustomization["transformers"]
+    (copy / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
+    done = build(kustomize, copy)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("overlay", ["gpu", "ascend"])
+def test_krm_transformer_compiles_the_patched_job(kustomize: str, overlay: str, tmp_path: Path) -> None:
+    done = build(kustomize, OVERLAYS / overlay, *EXEC)
+    assert done.returncode == 0, done.stderr
+    ours = rendered(patched_job(kustomize, overlay, tmp_path))
+    assert objects(done.stdout) == ours
+    kinds = [o["kind"] for o in ours]
+    assert "MSJob" not in kinds and kinds.count("Job") == 2
+
+
+def test_overlay_patches_reach_the_compiled_env(kustomize: str) -> None:
+    done = build(kustomize, OVERLAYS / "gpu", *EXEC)
+    worker = next(o for o in objects(done.stdout) if o["metadata"]["name"] == "resnet50-worker")
+    assert worker["spec"]["parallelism"] == 4
+    container = worker["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    assert {"name": "MS_WORKER_NUM", "value": "4"} in container["env"]
+
+
+def test_namespace_and_labels_applied_after_compilation(kustomize: str) -> None:
+    gpu = objects(build(kustomize, OVERLAYS / "gpu", *EXEC).stdout)
+    done = build(kustomize, OVERLAYS / "production", *EXEC)
+    assert done.returncode == 0, done.stderr
+    production = objects(done.stdout)
+    assert len(production) == len(gpu)
+    for before, after in zip(gpu, production):
+        assert after["metadata"]["namespace"] == "ml-prod"
+        assert after["metadata"]["labels"] == {**before["metadata"]["labels"], "env": "production"}
+        # selectors are left alone, so Services still select the pods msgen labelled
+        assert after["spec"].get("selector") == before["spec"].get("selector")
+
+
+def test_legacy_exec_plugin(kustomize: str, tmp_path: Path) -> None:
+    home = tmp_path / "plugins"
+    install = msgen("install-kustomize-plugin", "--plugin-home", str(home))
+    assert install.exit_code == 0
+    plugin = home / "mindspore.gitee.com" / "v1" / "msjob" / "MSJob"
+    assert f"installed {plugin}" in install.stdout
+    assert os.access(plugin, os.X_OK)
+    done = build(kustomize, OVERLAYS / "legacy-plugin", "--enable-alpha-plugins", env={"KUSTOMIZE_PLUGIN_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    assert objects(done.stdout) == rendered((OVERLAYS / "legacy-plugin" / "msjob.yaml").read_text())
+    kubectl = shutil.which("kubectl")
+    if kubectl is not None:
+        via_kubectl = subprocess.run(
+            [kubectl, "kustomize", "--enable-alpha-plugins", str(OVERLAYS / "legacy-plugin")],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "KUSTOMIZE_PLUGIN_HOME": str(home)},
+        )
+        assert via_kubectl.returncode == 0, via_kubectl.stderr
+        assert objects(via_kubectl.stdout) == objects(done.stdout)
+
+
+BAD = "replicas: 2"
+
+
+@pytest.mark.parametrize("route", ["generator", "transformer", "legacy"])
+def test_a_bad_job_fails_the_build_with_msgens_message(kustomize: str, route: str, tmp_path: Path) -> None:
+    shutil.copytree(OVERLAYS, tmp_path / "overlays")
+    overlays = tmp_path / "overlays"
+    job_file = {
+        "generator": overlays / "generator" / "msjob.yaml",
+        "transformer": overlays / "base" / "msjob.yaml",
+        "legacy": overlays / "legacy-plugin" / "msjob.yaml",
+    }[route]
+    job_file.write_text(job_file.read_text().replace(BAD, "replicas: -2"))
+    line = next(i for i, text in enumerate(job_file.read_text().splitlines(), 1) if "replicas: -2" in text)
+    env = {}
+    if route == "legacy":
+        home = tmp_path / "plugins"
+        assert msgen("install-kustomize-plugin", "--plugin-home", str(home)).exit_code == 0
+        env["KUSTOMIZE_PLUGIN_HOME"] = str(home)
+    directory = {"generator": "generator", "transformer": "ascend", "legacy": "legacy-plugin"}[route]
+    flags = EXEC if route != "legacy" else ("--enable-alpha-plugins",)
+    done = build(kustomize, overlays / directory, *flags, env=env)
+    assert done.returncode != 0
+    assert done.stdout == ""
+    # the message names the user's own file and line, not kustomize's temporary copy
+    assert f"{job_file}:{line}:" in done.stderr
+    assert "Worker.replicas: -2 is not accepted; accepted: greater than or equal to 0" in done.stderr

@@ -1,0 +1,116 @@
+"""The KRM function's envelope: a ResourceList in, a ResourceList out, findings as results."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from msgen.kustomize_plugin import default_home, search_order
+
+from .conftest import SAMPLES
+
+KRM = str(Path(sys.executable).parent / "msgen-krm")
+JOB = yaml.safe_load((SAMPLES / "mindspore" / "widedeep-ps.yaml").read_text())
+
+
+def krm(resource_list: Any, cwd: Path) -> tuple[int, dict[str, Any], str]:
+    text = resource_list if isinstance(resource_list, str) else yaml.safe_dump(resource_list)
+    done = subprocess.run([KRM], input=text, capture_output=True, text=True, cwd=cwd)
+    return done.returncode, yaml.safe_load(done.stdout), done.stderr
+
+
+def resource_list(items: list[Any], function_config: Any = None) -> dict[str, Any]:
+    rl: dict[str, Any] = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items}
+    if function_config is not None:
+        rl["functionConfig"] = function_config
+    return rl
+
+
+CONFIG_MAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keep"}, "data": {"a": "1"}}
+
+
+def test_transformer_replaces_jobs_in_place_and_keeps_the_rest(tmp_path: Path) -> None:
+    status, out, _ = krm(resource_list([CONFIG_MAP, JOB, CONFIG_MAP]), tmp_path)
+    assert status == 0
+    kinds = [i["kind"] for i in out["items"]]
+    assert kinds[0] == "ConfigMap" and kinds[-1] == "ConfigMap"
+    assert kinds[1:-1] == ["Service", "Service", "Job", "Job", "Job"]
+    assert out["items"][0] == CONFIG_MAP
+
+
+def test_function_config_options_and_per_job_annotations(tmp_path: Path) -> None:
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "msgen"}, "data": {"target": "pod"}}
+    _, out, _ = krm(resource_list([JOB], config), tmp_path)
+    assert "Pod" in [i["kind"] for i in out["items"]]
+    annotated = {**JOB, "metadata": {**JOB["metadata"], "annotations": {"msgen/target": "indexed-job"}}}
+    _, out, _ = krm(resource_list([annotated], config), tmp_path)
+    assert "Pod" not in [i["kind"] for i in out["items"]]
+
+
+def test_generator_compiles_its_function_config(tmp_path: Path) -> None:
+    status, out, _ = krm(resource_list([], JOB), tmp_path)
+    assert status == 0
+    assert [i["metadata"]["name"] for i in out["items"]][-1] == "ms-widedeep-ps-worker"
+
+
+def test_warnings_are_results_and_stderr(tmp_path: Path) -> None:
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "msgen"}, "data": {"target": "pod"}}
+    status, out, err = krm(resource_list([JOB], config), tmp_path)
+    assert status == 0
+    result = next(r for r in out["results"] if "backoffLimit" in r["message"])
+    assert result["severity"] == "warning"
+    assert result["resourceRef"] == {"apiVersion": "mindspore.gitee.com/v1", "kind": "MSJob", "name": "ms-widedeep-ps", "namespace": "training"}
+    assert result["field"] == {"path": "spec.runPolicy.backoffLimit"}
+    assert "warning: spec.runPolicy.backoffLimit" in err
+
+
+def test_errors_fail_with_results_and_stderr(tmp_path: Path) -> None:
+    bad = yaml.safe_load(yaml.safe_dump(JOB))
+    bad["spec"]["msReplicaSpecs"]["Worker"]["replicas"] = -1
+    status, out, err = krm(resource_list([bad]), tmp_path)
+    assert status == 1
+    assert out["items"] == []
+    (result,) = out["results"]
+    assert result["severity"] == "error"
+    assert result["field"] == {"path": "spec.msReplicaSpecs.Worker.replicas"}
+    assert result["file"]["path"] == "<ResourceList>"
+    assert "-1 is not accepted" in result["message"]
+    assert "error: spec.msReplicaSpecs.Worker.replicas: -1 is not accepted" in err
+
+
+def test_errors_point_into_the_users_file_when_it_is_found(tmp_path: Path) -> None:
+    text = (SAMPLES / "mindspore" / "widedeep-ps.yaml").read_text().replace("replicas: 2", "replicas: -1")
+    (tmp_path / "job.yaml").write_text(text)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "replicas: -1" in t)
+    status, out, err = krm(resource_list([yaml.safe_load(text)]), tmp_path)
+    assert status == 1
+    assert out["results"][0]["file"]["path"] == str(tmp_path / "job.yaml")
+    assert f"{tmp_path / 'job.yaml'}:{line}:17: error:" in err
+
+
+def test_input_that_is_not_a_resource_list(tmp_path: Path) -> None:
+    status, out, err = krm("apiVersion: v1\nkind: List\nitems: []\n", tmp_path)
+    assert status == 1
+    assert "stdin is not a ResourceList" in err
+    assert out["results"][0]["severity"] == "error"
+
+
+def test_bad_function_config_option(tmp_path: Path) -> None:
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "msgen"}, "data": {"target": "deployment"}}
+    status, _, err = krm(resource_list([JOB], config), tmp_path)
+    assert status == 1
+    assert "target: 'deployment' is not accepted; accepted: indexed-job, pod" in err
+
+
+def test_plugin_home_follows_kustomizes_search_order(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    assert search_order({**env, "KUSTOMIZE_PLUGIN_HOME": "/explicit"}) == [Path("/explicit")]
+    assert default_home(env) == tmp_path / "xdg" / "kustomize" / "plugin"
+    (tmp_path / "kustomize" / "plugin").mkdir(parents=True)
+    assert default_home(env) == tmp_path / "kustomize" / "plugin"
+    (tmp_path / ".config" / "kustomize" / "plugin").mkdir(parents=True)
+    assert default_home(env) == tmp_path / ".config" / "kustomize" / "plugin"
