@@ -1,7 +1,7 @@
 """Findings about the input, as data.
 
 Every problem a user can cause becomes one `Diagnostic`: what is wrong, where (file, line,
-column, the object and the field path) and what would be accepted. Stages return diagnostics
+column and the field path) and what would be accepted. Stages return diagnostics
 instead of raising, so one run reports every problem at once; the front ends (CLI, KRM
 function, plug-ins) decide how to show them and take the exit status from the worst severity.
 """
@@ -15,16 +15,6 @@ from enum import Enum
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
-
-
-@dataclass(frozen=True)
-class ObjectRef:
-    """The object a finding is about, as kustomize's `resourceRef` names it."""
-
-    api_version: str
-    kind: str
-    name: str
-    namespace: str | None = None
 
 
 @dataclass(frozen=True)
@@ -42,7 +32,6 @@ class Diagnostic:
     message: str
     position: Position | None = None
     field_path: str = ""
-    object_ref: ObjectRef | None = None
     document_index: int = 0
 
     @property

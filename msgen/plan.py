@@ -28,7 +28,6 @@ class Role:
     restart_policy: RestartPolicy
     template: dict[str, Any]
     path: Path
-    restart_policy_written: bool = False
 
     @property
     def key(self) -> str:
@@ -105,7 +104,3 @@ class PodSlot:
 
     role: Role
     index: int | None
-
-    @property
-    def static(self) -> bool:
-        return self.index is not None

@@ -128,3 +128,18 @@ def test_console_script_is_installed() -> None:
     done = subprocess.run([str(script), "render", str(SAMPLE)], capture_output=True, text=True)
     assert done.returncode == 0
     assert done.stdout == msgen("render", str(SAMPLE)).stdout
+
+
+def test_public_api() -> None:
+    import msgen as package
+    from msgen.diagnostics import InputError
+    from msgen.plan import Options
+
+    text = SAMPLE.read_text()
+    assert package.render(text) == msgen("render", str(SAMPLE)).stdout
+    assert package.render(text, target="pod") == msgen("render", str(SAMPLE), "--target", "pod").stdout
+    result = package.compile_documents(text, "job.yaml", Options(target="pod"))
+    assert result.ok and result.jobs == 1
+    with pytest.raises(InputError) as caught:
+        package.render(text.replace("replicas: 2", "replicas: -2"))
+    assert caught.value.diagnostics[0].field_path == "spec.msReplicaSpecs.Worker.replicas"

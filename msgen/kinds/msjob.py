@@ -176,7 +176,6 @@ def _roles(job: MSJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
                 restart_policy=spec.restartPolicy or "Never",
                 template=template,
                 path=path,
-                restart_policy_written=spec.restartPolicy is not None,
             ),
         )
     return tuple(found[t][1] for t in REPLICA_TYPES if t in found)
