@@ -47,7 +47,14 @@ def _represent_str(dumper: _Dumper, text: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", text)
 
 
+def _represent_list(dumper: _Dumper, items: list[Any]) -> yaml.Node:
+    # Lists of numbers (exit codes) read best on one line; everything else stays in blocks.
+    numbers = bool(items) and all(isinstance(i, int) and not isinstance(i, bool) for i in items)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=numbers or None)
+
+
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(list, _represent_list)
 
 
 def to_yaml(objects: list[dict[str, Any]]) -> str:

@@ -24,5 +24,32 @@ def parse(text: str) -> tuple[int, int]:
     return version
 
 
+#: Kubernetes feature gates msgen relies on: (alpha, beta = on by default, GA), contracts §8.
+#: A field is used only from the version where its feature is on by default.
+GATES: dict[str, tuple[tuple[int, int] | None, tuple[int, int] | None, tuple[int, int] | None]] = {
+    "IndexedJob": (None, None, (1, 24)),
+    "JobPodFailurePolicy": ((1, 25), (1, 26), (1, 31)),
+    "JobBackoffLimitPerIndex": ((1, 28), (1, 29), (1, 33)),
+    "JobPodReplacementPolicy": ((1, 28), (1, 29), (1, 34)),
+    "JobSuccessPolicy": ((1, 30), (1, 31), (1, 33)),
+    "JobManagedBy": ((1, 30), (1, 32), (1, 35)),
+    "PodIndexLabel": (None, (1, 28), (1, 32)),
+}
+
+
+def enabled(feature: str, version: tuple[int, int]) -> bool:
+    """Whether `feature` is on by default at `version` (beta or GA)."""
+    _alpha, beta, ga = GATES[feature]
+    since = beta or ga
+    return since is not None and version >= since
+
+
+def since(feature: str) -> str:
+    _alpha, beta, ga = GATES[feature]
+    first = beta or ga
+    assert first is not None
+    return show(first)
+
+
 def show(version: tuple[int, int]) -> str:
     return f"{version[0]}.{version[1]}"

@@ -249,3 +249,37 @@ def test_user_port_named_msjob_port_is_the_scheduler_port() -> None:
     for _, template, _ in pod_templates(objects):
         assert env_of(template)["MS_SCHED_PORT"]["value"] == "3333"
     assert services(objects)["pstwo-scheduler-0"]["spec"]["ports"] == [{"name": "msjob-port", "port": 3333}]
+
+
+EXIT_CODE = PS_TWO.replace("Worker: {replicas: 3,", "Worker: {replicas: 3, restartPolicy: ExitCode,")
+
+
+def worker_job(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(o for o in objects if o["kind"] == "Job" and o["metadata"]["name"].endswith("-worker"))
+
+
+def test_exit_code_restart_policy_becomes_a_pod_failure_policy() -> None:
+    spec = worker_job(render("-", "--kube-version", "1.26", input=EXIT_CODE))["spec"]
+    assert spec["template"]["spec"]["restartPolicy"] == "Never"
+    assert "backoffLimit" not in spec, "signals and OOM kills are retried up to Kubernetes' default"
+    ignore, fail = spec["podFailurePolicy"]["rules"]
+    assert ignore == {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
+    assert fail["action"] == "FailJob"
+    assert fail["onExitCodes"] == {"containerName": "mindspore", "operator": "In", "values": list(range(1, 128))}
+
+
+def test_exit_code_before_1_26_is_a_warning() -> None:
+    run = msgen("render", "-", "--kube-version", "1.25", input=EXIT_CODE)
+    assert run.exit_code == 0
+    assert "podFailurePolicy" not in run.stdout
+    assert "restartPolicy ExitCode is not expressed by target indexed-job: it needs a Job podFailurePolicy, Kubernetes 1.26 or newer" in run.stderr
+
+
+def test_default_success_policy_is_worker_0() -> None:
+    spec = worker_job(render("-", input=PS_TWO))["spec"]
+    assert spec["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
+    everyone = PS_TWO.replace("spec:\n  msReplicaSpecs:", "spec:\n  successPolicy: AllWorkers\n  msReplicaSpecs:")
+    assert "successPolicy" not in worker_job(render("-", input=everyone))["spec"]
+    run = msgen("render", "-", "--kube-version", "1.30", input=PS_TWO)
+    assert "successPolicy" not in worker_job(run.objects())["spec"]
+    assert "needs a Job successPolicy, Kubernetes 1.31 or newer" in run.stderr

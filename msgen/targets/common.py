@@ -43,8 +43,13 @@ def warn(plan: Plan, path: tuple[str | int, ...], message: str) -> Diagnostic:
     return plan.document.diagnostic(path, message, severity=Severity.WARNING)
 
 
-def unexpressed_policies(plan: Plan, target: str, native: set[str]) -> list[Diagnostic]:
-    """Warnings for the run policies `target` cannot express (`native` lists those it can)."""
+def unexpressed_policies(
+    plan: Plan, target: str, native: set[str], exit_code_fallback: str = ""
+) -> list[Diagnostic]:
+    """Warnings for the run policies `target` cannot express (`native` lists those it can).
+
+    `exit_code_fallback` says what happens instead of `restartPolicy: ExitCode`.
+    """
     out = []
     run = plan.run_policy
     policy_path = ("spec", "runPolicy")
@@ -85,14 +90,13 @@ def unexpressed_policies(plan: Plan, target: str, native: set[str]) -> list[Diag
             )
         )
     for role in plan.roles:
-        if role.restart_policy == "ExitCode":
+        if role.restart_policy == "ExitCode" and "restartPolicy: ExitCode" not in native:
             out.append(
                 warn(
                     plan,
                     role.path + ("restartPolicy",),
-                    f"restartPolicy ExitCode is not expressed by target {target}: pods run with "
-                    "restartPolicy Never, so a pod killed by a signal (exit code 128 or more) "
-                    "is not retried",
+                    f"restartPolicy ExitCode is not expressed by target {target}: "
+                    + exit_code_fallback,
                 )
             )
     return out

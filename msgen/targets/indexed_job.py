@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import versions
 from ..diagnostics import Diagnostic
 from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
@@ -53,8 +54,17 @@ class IndexedJobTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+        native = {"backoffLimit", "ttlSecondsAfterFinished", "activeDeadlineSeconds"}
+        exit_codes = versions.enabled("JobPodFailurePolicy", options.kube_version)
+        if exit_codes:
+            native.add("restartPolicy: ExitCode")
         diagnostics = unexpressed_policies(
-            plan, self.name, {"backoffLimit", "ttlSecondsAfterFinished", "activeDeadlineSeconds"}
+            plan,
+            self.name,
+            native,
+            f"it needs a Job podFailurePolicy, Kubernetes {versions.since('JobPodFailurePolicy')} "
+            "or newer; pods run with restartPolicy Never and every failure counts against "
+            "backoffLimit, whatever its exit code",
         )
         objects = addressing.services()
         run = plan.run_policy
@@ -83,8 +93,14 @@ class IndexedJobTarget:
             # otherwise; a Job's own default (6 retries) would quietly differ.
             if run.backoff_limit is not None:
                 spec["backoffLimit"] = run.backoff_limit
-            elif restart == "Never":
+            elif role.restart_policy == "Never":
                 spec["backoffLimit"] = 0
+            if role.restart_policy == "ExitCode" and exit_codes:
+                spec["podFailurePolicy"] = exit_code_policy(plan.main_container)
+            success, found = _success_policy(plan, role, options)
+            diagnostics.extend(found)
+            if success is not None:
+                spec["successPolicy"] = success
             if run.active_deadline_seconds is not None:
                 spec["activeDeadlineSeconds"] = run.active_deadline_seconds
             if run.ttl_seconds_after_finished is not None:
@@ -99,6 +115,45 @@ class IndexedJobTarget:
                 }
             )
         return objects, diagnostics
+
+
+def exit_code_policy(container: str) -> dict[str, Any]:
+    """ms-operator's ExitCode rule: 1-127 are the program's own failures and fail the job;
+    128 and above (signals, OOM kills) are retried; disruptions (preemption, eviction,
+    node drain) are not counted against the backoff limit."""
+    return {
+        "rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+            {
+                "action": "FailJob",
+                "onExitCodes": {
+                    "containerName": container,
+                    "operator": "In",
+                    "values": list(range(1, 128)),
+                },
+            },
+        ]
+    }
+
+
+def _success_policy(
+    plan: Plan, role: Role, options: Options
+) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    """ms-operator's default: the job succeeds when worker 0 does (`AllWorkers`: every worker)."""
+    if role.replica_type != "Worker" or role.replicas < 2 or plan.success_policy == "AllWorkers":
+        return None, []
+    if versions.enabled("JobSuccessPolicy", options.kube_version):
+        return {"rules": [{"succeededIndexes": "0"}]}, []
+    path = ("spec", "successPolicy") if "successPolicy" in plan.document.data["spec"] else role.path
+    return None, [
+        warn(
+            plan,
+            path,
+            "success when worker 0 succeeds (ms-operator's default successPolicy) needs a Job "
+            f"successPolicy, Kubernetes {versions.since('JobSuccessPolicy')} or newer: the "
+            "Worker Job succeeds when every worker does",
+        )
+    ]
 
 
 def _job_restart_policy(policy: str) -> str:

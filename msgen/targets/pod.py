@@ -38,7 +38,13 @@ class PodTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-        diagnostics = unexpressed_policies(plan, self.name, {"activeDeadlineSeconds"})
+        diagnostics = unexpressed_policies(
+            plan,
+            self.name,
+            {"activeDeadlineSeconds"},
+            "pods run with restartPolicy Never, so a pod killed by a signal (exit code 128 or "
+            "more) is not retried",
+        )
         objects = addressing.services()
         deadline = plan.run_policy.active_deadline_seconds
         for slot, merged in pods:
