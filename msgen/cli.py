@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import tempfile
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
@@ -19,6 +19,10 @@ from . import __version__, versions
 from .diagnostics import Diagnostic, format_diagnostic
 from .names import dns1123_problem
 from .plan import Options
+
+if TYPE_CHECKING:
+    from .pipeline import Compilation
+    from .source import Document
 
 EXIT_INPUT = 1
 EXIT_INTERNAL = 70
@@ -219,11 +223,13 @@ def schema(kind: str, list_kinds: bool) -> None:
     click.echo(json.dumps(schema_for(job_kind), indent=2, sort_keys=True))
 
 
-def _compile(kwargs: dict[str, Any]) -> Any:
+def _compile(kwargs: dict[str, Any]) -> Compilation:
     return compile_paths(list(kwargs.pop("paths")), _options(kwargs))
 
 
-def compile_paths(given: list[str], options: Options, locate: Any = None) -> Any:
+def compile_paths(
+    given: list[str], options: Options, locate: Callable[[Document], Document] | None = None
+) -> Compilation:
     """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation."""
     from .inputs import MissingPath, expand_paths, read_source
     from .pipeline import compile_sources

@@ -31,9 +31,10 @@ OPTION_NAMES: dict[str, tuple[str, tuple[str, ...] | None]] = {
 class OptionError(ValueError):
     """A bad option value; `key` is the name as the user wrote it."""
 
-    def __init__(self, key: str, message: str):
+    def __init__(self, key: str, message: str, *, unknown_name: bool = False):
         super().__init__(message)
         self.key = key
+        self.unknown_name = unknown_name
 
 
 def apply(
@@ -45,7 +46,7 @@ def apply(
 ) -> Options:
     """`base` with every `<prefix><option>` of `values` applied; other keys are ignored.
 
-    With a prefix, an unknown `<prefix>...` key is an error (a misspelt annotation). Errors name
+    An unknown `<prefix>...` key is an error (a misspelt annotation or config key). Errors name
     an option as `shown_as` says (an environment variable), else as its key.
     """
     changes: dict[str, Any] = {}
@@ -54,10 +55,10 @@ def apply(
             continue
         name = key[len(prefix) :]
         if name not in OPTION_NAMES:
-            if prefix:
-                known = ", ".join(prefix + n for n in OPTION_NAMES)
-                raise OptionError(key, f"unknown msgen option {key!r}; accepted: {known}")
-            continue
+            known = ", ".join(prefix + n for n in OPTION_NAMES)
+            raise OptionError(
+                key, f"unknown msgen option {key!r}; accepted: {known}", unknown_name=True
+            )
         field, accepted = OPTION_NAMES[name]
         shown = (shown_as or {}).get(key, key)
         changes[field] = _value(shown, name, str(raw).strip() if raw is not None else "", accepted)

@@ -83,7 +83,7 @@ def compile_document(
             options = option_text.apply(options, annotations, prefix=option_text.ANNOTATION_PREFIX)
         except option_text.OptionError as exc:
             path = ("metadata", "annotations", exc.key)
-            return [], [document.diagnostic(path, str(exc))], True
+            return [], [document.diagnostic(path, str(exc), key=exc.unknown_name)], True
     plan, diagnostics = job_kind.to_plan(document, options)
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True

@@ -295,3 +295,17 @@ def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     assert run.exit_code == 2
     assert run.stdout == ""
     assert message in run.stderr
+
+
+@pytest.mark.parametrize(
+    "annotation,position,message",
+    [
+        ("msgen/targt: pod", "6:5", "unknown msgen option 'msgen/targt'; accepted: msgen/target, msgen/kube-version"),
+        ("msgen/target: deployment", "6:19", "msgen/target: 'deployment' is not accepted; accepted: indexed-job, pod"),
+    ],
+)
+def test_bad_option_annotation(annotation: str, position: str, message: str) -> None:
+    text = job(GOOD_WORKER).replace("  name: demo\n", f"  name: demo\n  annotations:\n    {annotation}\n")
+    err = fails(text)
+    assert f"<stdin>:{position}: error: metadata.annotations." in err
+    assert message in err

@@ -114,3 +114,10 @@ def test_plugin_home_follows_kustomizes_search_order(tmp_path: Path) -> None:
     assert default_home(env) == tmp_path / "kustomize" / "plugin"
     (tmp_path / ".config" / "kustomize" / "plugin").mkdir(parents=True)
     assert default_home(env) == tmp_path / ".config" / "kustomize" / "plugin"
+
+
+def test_misspelt_function_config_key_is_an_error(tmp_path: Path) -> None:
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "msgen"}, "data": {"targt": "pod"}}
+    status, _, err = krm(resource_list([JOB], config), tmp_path)
+    assert status == 1
+    assert "unknown msgen option 'targt'; accepted: target, kube-version" in err
