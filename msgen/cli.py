@@ -58,7 +58,10 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
             default="indexed-job",
             show_default=True,
             help="Workload shape: indexed-job = per role an Indexed batch/v1 Job; "
-            "pod = bare Pods <job>-<rt>-<i>, as ms-operator created them.",
+            "pod = bare Pods <job>-<rt>-<i>, as ms-operator created them; "
+            "statefulset = per role a StatefulSet (pods always restart, so the job never "
+            "completes: for long-running roles); jobset = one JobSet (jobset.x-k8s.io); "
+            "volcano = one Volcano Job (batch.volcano.sh), gang-scheduled.",
         ),
         click.option(
             "--kube-version",
@@ -86,6 +89,24 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "DNS name <host>.<job>, for MindSpore versions that accept a host name.",
         ),
         click.option(
+            "--gang-scheduler",
+            type=click.Choice(["none", "volcano", "scheduler-plugins"]),
+            default="none",
+            show_default=True,
+            help="Gang-schedule the job's pods with a PodGroup <job>: volcano = "
+            "scheduling.volcano.sh PodGroup, pods on schedulerName volcano; scheduler-plugins "
+            "= scheduling.x-k8s.io PodGroup, pods on scheduler-plugins-scheduler unless the "
+            "template names one. Sized from runPolicy.schedulingPolicy (minAvailable, else "
+            "every pod; minResources, else the pods' requests). --target volcano gangs itself.",
+        ),
+        click.option(
+            "--kueue-queue",
+            metavar="NAME",
+            callback=_namespace,
+            help="Submit the workloads to Kueue's LocalQueue NAME: labelled "
+            "kueue.x-k8s.io/queue-name and created suspended, for Kueue to admit.",
+        ),
+        click.option(
             "--argocd-sync-waves",
             is_flag=True,
             help="Annotate objects with Argo CD sync waves: ConfigMaps and Services in wave -1, "
@@ -111,6 +132,8 @@ def _options(kwargs: dict[str, Any]) -> Options:
         scheduler_address=kwargs["scheduler_address"],
         allow_env_override=kwargs["allow_env_override"],
         argocd_sync_waves=kwargs["argocd_sync_waves"],
+        gang_scheduler=kwargs["gang_scheduler"],
+        kueue_queue=kwargs["kueue_queue"] or None,
     )
 
 

@@ -14,17 +14,20 @@ from typing import Any
 from . import versions
 from .names import dns1123_problem
 from .plan import Options
+from .targets import NAMES as TARGET_NAMES
 
 ANNOTATION_PREFIX = "msgen/"
 
 #: option name → (Options field, accepted values or None for free text)
 OPTION_NAMES: dict[str, tuple[str, tuple[str, ...] | None]] = {
-    "target": ("target", ("indexed-job", "pod")),
+    "target": ("target", TARGET_NAMES),
     "kube-version": ("kube_version", None),
     "namespace": ("namespace", None),
     "scheduler-address": ("scheduler_address", ("cluster-ip", "dns")),
     "allow-env-override": ("allow_env_override", ("true", "false")),
     "argocd-sync-waves": ("argocd_sync_waves", ("true", "false")),
+    "gang-scheduler": ("gang_scheduler", ("none", "volcano", "scheduler-plugins")),
+    "kueue-queue": ("kueue_queue", None),
 }
 
 
@@ -73,6 +76,11 @@ def _value(key: str, name: str, text: str, accepted: tuple[str, ...] | None) -> 
             return versions.parse(text)
         except ValueError as exc:
             raise OptionError(key, f"{key}: {exc}") from None
+    if name == "kueue-queue":
+        problem = dns1123_problem(text) if text else None
+        if problem is not None:
+            raise OptionError(key, f"{key}: {text!r} {problem}")
+        return text or None
     if name == "namespace":
         problem = dns1123_problem(text)
         if problem is not None:

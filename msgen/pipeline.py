@@ -101,7 +101,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
         return [], diagnostics
     target = targets.lookup(options.target)
     addressing = Addressing(
-        plan, options.scheduler_address, target.naming(plan), framework.endpoints(plan)
+        plan, options.scheduler_address, target.naming(plan, options), framework.endpoints(plan)
     )
     pods = []
     for slot in target.slots(plan):

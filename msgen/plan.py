@@ -16,7 +16,8 @@ from .source import Document, Path
 RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
 CleanPodPolicy = Literal["All", "Running", "None"]
 AddressMode = Literal["cluster-ip", "dns"]
-TargetName = Literal["indexed-job", "pod"]
+TargetName = Literal["indexed-job", "pod", "statefulset", "jobset", "volcano"]
+GangScheduler = Literal["none", "volcano", "scheduler-plugins"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ class Options:
     scheduler_address: AddressMode = "cluster-ip"
     allow_env_override: bool = False
     argocd_sync_waves: bool = False
+    gang_scheduler: GangScheduler = "none"
+    kueue_queue: str | None = None
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from .conftest import SHARED, sample_files
+from .conftest import SHARED, msgen, sample_files
 
 
 def crd_schema(file_name: str) -> dict[str, Any]:
@@ -31,4 +31,72 @@ def test_sample_is_valid_for_the_msjob_crd(sample: Path) -> None:
 def test_crd_validation_can_fail() -> None:
     validator = jsonschema.Draft7Validator(crd_schema("mindspore.gitee.com_msjobs.yaml"))
     bad = {"apiVersion": "mindspore.gitee.com/v1", "kind": "MSJob", "spec": {"msReplicaSpecs": {"Worker": {"replicas": "two"}}}}
+    assert list(validator.iter_errors(bad))
+
+
+# ---- outputs: every JobSet, Volcano Job and PodGroup is valid for its upstream CRD ----------
+
+OUTPUT_CRDS = {
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): "jobset.x-k8s.io_jobsets.yaml",
+    ("batch.volcano.sh/v1alpha1", "Job"): "batch.volcano.sh_jobs.yaml",
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"): "scheduling.volcano.sh_podgroups.yaml",
+    ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): "scheduling.x-k8s.io_podgroups.yaml",
+}
+
+GANG = """
+apiVersion: mindspore.gitee.com/v1
+kind: MSJob
+metadata: {name: gang}
+spec:
+  runPolicy:
+    schedulingPolicy: {minAvailable: 3, queue: research, priorityClass: high}
+  msReplicaSpecs:
+    Scheduler: {template: {spec: {containers: [{name: mindspore, image: ms, resources: {requests: {cpu: 500m}}}]}}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: mindspore, image: ms, resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}}}]}}
+"""
+
+
+def crd_validator(api_version: str, kind: str) -> jsonschema.Draft7Validator:
+    crd = yaml.safe_load((SHARED / "crds" / OUTPUT_CRDS[(api_version, kind)]).read_text())
+    version = api_version.split("/")[1]
+    found = next(v for v in crd["spec"]["versions"] if v["name"] == version)
+    return jsonschema.Draft7Validator(found["schema"]["openAPIV3Schema"])
+
+
+def rendered_crd_objects(*args: str, input: str | None = None) -> list[dict[str, Any]]:
+    run = msgen("render", *args, input=input)
+    assert run.exit_code == 0, run.stderr
+    return [o for o in run.objects() if (o["apiVersion"], o["kind"]) in OUTPUT_CRDS]
+
+
+OUTPUT_CASES: list[tuple[str, ...]] = [
+    (str(s), t, v) for s in sample_files() for t in ("jobset", "volcano") for v in ("1.25", "1.37")
+]
+OUTPUT_CASES += [
+    ("-", t, "1.37", g)
+    for t in ("indexed-job", "pod", "statefulset", "jobset", "volcano")
+    for g in ("volcano", "scheduler-plugins")
+    if (t, g) != ("volcano", "scheduler-plugins")
+]
+
+
+@pytest.mark.parametrize("case", OUTPUT_CASES, ids=lambda c: "-".join([Path(c[0]).stem or "gang", *c[1:]]))
+def test_output_is_valid_for_its_crd(case: tuple[str, ...]) -> None:
+    path, target, version, *gang = case
+    args = [path, "--target", target, "--kube-version", version]
+    if gang:
+        args += ["--gang-scheduler", gang[0]]
+    objects = rendered_crd_objects(*args, input=GANG if path == "-" else None)
+    assert objects, "rendered no object with an upstream CRD"
+    for obj in objects:
+        validator = crd_validator(obj["apiVersion"], obj["kind"])
+        errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(obj)]
+        assert errors == [], f"{obj['kind']}/{obj['metadata']['name']}"
+
+
+def test_output_crd_validation_can_fail() -> None:
+    validator = crd_validator("jobset.x-k8s.io/v1alpha2", "JobSet")
+    bad = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "x"}, "spec": {"startupPolicy": {"startupPolicyOrder": "Sideways"}}}
     assert list(validator.iter_errors(bad))

@@ -30,9 +30,24 @@ def pod_templates(objects: list[dict[str, Any]]) -> list[tuple[dict[str, Any], d
     for obj in objects:
         if obj["kind"] == "Pod":
             out.append((obj, obj, 1))
-        elif obj["kind"] == "Job":
+        elif obj["kind"] == "Job" and obj["apiVersion"] == "batch/v1":
             out.append((obj, obj["spec"]["template"], obj["spec"]["parallelism"]))
+        elif obj["kind"] == "StatefulSet":
+            out.append((obj, obj["spec"]["template"], obj["spec"]["replicas"]))
+        elif obj["kind"] == "JobSet":
+            for rjob in obj["spec"]["replicatedJobs"]:
+                job = rjob["template"]["spec"]
+                out.append((obj, job["template"], rjob["replicas"] * job["parallelism"]))
+        elif obj["kind"] == "Job":  # Volcano
+            for task in obj["spec"]["tasks"]:
+                out.append((obj, task["template"], task["replicas"]))
     return out
+
+
+#: Targets whose controller gives pods their DNS subdomain (and, but for StatefulSet, creates
+#: the headless Service) itself.
+CONTROLLER_SUBDOMAIN = {"statefulset", "jobset", "volcano"}
+CONTROLLER_SERVICE = {"jobset", "volcano"}
 
 
 def role_of(template: dict[str, Any]) -> str:
@@ -139,17 +154,29 @@ def test_indexed_ps_node_ids_expand_the_completion_index() -> None:
 def test_dns_addressing_uses_the_schedulers_stable_name(target: str) -> None:
     objects = render("-", "--target", target, "--scheduler-address", "dns", input=PS_TWO)
     svc = services(objects)
-    assert list(svc) == ["pstwo"], "dns addressing needs only the headless Service"
-    assert svc["pstwo"]["spec"]["clusterIP"] == "None"
+    if target in CONTROLLER_SERVICE:
+        assert svc == {}, "the JobSet / Volcano controller creates the headless Service"
+    else:
+        assert list(svc) == ["pstwo"], "dns addressing needs only the headless Service"
+        assert svc["pstwo"]["spec"]["clusterIP"] == "None"
+    # Each target's own host name for scheduler 0, as its controller names the pod.
+    scheduler_host = {"jobset": "pstwo-scheduler-0-0"}.get(target, "pstwo-scheduler-0")
     for owner, template, _ in pod_templates(objects):
-        assert template["spec"]["subdomain"] == "pstwo"
-        if role_of(template) != "scheduler":
-            assert env_of(template)["MS_SCHED_HOST"]["value"] == "pstwo-scheduler-0.pstwo"
-        elif owner["kind"] == "Job":
-            # An Indexed Job's pod host name is <job name>-<index>.
-            assert owner["metadata"]["name"] + "-0" == "pstwo-scheduler-0"
+        if target in CONTROLLER_SUBDOMAIN:
+            assert "subdomain" not in template["spec"]
         else:
-            assert template["spec"]["hostname"] == "pstwo-scheduler-0"
+            assert template["spec"]["subdomain"] == "pstwo"
+        if role_of(template) != "scheduler":
+            assert env_of(template)["MS_SCHED_HOST"]["value"] == f"{scheduler_host}.pstwo"
+        elif owner["kind"] == "Pod":
+            assert template["spec"]["hostname"] == scheduler_host
+    if target == "jobset":
+        jobset = next(o for o in objects if o["kind"] == "JobSet")
+        assert jobset["spec"]["network"] == {"enableDNSHostnames": True, "subdomain": "pstwo"}
+    if target == "statefulset":
+        assert {o["spec"]["serviceName"] for o in objects if o["kind"] == "StatefulSet"} == {"pstwo"}
+    if target == "volcano":
+        assert "svc" in next(o for o in objects if o["kind"] == "Job")["spec"]["plugins"]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -209,7 +236,7 @@ def test_labels_and_object_order(target: str) -> None:
         assert labels["team"] == "recommendation", "the job's own labels reach every object"
         assert obj["metadata"]["namespace"] == "training"
     kinds = [o["kind"] for o in objects]
-    assert kinds == sorted(kinds, key=lambda k: 0 if k == "Service" else 1)
+    assert kinds == sorted(kinds, key=lambda k: {"Service": 0, "PodGroup": 1}.get(k, 2))
     roles = [role_of(t) for _, t, _ in pod_templates(objects)]
     assert roles == sorted(roles, key=["scheduler", "ps", "worker"].index)
 
@@ -272,7 +299,7 @@ def test_exit_code_before_1_26_is_a_warning() -> None:
     run = msgen("render", "-", "--kube-version", "1.25", input=EXIT_CODE)
     assert run.exit_code == 0
     assert "podFailurePolicy" not in run.stdout
-    assert "restartPolicy ExitCode is not expressed by target indexed-job: it needs a Job podFailurePolicy, Kubernetes 1.26 or newer" in run.stderr
+    assert "restartPolicy: ExitCode needs Kubernetes 1.26 or newer with target indexed-job" in run.stderr
 
 
 def test_default_success_policy_is_worker_0() -> None:
@@ -282,4 +309,4 @@ def test_default_success_policy_is_worker_0() -> None:
     assert "successPolicy" not in worker_job(render("-", input=everyone))["spec"]
     run = msgen("render", "-", "--kube-version", "1.30", input=PS_TWO)
     assert "successPolicy" not in worker_job(run.objects())["spec"]
-    assert "needs a Job successPolicy, Kubernetes 1.31 or newer" in run.stderr
+    assert "successPolicy (default: worker 0) needs Kubernetes 1.31 or newer with target indexed-job" in run.stderr

@@ -102,7 +102,9 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
         if role.replica_type == "Scheduler"
         else addressing.host(scheduler)
     )
-    node_id = addressing.index(slot) if role.replica_type == "Worker" else addressing.pod_name(slot)
+    index = addressing.index(slot)
+    # Where the target cannot tell a pod its index, the pod name is the id, as with ms-operator.
+    node_id = index if role.replica_type == "Worker" and index is not None else addressing.pod_name(slot)
     main = plan.main_container
     return Patch(
         contributor="MindSpore",

@@ -20,7 +20,7 @@ class Target(Protocol):
     name: str
     summary: str
 
-    def naming(self, plan: Plan) -> Naming: ...
+    def naming(self, plan: Plan, options: Options) -> Naming: ...
 
     def slots(self, plan: Plan) -> list[PodSlot]: ...
 
@@ -36,6 +36,9 @@ class Target(Protocol):
 _REGISTRY = {
     "indexed-job": "msgen.targets.indexed_job",
     "pod": "msgen.targets.pod",
+    "statefulset": "msgen.targets.statefulset",
+    "jobset": "msgen.targets.jobset",
+    "volcano": "msgen.targets.volcano",
 }
 NAMES = tuple(_REGISTRY)
 

@@ -36,9 +36,17 @@ class Naming:
     """What a target decides about names: host names, and a pod's index where it is not static."""
 
     hostname: Callable[[Role, int], str]
+    #: The pod's index where it is not static; None where the target cannot give it.
     dynamic_index: EnvValue | None
     index_variable: str | None = None
     index_selector: Callable[[Role, int], dict[str, str]] | None = None
+    #: The pod's own name where it is `<job>-<rt>-<i>` but not static (StatefulSet, Volcano).
+    dynamic_pod_name: EnvValue | None = None
+    #: The workload controller gives pods their DNS subdomain itself (StatefulSet, JobSet,
+    #: Volcano's svc plugin); a template must not set it.
+    controller_sets_subdomain: bool = False
+    #: The workload controller creates the headless Service itself (JobSet, Volcano).
+    controller_creates_headless_service: bool = False
 
 
 class Addressing:
@@ -67,10 +75,10 @@ class Addressing:
         prefix = service_env_prefix(self.service_name(endpoint))
         return literal(f"$({prefix}_SERVICE_HOST)")
 
-    def index(self, slot: PodSlot) -> EnvValue:
+    def index(self, slot: PodSlot) -> EnvValue | None:
+        """The pod's replica index; None where the target cannot tell a pod its index."""
         if slot.index is not None:
             return literal(slot.index)
-        assert self.naming.dynamic_index is not None
         return self.naming.dynamic_index
 
     def pod_name(self, slot: PodSlot) -> EnvValue:
@@ -78,6 +86,8 @@ class Addressing:
         base = f"{self.plan.name}-{slot.role.key}"
         if slot.index is not None:
             return literal(f"{base}-{slot.index}")
+        if self.naming.dynamic_pod_name is not None:
+            return self.naming.dynamic_pod_name
         variable = self.naming.index_variable
         assert variable is not None and self.naming.dynamic_index is not None
         return EnvValue(
@@ -105,6 +115,8 @@ class Addressing:
                         "spec": spec,
                     }
                 )
+        if self.naming.controller_creates_headless_service:
+            return out
         out.append(
             {
                 "apiVersion": "v1",

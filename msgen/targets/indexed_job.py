@@ -15,7 +15,9 @@ from ..diagnostics import Diagnostic
 from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
 from .addressing import Addressing, Naming
-from .common import finish_pod, unexpressed_policies, warn
+from . import scheduling, support
+from .common import finish_pod
+from .scheduling import warn
 
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 COMPLETION_INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
@@ -25,7 +27,7 @@ class IndexedJobTarget:
     name = "indexed-job"
     summary = "per role an Indexed batch/v1 Job, plus the Services the addressing needs"
 
-    def naming(self, plan: Plan) -> Naming:
+    def naming(self, plan: Plan, options: Options) -> Naming:
         return Naming(
             hostname=lambda role, index: f"{self.job_name(plan, role)}-{index}",
             dynamic_index=field_ref(f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"),
@@ -54,78 +56,133 @@ class IndexedJobTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-        native = {"backoffLimit", "ttlSecondsAfterFinished", "activeDeadlineSeconds"}
-        exit_codes = versions.enabled("JobPodFailurePolicy", options.kube_version)
-        if exit_codes:
-            native.add("restartPolicy: ExitCode")
-        diagnostics = unexpressed_policies(
-            plan,
-            self.name,
-            native,
-            f"it needs a Job podFailurePolicy, Kubernetes {versions.since('JobPodFailurePolicy')} "
-            "or newer; pods run with restartPolicy Never and every failure counts against "
-            "backoffLimit, whatever its exit code",
-        )
+        diagnostics = support.unexpressed(plan, options, self.name)
         objects = addressing.services()
-        run = plan.run_policy
+        groups, found = scheduling.gang_objects(plan, options, self.name)
+        objects += groups
+        diagnostics.extend(found)
+        if options.kueue_queue and len(pods) > 1:
+            diagnostics.append(
+                warn(
+                    plan,
+                    ("kind",),
+                    "Kueue admits each role's Job on its own, so part of the job can start "
+                    "while the rest waits; use --target jobset to admit the job as a whole",
+                )
+            )
         for slot, merged in pods:
             role = slot.role
-            restart = _job_restart_policy(role.restart_policy)
-            if role.restart_policy == "Always":
-                diagnostics.append(
-                    warn(
-                        plan,
-                        role.path + ("restartPolicy",),
-                        "restartPolicy Always is not accepted by Jobs: pods restart OnFailure "
-                        "instead; use --target pod to keep Always",
-                    )
-                )
             template, found = finish_pod(
-                plan, slot, merged, addressing, restart_policy=restart, hostname=None
+                plan,
+                slot,
+                merged,
+                addressing,
+                restart_policy=job_restart_policy(role.restart_policy),
+                hostname=None,
+                options=options,
+                target=self.name,
             )
             diagnostics.extend(found)
-            spec: dict[str, Any] = {
-                "completionMode": "Indexed",
-                "completions": role.replicas,
-                "parallelism": role.replicas,
-            }
-            # ms-operator fails the job on the first failed pod unless a backoffLimit says
-            # otherwise; a Job's own default (6 retries) would quietly differ.
-            if run.backoff_limit is not None:
-                spec["backoffLimit"] = run.backoff_limit
-            elif role.restart_policy == "Never":
-                spec["backoffLimit"] = 0
-            if role.restart_policy == "ExitCode" and exit_codes:
-                spec["podFailurePolicy"] = exit_code_policy(plan.main_container)
-            success, found = _success_policy(plan, role, options)
+            spec, found = job_spec(plan, role, options, template)
             diagnostics.extend(found)
-            if success is not None:
-                spec["successPolicy"] = success
-            if run.active_deadline_seconds is not None:
-                spec["activeDeadlineSeconds"] = run.active_deadline_seconds
-            if run.ttl_seconds_after_finished is not None:
-                spec["ttlSecondsAfterFinished"] = run.ttl_seconds_after_finished
-            spec["template"] = template
+            if plan.run_policy.ttl_seconds_after_finished is not None:
+                spec["ttlSecondsAfterFinished"] = plan.run_policy.ttl_seconds_after_finished
+            metadata: dict[str, Any] = {"name": self.job_name(plan, role)}
+            if options.kueue_queue:
+                metadata["labels"] = scheduling.kueue_labels(options)
+                spec["suspend"] = True
             objects.append(
-                {
-                    "apiVersion": "batch/v1",
-                    "kind": "Job",
-                    "metadata": {"name": self.job_name(plan, role)},
-                    "spec": spec,
-                }
+                {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
             )
         return objects, diagnostics
 
 
-def exit_code_policy(container: str) -> dict[str, Any]:
-    """ms-operator's ExitCode rule: 1-127 are the program's own failures and fail the job;
-    128 and above (signals, OOM kills) are retried; disruptions (preemption, eviction,
-    node drain) are not counted against the backoff limit."""
+def job_spec(
+    plan: Plan, role: Role, options: Options, template: dict[str, Any]
+) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """The Indexed Job spec of one role, with the run policies a Job expresses.
+
+    Shared by the `indexed-job` and `jobset` targets (a JobSet's replicated Job is this Job).
+    """
+    diagnostics: list[Diagnostic] = []
+    run = plan.run_policy
+    spec: dict[str, Any] = {
+        "completionMode": "Indexed",
+        "completions": role.replicas,
+        "parallelism": role.replicas,
+    }
+    if role.restart_policy == "Always":
+        diagnostics.append(
+            warn(
+                plan,
+                role.path + ("restartPolicy",),
+                "restartPolicy Always is not accepted by Jobs: pods restart OnFailure "
+                "instead; use --target pod or statefulset to keep Always",
+            )
+        )
+    per_index = _dynamic_workers(plan, role, options, diagnostics)
+    if per_index:
+        # A failed worker fails only its own index: the others keep training, and the job
+        # still succeeds when worker 0 does.
+        spec["backoffLimitPerIndex"] = run.backoff_limit or 0
+    elif run.backoff_limit is not None:
+        spec["backoffLimit"] = run.backoff_limit
+    elif role.restart_policy == "Never":
+        # ms-operator fails the job on the first failed pod unless a backoffLimit says
+        # otherwise; a Job's own default (6 retries) would quietly differ.
+        spec["backoffLimit"] = 0
+    if role.restart_policy == "ExitCode" and versions.enabled(
+        "JobPodFailurePolicy", options.kube_version
+    ):
+        spec["podFailurePolicy"] = exit_code_policy(
+            plan.main_container, "FailIndex" if per_index else "FailJob"
+        )
+    if (
+        role.replica_type == "Worker"
+        and role.replicas > 1
+        and plan.success_policy != "AllWorkers"
+        and versions.enabled("JobSuccessPolicy", options.kube_version)
+    ):
+        # ms-operator's default: the job succeeds when worker 0 does.
+        spec["successPolicy"] = {"rules": [{"succeededIndexes": "0"}]}
+    if run.active_deadline_seconds is not None:
+        spec["activeDeadlineSeconds"] = run.active_deadline_seconds
+    spec["template"] = template
+    return spec, diagnostics
+
+
+def _dynamic_workers(
+    plan: Plan, role: Role, options: Options, diagnostics: list[Diagnostic]
+) -> bool:
+    """Whether this role's Job gives each worker its own retry budget (`enableDynamicWorker`)."""
+    if not plan.enable_dynamic_worker or role.replica_type != "Worker":
+        return False
+    if not versions.enabled("JobBackoffLimitPerIndex", options.kube_version):
+        return False  # reported by support.unexpressed
+    if job_restart_policy(role.restart_policy) != "Never":
+        diagnostics.append(
+            warn(
+                plan,
+                ("spec", "enableDynamicWorker"),
+                "enableDynamicWorker needs the Worker restartPolicy Never or ExitCode (a Job's "
+                "per-index retries need it); with OnFailure the kubelet restarts a failed "
+                "worker in place and the Worker Job fails when backoffLimit is used up",
+            )
+        )
+        return False
+    return True
+
+
+def exit_code_policy(container: str, action: str = "FailJob") -> dict[str, Any]:
+    """ms-operator's ExitCode rule: 1-127 are the program's own failures and fail the job
+    (or, for dynamic workers, only that worker's index); 128 and above (signals, OOM kills)
+    are retried; disruptions (preemption, eviction, node drain) are not counted against the
+    backoff limit."""
     return {
         "rules": [
             {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
             {
-                "action": "FailJob",
+                "action": action,
                 "onExitCodes": {
                     "containerName": container,
                     "operator": "In",
@@ -136,27 +193,8 @@ def exit_code_policy(container: str) -> dict[str, Any]:
     }
 
 
-def _success_policy(
-    plan: Plan, role: Role, options: Options
-) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
-    """ms-operator's default: the job succeeds when worker 0 does (`AllWorkers`: every worker)."""
-    if role.replica_type != "Worker" or role.replicas < 2 or plan.success_policy == "AllWorkers":
-        return None, []
-    if versions.enabled("JobSuccessPolicy", options.kube_version):
-        return {"rules": [{"succeededIndexes": "0"}]}, []
-    path = ("spec", "successPolicy") if "successPolicy" in plan.document.data["spec"] else role.path
-    return None, [
-        warn(
-            plan,
-            path,
-            "success when worker 0 succeeds (ms-operator's default successPolicy) needs a Job "
-            f"successPolicy, Kubernetes {versions.since('JobSuccessPolicy')} or newer: the "
-            "Worker Job succeeds when every worker does",
-        )
-    ]
-
-
-def _job_restart_policy(policy: str) -> str:
+def job_restart_policy(policy: str) -> str:
+    """A Job's pod restart policy: Jobs do not accept Always; ExitCode runs as Never."""
     return {"Always": "OnFailure", "OnFailure": "OnFailure"}.get(policy, "Never")
 
 

@@ -14,14 +14,15 @@ from ..diagnostics import Diagnostic
 from ..plan import Options, Plan, PodSlot
 from . import labels
 from .addressing import Addressing, Naming
-from .common import finish_pod, unexpressed_policies
+from . import scheduling, support
+from .common import finish_pod
 
 
 class PodTarget:
     name = "pod"
     summary = "bare Pods <job>-<rt>-<i> with static indexes, as ms-operator created them"
 
-    def naming(self, plan: Plan) -> Naming:
+    def naming(self, plan: Plan, options: Options) -> Naming:
         return Naming(
             hostname=lambda role, index: f"{plan.name}-{role.key}-{index}",
             dynamic_index=None,
@@ -38,34 +39,43 @@ class PodTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-        diagnostics = unexpressed_policies(
-            plan,
-            self.name,
-            {"activeDeadlineSeconds"},
-            "pods run with restartPolicy Never, so a pod killed by a signal (exit code 128 or "
-            "more) is not retried",
-        )
+        diagnostics = support.unexpressed(plan, options, self.name)
         objects = addressing.services()
+        groups, found = scheduling.gang_objects(plan, options, self.name)
+        objects += groups
+        diagnostics.extend(found)
         deadline = plan.run_policy.active_deadline_seconds
         for slot, merged in pods:
             assert slot.index is not None
             name = f"{plan.name}-{slot.role.key}-{slot.index}"
             restart = "Never" if slot.role.restart_policy == "ExitCode" else slot.role.restart_policy
             template, found = finish_pod(
-                plan, slot, merged, addressing, restart_policy=restart, hostname=name
+                plan,
+                slot,
+                merged,
+                addressing,
+                restart_policy=restart,
+                hostname=name,
+                options=options,
+                target=self.name,
             )
             diagnostics.extend(found)
             spec = template["spec"]
             if deadline is not None and "activeDeadlineSeconds" not in spec:
                 spec["activeDeadlineSeconds"] = deadline
-            objects.append(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "metadata": {**template["metadata"], "name": name},
-                    "spec": spec,
+            metadata = {**template["metadata"], "name": name}
+            if options.kueue_queue:
+                # Kueue admits bare pods as one group: every pod names the group and its size.
+                metadata["labels"] = {
+                    **metadata["labels"],
+                    **scheduling.kueue_labels(options),
+                    scheduling.KUEUE_POD_GROUP_LABEL: plan.name,
                 }
-            )
+                metadata["annotations"] = {
+                    **(metadata.get("annotations") or {}),
+                    scheduling.KUEUE_POD_GROUP_COUNT: str(len(pods)),
+                }
+            objects.append({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec})
         return objects, diagnostics
 
 

@@ -1,0 +1,196 @@
+"""Gang scheduling, priority and queueing, shared by every target (contracts §8).
+
+A distributed job whose pods start one at a time can deadlock a busy cluster: half the
+workers hold their GPUs and wait for the other half forever. `schedulingPolicy` asks for
+gang scheduling; msgen expresses it as a PodGroup of the scheduler the user names with
+`--gang-scheduler` (Volcano, or the scheduler-plugins coscheduling plugin), with pods joined
+the way that scheduler expects. The Volcano target needs none of this: a Volcano Job is its
+own gang (see `volcano.py`). `priorityClass` also becomes the pods' `priorityClassName`, and
+`--kueue-queue` hands the workloads to Kueue, which admits them by label and expects them
+created suspended.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import quantity
+from ..diagnostics import Diagnostic, Severity
+from ..plan import Options, Plan, PodSlot, SchedulingPolicy
+
+VOLCANO_SCHEDULER = "volcano"
+VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+#: The name scheduler-plugins' own deployment gives its second scheduler.
+PLUGINS_SCHEDULER = "scheduler-plugins-scheduler"
+PLUGINS_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+KUEUE_POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
+
+_POLICY_PATH = ("spec", "runPolicy", "schedulingPolicy")
+
+
+def warn(plan: Plan, path: tuple[str | int, ...], message: str) -> Diagnostic:
+    return plan.document.diagnostic(path, message, severity=Severity.WARNING)
+
+
+def policy(plan: Plan) -> SchedulingPolicy:
+    return plan.run_policy.scheduling or SchedulingPolicy()
+
+
+def min_member(plan: Plan) -> int:
+    """`minAvailable`, or every pod of the job (contracts §8)."""
+    given = policy(plan).min_available
+    return given if given is not None else sum(role.replicas for role in plan.roles)
+
+
+def min_resources(plan: Plan) -> tuple[dict[str, str] | None, list[Diagnostic]]:
+    """The user's `minResources`, or per-pod requests × replicas summed over every role.
+
+    A pod's request is what the scheduler reserves: the sum over its containers (a limit
+    stands in for a missing request, as Kubernetes defaults it), or the largest init
+    container's when that is more.
+    """
+    given = policy(plan).min_resources
+    if given is not None:
+        return {name: str(value) for name, value in sorted(given.items())}, []
+    totals: dict[str, quantity.Sum] = {}
+    diagnostics: list[Diagnostic] = []
+    for role in plan.roles:
+        if role.replicas == 0:
+            continue
+        spec = role.template["spec"]
+        pod: dict[str, quantity.Sum] = {}
+        for ci, container in enumerate(spec["containers"]):
+            for name, value, path in _requests(container):
+                try:
+                    pod.setdefault(name, quantity.Sum()).add(value)
+                except ValueError as exc:
+                    field = role.path + ("template", "spec", "containers", ci, "resources") + path
+                    diagnostics.append(plan.document.diagnostic(field, str(exc)))
+        for init in spec.get("initContainers") or []:
+            for name, value, _path in _requests(init):
+                try:
+                    single = quantity.Sum()
+                    single.add(value)
+                except ValueError:
+                    continue  # reported by Kubernetes' own validation of the template
+                if name not in pod or single.value > pod[name].value:
+                    pod[name] = single
+        for name, amount in pod.items():
+            total = totals.setdefault(name, quantity.Sum())
+            total.value += amount.value * role.replicas
+            total.binary |= amount.binary
+            total.decimal_suffix |= amount.decimal_suffix
+    if not totals:
+        return None, diagnostics
+    return {name: totals[name].text() for name in sorted(totals)}, diagnostics
+
+
+def _requests(container: dict[str, Any]) -> list[tuple[str, object, tuple[str, str]]]:
+    resources = container.get("resources") or {}
+    requests = resources.get("requests") or {}
+    limits = resources.get("limits") or {}
+    out = [(name, value, ("requests", name)) for name, value in requests.items()]
+    out += [(name, value, ("limits", name)) for name, value in limits.items() if name not in requests]
+    return out
+
+
+def gang_objects(plan: Plan, options: Options, target: str) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    """The PodGroup the job's pods join, or a warning where gang scheduling is asked for but
+    no gang scheduler was chosen."""
+    scheduling = plan.run_policy.scheduling
+    if target == "volcano":
+        return [], []
+    if options.gang_scheduler == "none":
+        if scheduling is None:
+            return [], []
+        return [], [
+            warn(
+                plan,
+                _POLICY_PATH,
+                f"schedulingPolicy asks for gang scheduling, which target {target} expresses as "
+                "a PodGroup of the scheduler you name: pass --gang-scheduler volcano or "
+                "--gang-scheduler scheduler-plugins; until then pods are scheduled one by one",
+            )
+        ]
+    resources, diagnostics = min_resources(plan)
+    spec: dict[str, Any] = {"minMember": min_member(plan)}
+    if resources is not None:
+        spec["minResources"] = resources
+    chosen = policy(plan)
+    if options.gang_scheduler == "volcano":
+        if chosen.queue is not None:
+            spec["queue"] = chosen.queue
+        if chosen.priority_class is not None:
+            spec["priorityClassName"] = chosen.priority_class
+        api_version = "scheduling.volcano.sh/v1beta1"
+    else:
+        if chosen.queue is not None:
+            diagnostics.append(
+                warn(
+                    plan,
+                    _POLICY_PATH + ("queue",),
+                    "a scheduler-plugins PodGroup has no queue: the queue is not expressed; "
+                    "use --gang-scheduler volcano or --kueue-queue for queueing",
+                )
+            )
+        api_version = "scheduling.x-k8s.io/v1alpha1"
+    group = {
+        "apiVersion": api_version,
+        "kind": "PodGroup",
+        "metadata": {"name": plan.name},
+        "spec": spec,
+    }
+    return [group], diagnostics
+
+
+def join_pod(
+    plan: Plan, options: Options, slot: PodSlot, template: dict[str, Any], target: str
+) -> list[Diagnostic]:
+    """Join a finished pod template to the job's gang and priority (in place)."""
+    diagnostics = []
+    spec = template["spec"]
+    metadata = template["metadata"]
+    priority = policy(plan).priority_class
+    if priority is not None:
+        own = spec.get("priorityClassName")
+        if own is None:
+            spec["priorityClassName"] = priority
+        elif own != priority:
+            diagnostics.append(
+                warn(
+                    plan,
+                    slot.role.path + ("template", "spec", "priorityClassName"),
+                    f"priorityClassName {own!r} is kept for this role; the job's "
+                    f"schedulingPolicy.priorityClass {priority!r} applies to the others",
+                )
+            )
+    if target == "volcano" or options.gang_scheduler == "none":
+        return diagnostics
+    scheduler = VOLCANO_SCHEDULER if options.gang_scheduler == "volcano" else PLUGINS_SCHEDULER
+    own_scheduler = spec.get("schedulerName")
+    if own_scheduler is None:
+        spec["schedulerName"] = scheduler
+    elif own_scheduler != scheduler and options.gang_scheduler == "volcano":
+        diagnostics.append(
+            warn(
+                plan,
+                slot.role.path + ("template", "spec", "schedulerName"),
+                f"schedulerName {own_scheduler!r} is kept, but only the volcano scheduler "
+                "honours a Volcano PodGroup: these pods are not gang-scheduled",
+            )
+        )
+    if options.gang_scheduler == "volcano":
+        metadata["annotations"] = {
+            **(metadata.get("annotations") or {}),
+            VOLCANO_GROUP_ANNOTATION: plan.name,
+        }
+    else:
+        metadata["labels"] = {**metadata["labels"], PLUGINS_GROUP_LABEL: plan.name}
+    return diagnostics
+
+
+def kueue_labels(options: Options) -> dict[str, str]:
+    """The label Kueue admits a workload by; empty without `--kueue-queue`."""
+    return {KUEUE_QUEUE_LABEL: options.kueue_queue} if options.kueue_queue else {}

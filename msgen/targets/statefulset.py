@@ -1,0 +1,119 @@
+"""`statefulset`: per role an `apps/v1` StatefulSet behind the job's headless Service.
+
+For long-running roles, and for platforms that only allow StatefulSets. Each role is a
+StatefulSet `<job>-<rt>` with `serviceName: <job>` and parallel pod management, so its pods
+`<job>-<rt>-<i>` start together and keep their ordinal host names across restarts.
+
+Restart semantics differ from a Job's: StatefulSet pods always restart, so a job never
+completes or fails; `restartPolicy` Never or ExitCode, success policies and retry limits
+cannot be expressed (each is reported). A pod learns its ordinal from the
+`apps.kubernetes.io/pod-index` label (Kubernetes 1.28 and newer); before that, Workers get
+their pod name as `MS_NODE_ID`, as ms-operator gave it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import versions
+from ..diagnostics import Diagnostic
+from ..patch import field_ref
+from ..plan import Options, Plan, PodSlot, Role
+from . import labels, scheduling, support
+from .addressing import Addressing, Naming
+from .common import finish_pod
+from .scheduling import warn
+
+POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+
+
+class StatefulSetTarget:
+    name = "statefulset"
+    summary = (
+        "per role a StatefulSet with parallel pod management; pods always restart, so the "
+        "job never completes"
+    )
+
+    def naming(self, plan: Plan, options: Options) -> Naming:
+        index = None
+        if versions.enabled("PodIndexLabel", options.kube_version):
+            index = field_ref(f"metadata.labels['{POD_INDEX_LABEL}']")
+        return Naming(
+            hostname=lambda role, i: f"{self.set_name(plan, role)}-{i}",
+            dynamic_index=index,
+            index_selector=lambda role, i: {POD_NAME_LABEL: f"{self.set_name(plan, role)}-{i}"},
+            dynamic_pod_name=field_ref("metadata.name"),
+            controller_sets_subdomain=True,
+        )
+
+    @staticmethod
+    def set_name(plan: Plan, role: Role) -> str:
+        return f"{plan.name}-{role.key}"
+
+    def slots(self, plan: Plan) -> list[PodSlot]:
+        return [
+            PodSlot(role, 0 if role.replicas == 1 else None)
+            for role in plan.roles
+            if role.replicas > 0
+        ]
+
+    def render(
+        self,
+        plan: Plan,
+        pods: list[tuple[PodSlot, dict[str, Any]]],
+        addressing: Addressing,
+        options: Options,
+    ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+        diagnostics = support.unexpressed(plan, options, self.name)
+        objects = addressing.services()
+        groups, found = scheduling.gang_objects(plan, options, self.name)
+        objects += groups
+        diagnostics.extend(found)
+        if addressing.distributed and addressing.naming.dynamic_index is None:
+            workers = plan.role("Worker")
+            if workers is not None and workers.replicas > 1:
+                diagnostics.append(
+                    warn(
+                        plan,
+                        workers.path,
+                        "StatefulSet pods learn their ordinal from the apps.kubernetes.io/"
+                        f"pod-index label from Kubernetes {versions.since('PodIndexLabel')}; "
+                        "before that Workers get their pod name as MS_NODE_ID, as with "
+                        "ms-operator, and ranks follow the order workers register in",
+                    )
+                )
+        for slot, merged in pods:
+            role = slot.role
+            template, found = finish_pod(
+                plan,
+                slot,
+                merged,
+                addressing,
+                restart_policy="Always",
+                hostname=None,
+                options=options,
+                target=self.name,
+            )
+            diagnostics.extend(found)
+            metadata: dict[str, Any] = {"name": self.set_name(plan, role)}
+            if options.kueue_queue:
+                metadata["labels"] = scheduling.kueue_labels(options)
+            objects.append(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "metadata": metadata,
+                    "spec": {
+                        "podManagementPolicy": "Parallel",
+                        "replicas": role.replicas,
+                        "selector": {"matchLabels": labels.role_selector(plan, role)},
+                        "serviceName": addressing.subdomain,
+                        "template": template,
+                    },
+                }
+            )
+        return objects, diagnostics
+
+
+TARGET = StatefulSetTarget()

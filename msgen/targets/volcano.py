@@ -1,0 +1,156 @@
+"""`volcano`: one `batch.volcano.sh/v1alpha1` Job with a task per role.
+
+A Volcano Job is its own gang: the volcano scheduler starts its pods together once
+`minAvailable` of them fit (the job's `schedulingPolicy.minAvailable`, else every pod), in
+the job's `queue` and priority. Pods are `<job>-<rt>-<i>`; the `svc` plugin gives them that
+host name, the subdomain `<job>` and the headless Service `<job>`, and the `env` plugin tells
+each process its index (`VC_TASK_INDEX`). Volcano appends that variable after the pod's own
+environment, so no `$(...)` value can use it: Workers get their pod name as `MS_NODE_ID`, as
+ms-operator gave it, and ranks follow the order workers register in.
+
+Policies map onto Volcano's events and actions, per task:
+
+- a pod evicted (preemption, node drain) restarts its task and is not counted as a failure;
+- `restartPolicy` Never or ExitCode: a failed pod terminates the job, or restarts it while
+  `backoffLimit` (the job's `maxRetry`) allows; with `enableDynamicWorker`, a failed Worker
+  does neither; OnFailure and Always restart the container in place, as the kubelet does;
+- the Worker task completing completes the job and stops the other roles' pods
+  (`cleanPodPolicy: Running`, ms-operator's default; `None` leaves them running).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..diagnostics import Diagnostic
+from ..patch import field_ref
+from ..plan import Options, Plan, PodSlot, Role
+from . import scheduling, support
+from .addressing import Addressing, Naming
+from .common import finish_pod
+from .scheduling import warn
+
+
+class VolcanoTarget:
+    name = "volcano"
+    summary = "one Volcano Job (batch.volcano.sh/v1alpha1) with a task per role, gang-scheduled"
+
+    def naming(self, plan: Plan, options: Options) -> Naming:
+        return Naming(
+            hostname=lambda role, index: f"{plan.name}-{role.key}-{index}",
+            dynamic_index=None,
+            dynamic_pod_name=field_ref("metadata.name"),
+            controller_sets_subdomain=True,
+            controller_creates_headless_service=True,
+        )
+
+    def slots(self, plan: Plan) -> list[PodSlot]:
+        return [
+            PodSlot(role, 0 if role.replicas == 1 else None)
+            for role in plan.roles
+            if role.replicas > 0
+        ]
+
+    def render(
+        self,
+        plan: Plan,
+        pods: list[tuple[PodSlot, dict[str, Any]]],
+        addressing: Addressing,
+        options: Options,
+    ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+        diagnostics = support.unexpressed(plan, options, self.name)
+        if options.gang_scheduler == "scheduler-plugins":
+            diagnostics.append(
+                warn(
+                    plan,
+                    ("kind",),
+                    "--gang-scheduler scheduler-plugins does not apply to a Volcano Job, which "
+                    "the volcano scheduler gang-schedules itself: no PodGroup is emitted",
+                )
+            )
+        chosen = scheduling.policy(plan)
+        if chosen.min_resources is not None:
+            diagnostics.append(
+                warn(
+                    plan,
+                    ("spec", "runPolicy", "schedulingPolicy", "minResources"),
+                    "a Volcano Job has no minResources: Volcano sums its tasks' requests itself",
+                )
+            )
+        workers = plan.role("Worker")
+        if addressing.distributed and workers is not None and workers.replicas > 1:
+            diagnostics.append(
+                warn(
+                    plan,
+                    workers.path,
+                    "Volcano gives a pod its index only as VC_TASK_INDEX, after the pod's own "
+                    "environment: Workers get their pod name as MS_NODE_ID, as with "
+                    "ms-operator, and ranks follow the order workers register in",
+                )
+            )
+        objects = addressing.services()
+        tasks = []
+        for slot, merged in pods:
+            role = slot.role
+            restart = "Never" if role.restart_policy == "ExitCode" else role.restart_policy
+            template, found = finish_pod(
+                plan,
+                slot,
+                merged,
+                addressing,
+                restart_policy=restart,
+                hostname=None,
+                options=options,
+                target=self.name,
+            )
+            diagnostics.extend(found)
+            deadline = plan.run_policy.active_deadline_seconds
+            if deadline is not None and "activeDeadlineSeconds" not in template["spec"]:
+                template["spec"]["activeDeadlineSeconds"] = deadline
+            task: dict[str, Any] = {"name": role.key, "replicas": role.replicas}
+            policies = _task_policies(plan, role)
+            if policies:
+                task["policies"] = policies
+            task["template"] = template
+            tasks.append(task)
+        spec: dict[str, Any] = {
+            "minAvailable": scheduling.min_member(plan),
+            "schedulerName": scheduling.VOLCANO_SCHEDULER,
+        }
+        if chosen.queue is not None:
+            spec["queue"] = chosen.queue
+        if chosen.priority_class is not None:
+            spec["priorityClassName"] = chosen.priority_class
+        if plan.run_policy.backoff_limit:
+            spec["maxRetry"] = plan.run_policy.backoff_limit
+        if plan.run_policy.ttl_seconds_after_finished is not None:
+            spec["ttlSecondsAfterFinished"] = plan.run_policy.ttl_seconds_after_finished
+        if addressing.distributed:
+            plugins: dict[str, list[str]] = {"svc": []}
+            if any(slot.index is None for slot, _ in pods):
+                plugins["env"] = []
+            spec["plugins"] = plugins
+        spec["tasks"] = tasks
+        objects.append(
+            {
+                "apiVersion": "batch.volcano.sh/v1alpha1",
+                "kind": "Job",
+                "metadata": {"name": plan.name},
+                "spec": spec,
+            }
+        )
+        return objects, diagnostics
+
+
+def _task_policies(plan: Plan, role: Role) -> list[dict[str, str]]:
+    policies = [{"action": "RestartTask", "event": "PodEvicted"}]
+    dynamic = plan.enable_dynamic_worker and role.replica_type == "Worker"
+    if role.restart_policy in ("Never", "ExitCode") and not dynamic:
+        action = "RestartJob" if plan.run_policy.backoff_limit else "TerminateJob"
+        policies.append({"action": action, "event": "PodFailed"})
+    if role.replica_type == "Worker" and plan.run_policy.clean_pod_policy != "None":
+        policies.append({"action": "CompleteJob", "event": "TaskCompleted"})
+    return policies
+
+
+TARGET = VolcanoTarget()
