@@ -210,7 +210,7 @@ _SHOWN = {"native": "native", "apply": "needs `msgen apply`", "no": "not support
 def markdown_table() -> str:
     """The README's table: each MSJob field × each target."""
     lines = [
-        "| MSJob field | " + " | ".join(f"`{t}`" for t in TARGET_ORDER) + " |",
+        "| MSJob field or option | " + " | ".join(f"`{t}`" for t in TARGET_ORDER) + " |",
         "|---|" + "---|" * len(TARGET_ORDER),
     ]
     for row, cells in TABLE.items():
