@@ -150,8 +150,17 @@ def _check_names(plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
         spec = obj.get("spec") or {}
         if obj["kind"] == "Pod" and spec.get("hostname"):
             derived.append(spec["hostname"])
+        name = obj["metadata"]["name"]
         if obj["kind"] == "Job" and spec.get("completionMode") == "Indexed":
-            derived.append(f"{obj['metadata']['name']}-{spec['completions'] - 1}")
+            derived.append(f"{name}-{spec['completions'] - 1}")
+        elif obj["kind"] == "StatefulSet":
+            derived.append(f"{name}-{spec['replicas'] - 1}")
+        elif obj["kind"] == "JobSet":
+            for rjob in spec["replicatedJobs"]:
+                last = rjob["template"]["spec"]["completions"] - 1
+                derived.append(f"{name}-{rjob['name']}-{rjob['replicas'] - 1}-{last}")
+        elif obj["apiVersion"] == "batch.volcano.sh/v1alpha1":
+            derived += [f"{name}-{task['name']}-{task['replicas'] - 1}" for task in spec["tasks"]]
     out = []
     for name in dict.fromkeys(derived):
         problem = dns1035_problem(name)
