@@ -313,7 +313,7 @@ def test_bad_option_annotation(annotation: str, position: str, message: str) -> 
 
 def test_jobset_host_names_are_longer_and_checked() -> None:
     # A JobSet pod's host name is <job>-<rt>-0-<i>: two characters more than other targets'.
-    name = "c" * 49
+    name = "c" * 50
     assert msgen("render", "-", input=job(GOOD_SCHEDULER + GOOD_WORKER, name=name)).exit_code == 0
     err = fails(job(GOOD_SCHEDULER + GOOD_WORKER, name=name), "--target", "jobset")
     assert f"makes the name '{name}-scheduler-0-0', which is 64 characters long" in err
