@@ -82,6 +82,13 @@ class Plan:
                 return role
         return None
 
+    def workers(self) -> Role | None:
+        """The role whose success is the job's: `Worker`, however a kind spells it."""
+        for role in self.roles:
+            if role.key == "worker":
+                return role
+        return None
+
     def replicas(self, replica_type: str) -> int:
         role = self.role(replica_type)
         return role.replicas if role is not None else 0

@@ -138,7 +138,7 @@ def job_spec(
             plan.main_container, "FailIndex" if per_index else "FailJob"
         )
     if (
-        role.replica_type == "Worker"
+        role.key == "worker"
         and role.replicas > 1
         and plan.success_policy != "AllWorkers"
         and versions.enabled("JobSuccessPolicy", options.kube_version)
@@ -155,7 +155,7 @@ def _dynamic_workers(
     plan: Plan, role: Role, options: Options, diagnostics: list[Diagnostic]
 ) -> bool:
     """Whether this role's Job gives each worker its own retry budget (`enableDynamicWorker`)."""
-    if not plan.enable_dynamic_worker or role.replica_type != "Worker":
+    if not plan.enable_dynamic_worker or role.key != "worker":
         return False
     if not versions.enabled("JobBackoffLimitPerIndex", options.kube_version):
         return False  # reported by support.unexpressed

@@ -94,10 +94,11 @@ class JobSetTarget:
             "network": {"enableDNSHostnames": True, "subdomain": addressing.subdomain},
             "replicatedJobs": replicated,
         }
-        if plan.replicas("Worker") > 0:
+        workers = plan.workers()
+        if workers is not None and workers.replicas > 0:
             # The Worker Job decides: it succeeds when worker 0 does (or every worker, with
             # AllWorkers); the JobSet then succeeds and deletes the other roles' pods.
-            spec["successPolicy"] = {"operator": "All", "targetReplicatedJobs": ["worker"]}
+            spec["successPolicy"] = {"operator": "All", "targetReplicatedJobs": [workers.key]}
         if plan.run_policy.ttl_seconds_after_finished is not None:
             spec["ttlSecondsAfterFinished"] = plan.run_policy.ttl_seconds_after_finished
         metadata: dict[str, Any] = {"name": plan.name}

@@ -71,7 +71,7 @@ class StatefulSetTarget:
         objects += groups
         diagnostics.extend(found)
         if addressing.distributed and addressing.naming.dynamic_index is None:
-            workers = plan.role("Worker")
+            workers = plan.workers()
             if workers is not None and workers.replicas > 1:
                 diagnostics.append(
                     warn(

@@ -169,7 +169,7 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
         having = [role for role in plan.roles if role.restart_policy == policy]
         if having:
             out.append((f"restartPolicy: {policy}", having[0].path + ("restartPolicy",)))
-    workers = plan.role("Worker")
+    workers = plan.workers()
     if workers is not None and workers.replicas > 1:
         path: Path = ("spec", "successPolicy") if "successPolicy" in spec else workers.path
         row = "successPolicy: AllWorkers" if plan.success_policy == "AllWorkers" else "successPolicy (default: worker 0)"

@@ -77,7 +77,7 @@ class VolcanoTarget:
                     "a Volcano Job has no minResources: Volcano sums its tasks' requests itself",
                 )
             )
-        workers = plan.role("Worker")
+        workers = plan.workers()
         if addressing.distributed and workers is not None and workers.replicas > 1:
             diagnostics.append(
                 warn(
@@ -144,11 +144,11 @@ class VolcanoTarget:
 
 def _task_policies(plan: Plan, role: Role) -> list[dict[str, str]]:
     policies = [{"action": "RestartTask", "event": "PodEvicted"}]
-    dynamic = plan.enable_dynamic_worker and role.replica_type == "Worker"
+    dynamic = plan.enable_dynamic_worker and role.key == "worker"
     if role.restart_policy in ("Never", "ExitCode") and not dynamic:
         action = "RestartJob" if plan.run_policy.backoff_limit else "TerminateJob"
         policies.append({"action": action, "event": "PodFailed"})
-    if role.replica_type == "Worker" and plan.run_policy.clean_pod_policy != "None":
+    if role.key == "worker" and plan.run_policy.clean_pod_policy != "None":
         policies.append({"action": "CompleteJob", "event": "TaskCompleted"})
     return policies
 
