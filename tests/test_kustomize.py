@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from msgen.targets import NAMES as TARGETS
+
 from .conftest import SAMPLES, kustomize_binary, msgen
 
 
@@ -15,7 +17,7 @@ def identity(obj: dict) -> tuple[str, str]:  # type: ignore[type-arg]
     return obj["kind"], obj["metadata"]["name"]
 
 
-@pytest.mark.parametrize("target", ["indexed-job", "pod"])
+@pytest.mark.parametrize("target", TARGETS)
 def test_kustomize_builds_rendered_output(tmp_path: Path, target: str) -> None:
     binary = kustomize_binary()
     if binary is None:
