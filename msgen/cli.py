@@ -183,6 +183,7 @@ def render(output: str | None, output_format: str, **kwargs: Any) -> None:
       msgen render job.yaml > out.yaml
       msgen render --target pod --namespace training jobs/ -o out.yaml
       cat job.yaml | msgen render --kube-version 1.29 --format json
+      msgen render --target jobset --gang-scheduler volcano --kueue-queue team-a job.yaml
     """
     compilation = _compile(kwargs)
     from .emit import to_json, to_yaml
