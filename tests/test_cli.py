@@ -81,7 +81,7 @@ def test_json_output_is_one_list() -> None:
 
 
 def test_validate_checks_and_writes_nothing() -> None:
-    run = msgen("validate", str(SAMPLES))
+    run = msgen("validate", str(SAMPLES / "mindspore"))
     assert run.exit_code == 0
     assert run.stdout == ""
     assert "msgen: valid: 5 job(s) in 5 document(s)" in run.stderr
@@ -104,7 +104,13 @@ def test_empty_input_is_an_error_not_an_empty_stream() -> None:
 
 def test_schema_lists_kinds() -> None:
     run = msgen("schema", "--list")
-    assert run.stdout.splitlines() == ["mindspore.gitee.com/v1/MSJob"]
+    assert run.stdout.splitlines() == [
+        "kubeflow.org/v1/MSJob",
+        "kubeflow.org/v1/MXJob",
+        "kubeflow.org/v1alpha1/Caffe2Job",
+        "mindspore.gitee.com/v1/MSJob",
+        "mlkube.io/v1beta1/MxJob",
+    ]
     assert msgen("schema", "mindspore.gitee.com/v1/MSJob").stdout == msgen("schema").stdout
 
 

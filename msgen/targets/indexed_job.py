@@ -4,6 +4,10 @@ Each role is one Job `<job>-<rt>` with `completionMode: Indexed`, so its pods ge
 indexes (`batch.kubernetes.io/job-completion-index`) and stable host names `<job>-<rt>-<i>`;
 the job's headless Service `<job>` and the pods' `subdomain` give them DNS names. Jobs bring
 retries (`backoffLimit`), deadlines and clean-up after finishing (`ttlSecondsAfterFinished`).
+
+A plan whose per-pod values need static indexes (`Plan.static_indexes`) gets one (not
+Indexed) Job of one pod per replica instead, `<job>-<rt>-<i>`, with that pod's host name:
+the names the `pod` target gives, with a Job's retries and clean-up.
 """
 
 from __future__ import annotations
@@ -12,13 +16,16 @@ from typing import Any
 
 from .. import versions
 from ..diagnostics import Diagnostic
-from ..patch import field_ref
+from ..patch import EnvValue, field_ref
 from ..plan import Options, Plan, PodSlot, Role
+from . import labels
 from .addressing import Addressing, Naming
 from .common import finish_pod, unexpressed_policies, warn
 
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 COMPLETION_INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
+#: The Job controller labels every pod with its Job's UID: one value per run of a Job.
+CONTROLLER_UID_LABEL = "controller-uid"
 
 
 class IndexedJobTarget:
@@ -26,6 +33,13 @@ class IndexedJobTarget:
     summary = "per role an Indexed batch/v1 Job, plus the Services the addressing needs"
 
     def naming(self, plan: Plan) -> Naming:
+        if plan.static_indexes:
+            return Naming(
+                hostname=lambda role, index: f"{self.job_name(plan, role)}-{index}",
+                dynamic_index=None,
+                index_selector=lambda role, index: {labels.REPLICA_INDEX: str(index)},
+                run_identity=_run_identity(plan),
+            )
         return Naming(
             hostname=lambda role, index: f"{self.job_name(plan, role)}-{index}",
             dynamic_index=field_ref(f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"),
@@ -33,6 +47,7 @@ class IndexedJobTarget:
             # not define it; defining it first lets later values use $(JOB_COMPLETION_INDEX).
             index_variable=COMPLETION_INDEX_VARIABLE,
             index_selector=lambda role, index: {COMPLETION_INDEX_ANNOTATION: str(index)},
+            run_identity=_run_identity(plan),
         )
 
     @staticmethod
@@ -40,6 +55,8 @@ class IndexedJobTarget:
         return f"{plan.name}-{role.key}"
 
     def slots(self, plan: Plan) -> list[PodSlot]:
+        if plan.static_indexes:
+            return [PodSlot(role, i) for role in plan.roles for i in range(role.replicas)]
         # A role of one replica has the static index 0, so its values need no downward API.
         return [
             PodSlot(role, 0 if role.replicas == 1 else None)
@@ -80,8 +97,12 @@ class IndexedJobTarget:
                         "instead; use --target pod to keep Always",
                     )
                 )
+            name = self.job_name(plan, role)
+            hostname = None
+            if plan.static_indexes:
+                name = hostname = f"{name}-{slot.index}"
             template, found = finish_pod(
-                plan, slot, merged, addressing, restart_policy=restart, hostname=None
+                plan, slot, merged, addressing, restart_policy=restart, hostname=hostname
             )
             diagnostics.extend(found)
             spec: dict[str, Any] = {
@@ -89,6 +110,10 @@ class IndexedJobTarget:
                 "completions": role.replicas,
                 "parallelism": role.replicas,
             }
+            if plan.static_indexes:
+                # Not Indexed: the Job controller would replace the pod's host name with
+                # `<Job>-<completion index>`.
+                spec = {"completions": 1, "parallelism": 1}
             # ms-operator fails the job on the first failed pod unless a backoffLimit says
             # otherwise; a Job's own default (6 retries) would quietly differ.
             if run.backoff_limit is not None:
@@ -110,7 +135,7 @@ class IndexedJobTarget:
                 {
                     "apiVersion": "batch/v1",
                     "kind": "Job",
-                    "metadata": {"name": self.job_name(plan, role)},
+                    "metadata": {"name": name},
                     "spec": spec,
                 }
             )
@@ -140,7 +165,12 @@ def _success_policy(
     plan: Plan, role: Role, options: Options
 ) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     """ms-operator's default: the job succeeds when worker 0 does (`AllWorkers`: every worker)."""
-    if role.replica_type != "Worker" or role.replicas < 2 or plan.success_policy == "AllWorkers":
+    if (
+        role.replica_type != "Worker"
+        or role.replicas < 2
+        or plan.success_policy == "AllWorkers"
+        or plan.static_indexes
+    ):
         return None, []
     if versions.enabled("JobSuccessPolicy", options.kube_version):
         return {"rules": [{"succeededIndexes": "0"}]}, []
@@ -154,6 +184,13 @@ def _success_policy(
             "Worker Job succeeds when every worker does",
         )
     ]
+
+
+def _run_identity(plan: Plan) -> EnvValue | None:
+    """A job of one role is one Job: its UID names the run. Several Jobs share none."""
+    if len([role for role in plan.roles if role.replicas > 0]) != 1 or plan.static_indexes:
+        return None
+    return field_ref(f"metadata.labels['{CONTROLLER_UID_LABEL}']")
 
 
 def _job_restart_policy(policy: str) -> str:
