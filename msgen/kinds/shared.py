@@ -139,6 +139,14 @@ def check_volumes(
                 name = mount.get("name")
                 if not isinstance(name, str):
                     continue
+                if not mount.get("mountPath"):
+                    out.append(
+                        document.diagnostic(
+                            mount_path,
+                            f"the mount of volume {name!r} has no mountPath; accepted: the "
+                            "absolute path where the container sees the volume",
+                        )
+                    )
                 mounted.add(name)
                 if name not in declared:
                     close = difflib.get_close_matches(name, [d for d in declared if d], n=1)
