@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from . import kinds
 from .diagnostics import Diagnostic, InputError, format_diagnostic, has_errors
@@ -152,11 +152,18 @@ def _move_restart_policy(replica: CommentedMap, note: Note) -> None:
 
 
 def _add_port(container: CommentedMap, name: str, port: int) -> bool:
-    ports = container.setdefault("ports", [])
+    ports = container.get("ports")
+    if ports is None:
+        ports = container["ports"] = CommentedSeq()
     if any(p.get("name") == name for p in ports):
         return False
     ports.append(CommentedMap([("containerPort", port), ("name", name)]))
     return True
+
+
+def _replicas(replica: CommentedMap) -> int:
+    count = replica.get("replicas")
+    return 1 if count is None else int(count)
 
 
 def _set_replicas(replica: CommentedMap, count: int) -> None:
@@ -179,9 +186,10 @@ def _convert_legacy_msjob(job: CommentedMap, note: Note) -> None:
     by_type = {r["replicaType"]: r for r in spec["replicaSpecs"]}
     master, worker = by_type["MASTER"], by_type.get("WORKER")
     port = _port(master.get("masterPort")) or _port(spec.get("masterPort")) or 23456
-    written_at = master if "masterPort" in master else spec
-    note(written_at, "masterPort", f"masterPort {port} → port msjob-port of the Scheduler's "
-         "container (MS_SCHED_PORT)")  # fmt: skip
+    written_at = master if "masterPort" in master else spec if "masterPort" in spec else None
+    if written_at is not None:
+        note(written_at, "masterPort", f"masterPort {port} → port msjob-port of the "
+             "Scheduler's container (MS_SCHED_PORT)")  # fmt: skip
     if "backend" in spec:
         note(spec, "backend", f"backend {spec['backend']!r} dropped: MindSpore's dynamic "
              "cluster chooses its own communication")  # fmt: skip
@@ -189,7 +197,7 @@ def _convert_legacy_msjob(job: CommentedMap, note: Note) -> None:
     if "masterPort" in spec:
         _delete(spec, "masterPort")
     workers = worker if worker is not None else copy.deepcopy(master)
-    training = int(master.get("replicas", 1)) + (int(worker.get("replicas", 1)) if worker else 0)
+    training = _replicas(master) + (_replicas(worker) if worker is not None else 0)
     for replica in (master, workers):
         for key in ("replicaType", "masterPort"):
             if key in replica:
@@ -206,10 +214,10 @@ def _convert_legacy_msjob(job: CommentedMap, note: Note) -> None:
          "before (the MASTER and each WORKER) is a Worker now")  # fmt: skip
     _set_replicas(workers, training)
     main = next(c for c in master["template"]["spec"]["containers"] if c["name"] == "mindspore")
-    for existing in main.get("ports") or []:
-        if existing.get("name") == "msjob-port":
-            existing["containerPort"] = port
-    _add_port(main, "msjob-port", port)
+    # A msjob-port written already is the port (the 2020 MSJob kind checks they agree).
+    if _add_port(main, "msjob-port", port) and written_at is None:
+        note(master, "template", f"port msjob-port {port} (the 2020 default masterPort) "
+             "added to the Scheduler's container")  # fmt: skip
     _replace_key(spec, "replicaSpecs", "msReplicaSpecs",
                  CommentedMap([("Scheduler", master), ("Worker", workers)]))  # fmt: skip
 
@@ -228,13 +236,18 @@ def _convert_old_mxjob(job: CommentedMap, note: Note) -> None:
         name = names[replica["mxReplicaType"]]
         _delete(replica, "mxReplicaType")
         if "PsRootPort" in replica:
-            port = int(replica["PsRootPort"])
+            value = replica["PsRootPort"]
+            port = MXNET_DEFAULT_PORT if value is None else int(value)
             main = next(c for c in replica["template"]["spec"]["containers"] if c["name"] == "mxnet")
-            if port != MXNET_DEFAULT_PORT and _add_port(main, "mxjob-port", port):
+            if any(p.get("name") == "mxjob-port" for p in main.get("ports") or []):
+                note(replica, "PsRootPort", "PsRootPort dropped: container 'mxnet' names its "
+                     "mxjob-port")  # fmt: skip
+            elif port == MXNET_DEFAULT_PORT:
+                note(replica, "PsRootPort", f"PsRootPort dropped: {port} is the default port")
+            else:
+                _add_port(main, "mxjob-port", port)
                 note(replica, "PsRootPort", f"PsRootPort {port} → port mxjob-port of "
                      "container 'mxnet'")  # fmt: skip
-            else:
-                note(replica, "PsRootPort", "PsRootPort dropped: it is the default port")
             _delete(replica, "PsRootPort")
         _move_restart_policy(replica, note)
         replicas[name] = replica

@@ -143,3 +143,13 @@ def test_unknown_job_like_kind_passes_through_naming_the_known_kinds() -> None:
     assert "warning: kind: kubeflow.org/v1beta2 MXJob is passed through unchanged: msgen compiles" in run.stderr
     for known in ("kubeflow.org/v1 MSJob", "kubeflow.org/v1 MXJob", "kubeflow.org/v1alpha1 Caffe2Job", "mlkube.io/v1beta1 MxJob", "mindspore.gitee.com/v1 MSJob"):
         assert known in run.stderr
+
+
+def test_legacy_master_port_and_container_port_must_agree() -> None:
+    text = LEGACY.replace(
+        "            name: msjob-mnist\n            command",
+        "            name: msjob-mnist\n            ports: [{name: msjob-port, containerPort: 3000}]\n            command",
+        1,
+    )
+    err = fails(text)
+    assert "<stdin>:10:15: error: spec.masterPort: masterPort 23456 differs from the msjob-port port 3000 of container 'msjob-mnist'" in err

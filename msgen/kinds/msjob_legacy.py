@@ -150,14 +150,23 @@ def _roles(job: LegacyMSJob, document: Document, out: list[Diagnostic]) -> tuple
         port = parse_port(spec.masterPort, document, port_path, out)
         if port is None:
             port, port_path = spec_port or DEFAULT_PORT, ("spec", "masterPort")
-        ports[replica_type] = (port, port_path)
         template = copy.deepcopy(document.data["spec"]["replicaSpecs"][index]["template"])
         main = main_container(
             template, document, path, replica_type, MAIN_CONTAINER, out, only_one_is_main=True
         )
         if main is not None:
             main_names.add(main["name"])
-            ensure_port(main, PORT_NAME, port)
+            listening = ensure_port(main, PORT_NAME, port)
+            if listening != port and (spec.masterPort is not None or spec_port is not None):
+                out.append(
+                    document.diagnostic(
+                        port_path,
+                        f"masterPort {port} differs from the {PORT_NAME} port {listening} of "
+                        f"container {main['name']!r}; accepted: the same port in both places, "
+                        "or only one of them",
+                    )
+                )
+            ports[replica_type] = (listening, port_path)
         check_volumes(template, document, path, out)
         found[replica_type] = Role(
             replica_type=replica_type,
@@ -173,7 +182,7 @@ def _roles(job: LegacyMSJob, document: Document, out: list[Diagnostic]) -> tuple
                 "no MASTER replica spec; accepted: one MASTER (replicas 1) and any WORKERs",
             )
         )
-    elif "WORKER" in ports and ports["WORKER"][0] != ports["MASTER"][0]:
+    elif "WORKER" in ports and "MASTER" in ports and ports["WORKER"][0] != ports["MASTER"][0]:
         out.append(
             document.diagnostic(
                 ports["WORKER"][1],

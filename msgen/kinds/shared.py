@@ -99,7 +99,8 @@ def main_container(
 
 def ensure_port(container: dict[str, Any], name: str, default: int) -> int:
     """The container's port called `name`, added with the operator's default when missing."""
-    ports = container.setdefault("ports", [])
+    ports = container.get("ports") or []
+    container["ports"] = ports
     for port in ports:
         if port.get("name") == name:
             return int(port["containerPort"])
@@ -113,16 +114,21 @@ def check_volumes(
     """Mounts must name declared volumes and carry only mount fields; unused volumes warn."""
     spec = template["spec"]
     spec_path = path + ("template", "spec")
-    declared = [v.get("name") for v in spec.get("volumes") or [] if isinstance(v, dict)]
+    volumes = spec.get("volumes")
+    declared = [
+        v.get("name") if isinstance(v, dict) and isinstance(v.get("name"), str) else None
+        for v in (volumes if isinstance(volumes, list) else [])
+    ]
     mounted: set[str] = set()
     for group in ("initContainers", "containers"):
         for ci, container in enumerate(spec.get(group) or []):
-            for mi, mount in enumerate(container.get("volumeMounts") or []):
+            mounts = container.get("volumeMounts")
+            for mi, mount in enumerate(mounts if isinstance(mounts, list) else []):
                 mount_path = spec_path + (group, ci, "volumeMounts", mi)
                 if not isinstance(mount, dict):
                     continue
                 for key in mount:
-                    if key not in VOLUME_MOUNT_FIELDS:
+                    if isinstance(key, str) and key not in VOLUME_MOUNT_FIELDS:
                         hint = (
                             f"; a {key} volume source belongs in the pod's volumes"
                             if key in VOLUME_SOURCES
@@ -149,8 +155,9 @@ def check_volumes(
                     )
                 mounted.add(name)
                 if name not in declared:
-                    close = difflib.get_close_matches(name, [d for d in declared if d], n=1)
-                    known = ", ".join(repr(d) for d in declared) or "none"
+                    names = [d for d in declared if d]
+                    close = difflib.get_close_matches(name, names, n=1)
+                    known = ", ".join(repr(d) for d in names) or "none"
                     suggestion = f" (did you mean {close[0]!r}?)" if close else ""
                     out.append(
                         document.diagnostic(
