@@ -56,6 +56,9 @@ def pods(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 for i in range(obj["spec"]["parallelism"])
             ]
         else:
+            assert obj["kind"] in ("Service", "ConfigMap", "PodGroup"), (
+                f"a {obj['kind']}: teach pods() how many pods it stands for and their indexes"
+            )
             continue
         for template, completion in templates:
             labels = template["metadata"]["labels"]
@@ -174,6 +177,14 @@ def test_caffe2_shard_env(target: str) -> None:
         run_ids.add(env["RUN_ID"])
     # One value for every shard of a run; from the Job's UID where there is a Job.
     assert run_ids == ({RUN_UID} if target == "indexed-job" else {"example-job"})
+
+
+def test_caffe2_says_when_run_id_cannot_change_between_runs() -> None:
+    sample = str(SAMPLES / "caffe2" / "resnet50-redis.yaml")
+    assert "RUN_ID" not in msgen("render", sample, "--target", "indexed-job").stderr
+    err = msgen("render", sample, "--target", "pod").stderr
+    assert "warning: spec.replicaSpecs: target pod creates no object whose identity changes" in err
+    assert "RUN_ID is the job name ('example-job')" in err
 
 
 def test_caffe2_nfs_backend() -> None:

@@ -14,7 +14,7 @@ job name, and the README says to clear the rendezvous between runs.
 
 from __future__ import annotations
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, Severity
 from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
 from ..plan import Options, Plan, PodSlot, Role
 from ..targets.addressing import Addressing, Endpoint
@@ -37,7 +37,19 @@ def endpoints(plan: Plan) -> list[Endpoint]:
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
-    return []
+    from .. import targets
+
+    if targets.lookup(options.target).naming(plan).run_identity is not None:
+        return []
+    return [
+        plan.document.diagnostic(
+            ("spec", "replicaSpecs"),
+            f"target {options.target} creates no object whose identity changes from run to "
+            f"run: RUN_ID is the job name ({plan.name!r}), so clear the Redis keys or NFS "
+            "directory of a previous run before running the job again",
+            severity=Severity.WARNING,
+        )
+    ]
 
 
 def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
