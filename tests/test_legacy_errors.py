@@ -153,3 +153,14 @@ def test_legacy_master_port_and_container_port_must_agree() -> None:
     )
     err = fails(text)
     assert "<stdin>:10:15: error: spec.masterPort: masterPort 23456 differs from the msjob-port port 3000 of container 'msjob-mnist'" in err
+
+
+def test_seed_mxjob_gpu_example_gets_field_level_messages() -> None:
+    """The original mxnet-operator's GPU example, a tf-operator leftover, as written."""
+    text = next((SHARED / "seeds").glob("002_*")).read_text()
+    match = re.search(r'```\n(apiVersion: "mlkube.io/v1beta1".*?)```', text, re.S)
+    assert match is not None
+    err = fails(match.group(1))
+    assert "<stdin>:6:3: error: spec.replica_specs: unknown field 'replica_specs' (did you mean 'replicaSpecs'?)" in err
+    err = fails(match.group(1).replace("replica_specs", "replicaSpecs").replace("spec:\n", "spec:\n  jobMode: dist\n", 1))
+    assert "<stdin>:10:22: error: spec.replicaSpecs[0].mxReplicaType: 'MASTER' is not accepted; accepted: 'SCHEDULER', 'SERVER' or 'WORKER'" in err
