@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic, Severity
 from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
-from ..plan import Options, Plan, PodSlot, Role
+from ..plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing, Endpoint
 from .jsonenv import INDEX, with_index
-from .ports import main_port
+from .ports import every_replica_by_name, main_port
 
 #: Keys of `Plan.framework_settings`, set by the Caffe2Job kind from `spec.backendSpecs`.
 REDIS_HOST = "REDIS_HOST"
@@ -29,11 +29,7 @@ NFS_PATH = "NFS_PATH"
 
 def endpoints(plan: Plan) -> list[Endpoint]:
     """Every shard is addressed by name (`CAFFE2_CONFIG` lists them all)."""
-    return [
-        Endpoint(role, index, ({"name": plan.port_name, "port": main_port(plan, role)},), by_name=True)
-        for role in plan.roles
-        for index in range(role.replicas)
-    ]
+    return every_replica_by_name(plan)
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:

@@ -25,18 +25,14 @@ from ..patch import EnvValue, Patch, literal
 from ..plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing, Endpoint
 from .jsonenv import INDEX, with_index
-from .ports import main_port
+from .ports import every_replica_by_name, main_port
 
 MASTER = "MASTER"
 
 
 def endpoints(plan: Plan) -> list[Endpoint]:
     """Every replica is addressed by name: `MS_CONFIG` lists them all."""
-    return [
-        Endpoint(role, index, ({"name": plan.port_name, "port": main_port(plan, role)},), by_name=True)
-        for role in plan.roles
-        for index in range(role.replicas)
-    ]
+    return every_replica_by_name(plan)
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:

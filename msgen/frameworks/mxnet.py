@@ -18,27 +18,19 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic
 from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
-from ..plan import Options, Plan, PodSlot, Role
+from ..plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing, Endpoint
 from .jsonenv import INDEX, with_index
-from .ports import main_port
+from .ports import every_replica_by_name, main_port
 
 PS_LITE_ROLES = ("Scheduler", "Server", "Worker")
-
-
-def _ports(plan: Plan, role: Role) -> tuple[dict[str, object], ...]:
-    return ({"name": plan.port_name, "port": main_port(plan, role)},)
 
 
 def endpoints(plan: Plan) -> list[Endpoint]:
     """Every replica is addressed by name; a job without Scheduler or TunerTracker is local."""
     if not _distributed(plan):
         return []
-    return [
-        Endpoint(role, index, _ports(plan, role), by_name=True)
-        for role in plan.roles
-        for index in range(role.replicas)
-    ]
+    return every_replica_by_name(plan)
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
@@ -70,10 +62,9 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
     ]
     scheduler = plan.role("Scheduler")
     if scheduler is not None and slot.role.replica_type in PS_LITE_ROLES:
-        root = Endpoint(scheduler, 0, _ports(plan, scheduler), by_name=True)
         env += [
             (ALL_CONTAINERS, "DMLC_PS_ROOT_PORT", literal(main_port(plan, scheduler))),
-            (ALL_CONTAINERS, "DMLC_PS_ROOT_URI", addressing.host(root)),
+            (ALL_CONTAINERS, "DMLC_PS_ROOT_URI", literal(addressing.replica_host(scheduler, 0))),
             (ALL_CONTAINERS, "DMLC_NUM_SERVER", literal(plan.replicas("Server"))),
             (ALL_CONTAINERS, "DMLC_NUM_WORKER", literal(plan.replicas("Worker"))),
             (ALL_CONTAINERS, "DMLC_ROLE", literal(slot.role.key)),
