@@ -164,3 +164,14 @@ def test_seed_mxjob_gpu_example_gets_field_level_messages() -> None:
     assert "<stdin>:6:3: error: spec.replica_specs: unknown field 'replica_specs' (did you mean 'replicaSpecs'?)" in err
     err = fails(match.group(1).replace("replica_specs", "replicaSpecs").replace("spec:\n", "spec:\n  jobMode: dist\n", 1))
     assert "<stdin>:10:22: error: spec.replicaSpecs[0].mxReplicaType: 'MASTER' is not accepted; accepted: 'SCHEDULER', 'SERVER' or 'WORKER'" in err
+
+
+def test_mxjob_run_policy_as_the_crd_has_it() -> None:
+    text = MX_GPU.replace(
+        "  runPolicy:\n    backoffLimit: 2\n",
+        "  runPolicy:\n    backoffLimit: 2\n    suspend: true\n    schedulingPolicy: {scheduleTimeoutSeconds: 60}\n",
+    )
+    run = msgen("render", "-", input=text)
+    assert run.exit_code == 0, run.stderr
+    assert "<stdin>:11:14: warning: spec.runPolicy.suspend: suspend: true is not expressed" in run.stderr
+    assert "schedulingPolicy (gang scheduling) is not expressed by target indexed-job" in run.stderr

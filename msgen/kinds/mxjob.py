@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from ..diagnostics import Diagnostic, Severity
 from ..plan import Options, Plan, Role, RunPolicy
 from ..source import Document, Path
-from .msjob import MSRunPolicy, _run_policy
+from .msjob import MSRunPolicy, MSSchedulingPolicy, _run_policy
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from .shared import ensure_port, job_name, main_container
 from .validation import validate_model
@@ -36,6 +36,17 @@ MODES: dict[str, tuple[str, ...]] = {
 SINGLE = ("Scheduler", "TunerTracker", "Tuner")
 
 
+class MXSchedulingPolicy(MSSchedulingPolicy):
+    scheduleTimeoutSeconds: int | None = Field(default=None, ge=0)
+
+
+class MXRunPolicy(MSRunPolicy):
+    """kubeflow's common RunPolicy, as training-operator's MXJob CRD has it."""
+
+    schedulingPolicy: MXSchedulingPolicy | None = None
+    suspend: bool | None = None
+
+
 class MXReplicaSpec(_Model):
     replicas: int | None = Field(default=None, ge=0)
     restartPolicy: Literal["Always", "OnFailure", "Never", "ExitCode"] | None = None
@@ -45,7 +56,7 @@ class MXReplicaSpec(_Model):
 class MXJobSpec(_Model):
     jobMode: Literal["MXTrain", "MXTune"]
     mxReplicaSpecs: dict[str, MXReplicaSpec]
-    runPolicy: MSRunPolicy | None = None
+    runPolicy: MXRunPolicy | None = None
 
 
 class MXJob(_Model):
@@ -128,6 +139,14 @@ class MXJobKind:
         if job.spec.runPolicy is None or job.spec.runPolicy.cleanPodPolicy is None:
             # kubeflow's operators default cleanPodPolicy to None (ms-operator: Running).
             policy = dataclasses.replace(policy, clean_pod_policy="None")
+        if job.spec.runPolicy is not None and job.spec.runPolicy.suspend:
+            diagnostics.append(
+                document.diagnostic(
+                    ("spec", "runPolicy", "suspend"),
+                    "suspend: true is not expressed: the pods start when the output is applied",
+                    severity=Severity.WARNING,
+                )
+            )
         plan = mxnet_plan(document, options, job.metadata, roles, policy, diagnostics)
         return plan, diagnostics
 
