@@ -175,3 +175,10 @@ def test_mxjob_run_policy_as_the_crd_has_it() -> None:
     assert run.exit_code == 0, run.stderr
     assert "<stdin>:11:14: warning: spec.runPolicy.suspend: suspend: true is not expressed" in run.stderr
     assert "schedulingPolicy (gang scheduling) is not expressed by target indexed-job" in run.stderr
+
+
+def test_env_listing_every_replica_has_a_size_limit() -> None:
+    err = fails(MX_GPU.replace("    Worker:\n      replicas: 2", "    Worker:\n      replicas: 2000"))
+    assert "<stdin>:36:17: error: spec.mxReplicaSpecs.Worker.replicas: 2003 replicas in all: MX_CONFIG lists every replica in every pod" in err
+    err = fails(CAFFE2.replace("replicas: 2", "replicas: 1099511627776"), "--target", "pod")
+    assert "1099511627776 replicas in all: CAFFE2_CONFIG lists every replica" in err

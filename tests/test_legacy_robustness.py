@@ -29,7 +29,7 @@ SAMPLES_BY_KIND = [
 CASES = [(i, p) for i, sample in enumerate(SAMPLES_BY_KIND) for p in paths(sample) if p]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(CASES), json_values, st.sampled_from(["replace", "drop", "rename"]))
 def test_any_change_to_an_older_kind(case: tuple[int, tuple[Any, ...]], value: Any, how: str) -> None:
     sample, path = case

@@ -19,7 +19,7 @@ from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
 from ..plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing, Endpoint
 from .jsonenv import INDEX, with_index
-from .ports import every_replica_by_name, main_port
+from .ports import check_listed_replicas, every_replica_by_name, main_port
 
 #: Keys of `Plan.framework_settings`, set by the Caffe2Job kind from `spec.backendSpecs`.
 REDIS_HOST = "REDIS_HOST"
@@ -35,8 +35,9 @@ def endpoints(plan: Plan) -> list[Endpoint]:
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
     from .. import targets
 
-    if targets.lookup(options.target).naming(plan).run_identity is not None:
-        return []
+    found = check_listed_replicas(plan, "CAFFE2_CONFIG")
+    if found or targets.lookup(options.target).naming(plan).run_identity is not None:
+        return found
     return [
         plan.document.diagnostic(
             ("spec", "replicaSpecs"),

@@ -25,7 +25,7 @@ from ..patch import EnvValue, Patch, literal
 from ..plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing, Endpoint
 from .jsonenv import INDEX, with_index
-from .ports import every_replica_by_name, main_port
+from .ports import check_listed_replicas, every_replica_by_name, main_port
 
 MASTER = "MASTER"
 
@@ -36,7 +36,7 @@ def endpoints(plan: Plan) -> list[Endpoint]:
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
-    return []
+    return check_listed_replicas(plan, "MS_CONFIG")
 
 
 def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:

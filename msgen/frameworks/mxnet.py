@@ -21,7 +21,7 @@ from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
 from ..plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing, Endpoint
 from .jsonenv import INDEX, with_index
-from .ports import every_replica_by_name, main_port
+from .ports import check_listed_replicas, every_replica_by_name, main_port
 
 PS_LITE_ROLES = ("Scheduler", "Server", "Worker")
 
@@ -34,7 +34,7 @@ def endpoints(plan: Plan) -> list[Endpoint]:
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
-    return []
+    return check_listed_replicas(plan, "MX_CONFIG")
 
 
 def _distributed(plan: Plan) -> bool:
