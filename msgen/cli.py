@@ -280,6 +280,28 @@ def compile_paths(
     return compilation
 
 
+@main.command(context_settings=_CONTEXT)
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.option("--in-place", "-i", is_flag=True, help="Rewrite each file (atomically) instead of printing.")
+def convert(paths: tuple[str, ...], in_place: bool) -> None:
+    """Rewrite older job files in today's format, keeping comments and key order.
+
+    A 2020 kubeflow.org/v1 MSJob becomes a mindspore.gitee.com/v1 MSJob, an mlkube.io/v1beta1
+    MxJob a kubeflow.org/v1 MXJob; other documents stay as they are. Each change is explained
+    on standard error. PATH is a file, a directory or - for standard input, the default.
+
+    \b
+    Examples:
+      msgen convert old-msjob.yaml > msjob.yaml
+      msgen convert --in-place jobs/
+    """
+    from .convert import convert_paths
+
+    status = convert_paths(list(paths), in_place)
+    if status:
+        raise SystemExit(status)
+
+
 @main.command("install-kustomize-plugin", context_settings=_CONTEXT)
 @click.option(
     "--plugin-home",

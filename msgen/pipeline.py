@@ -9,16 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import devices, frameworks, kinds, targets
+from . import devices, frameworks, kinds, targets, versions
 from . import options as option_text
 from .diagnostics import Diagnostic, InputError, Severity, has_errors
 from .emit import canonical
 from .names import dns1035_problem
 from .patch import apply_patches
-from .plan import Options, Plan
+from .plan import Options, Plan, PodSlot
 from .source import Document, Source, load_documents
 from .targets import labels
-from .targets.addressing import Addressing
+from .targets.addressing import Addressing, Naming
 
 #: Kinds that look like training jobs; met under an apiVersion msgen does not compile, they
 #: pass through with a warning rather than silently.
@@ -100,11 +100,14 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     if has_errors(diagnostics):
         return [], diagnostics
     target = targets.lookup(options.target)
-    addressing = Addressing(
-        plan, options.scheduler_address, target.naming(plan, options), framework.endpoints(plan)
-    )
+    naming = target.naming(plan, options)
+    slots = target.slots(plan)
+    problem = _unsupported(plan, options, naming, slots, getattr(framework, "NEEDS_POD_INDEX", False))
+    if problem is not None:
+        return [], [plan.document.diagnostic(("kind",), problem)]
+    addressing = Addressing(plan, options.scheduler_address, naming, framework.endpoints(plan))
     pods = []
-    for slot in target.slots(plan):
+    for slot in slots:
         patches = [framework.contribute(plan, slot, addressing), *devices.contribute(plan, slot)]
         merged, found = apply_patches(plan, slot, patches, options)
         diagnostics.extend(found)
@@ -114,6 +117,29 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     objects = decorate(plan, objects, options)
     diagnostics.extend(_check_names(plan, objects))
     return objects, diagnostics
+
+
+#: Targets that render a workload per pod, which plans with static indexes need.
+_PER_POD_TARGETS = ("indexed-job", "pod")
+
+
+def _unsupported(
+    plan: Plan, options: Options, naming: Naming, slots: list[PodSlot], needs_index: bool
+) -> str | None:
+    """Why `options.target` cannot carry this job's per-pod values, or None when it can."""
+    if plan.static_indexes and options.target not in _PER_POD_TARGETS:
+        return (
+            f"{plan.kind} gives each pod values computed from its index (such as a rank "
+            f"counted across roles), which target {options.target} cannot render; "
+            "accepted: --target indexed-job or pod"
+        )
+    if needs_index and naming.dynamic_index is None and any(s.index is None for s in slots):
+        return (
+            f"{plan.kind} puts each pod's index in its environment, and target "
+            f"{options.target} cannot tell a pod its index (statefulset can from Kubernetes "
+            f"{versions.since('PodIndexLabel')}); accepted: --target indexed-job, pod or jobset"
+        )
+    return None
 
 
 def _position_key(diag: Diagnostic) -> tuple[int, int]:

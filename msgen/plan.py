@@ -75,6 +75,12 @@ class Plan:
     success_policy: str
     enable_dynamic_worker: bool
     document: Document = field(repr=False, compare=False)
+    #: Per-pod values of this job are not a plain index (the 2020 MSJob's RANK is the index
+    #: plus the replicas of the roles before it, and Kubernetes cannot add at run time), so
+    #: every target must give every pod a static index.
+    static_indexes: bool = False
+    #: Values of the input a framework's env needs beyond roles and ports (Caffe2's backend).
+    framework_settings: dict[str, str] = field(default_factory=dict)
 
     def role(self, replica_type: str) -> Role | None:
         for role in self.roles:

@@ -81,10 +81,10 @@ def test_json_output_is_one_list() -> None:
 
 
 def test_validate_checks_and_writes_nothing() -> None:
-    run = msgen("validate", str(SAMPLES))
+    run = msgen("validate", str(SAMPLES / "mindspore"))
     assert run.exit_code == 0
     assert run.stdout == ""
-    count = len(sample_files())  # each sample is one job in one document
+    count = len(list((SAMPLES / "mindspore").glob("*.yaml")))  # one job in one document each
     assert f"msgen: valid: {count} job(s) in {count} document(s)" in run.stderr
     bad = msgen("validate", input=SAMPLE.read_text().replace("replicas: 2", "replicas: -2"))
     assert bad.exit_code == 1 and bad.stdout == ""
@@ -105,7 +105,13 @@ def test_empty_input_is_an_error_not_an_empty_stream() -> None:
 
 def test_schema_lists_kinds() -> None:
     run = msgen("schema", "--list")
-    assert run.stdout.splitlines() == ["mindspore.gitee.com/v1/MSJob"]
+    assert run.stdout.splitlines() == [
+        "kubeflow.org/v1/MSJob",
+        "kubeflow.org/v1/MXJob",
+        "kubeflow.org/v1alpha1/Caffe2Job",
+        "mindspore.gitee.com/v1/MSJob",
+        "mlkube.io/v1beta1/MxJob",
+    ]
     assert msgen("schema", "mindspore.gitee.com/v1/MSJob").stdout == msgen("schema").stdout
 
 

@@ -20,7 +20,12 @@ class Framework(Protocol):
     def contribute(self, plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch: ...
 
 
-_REGISTRY = {"mindspore": "msgen.frameworks.mindspore"}
+_REGISTRY = {
+    "mindspore": "msgen.frameworks.mindspore",
+    "mindspore-legacy": "msgen.frameworks.mindspore_legacy",
+    "mxnet": "msgen.frameworks.mxnet",
+    "caffe2": "msgen.frameworks.caffe2",
+}
 
 
 def lookup(name: str) -> Framework:

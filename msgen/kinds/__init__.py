@@ -30,6 +30,10 @@ class JobKind(Protocol):
 
 _REGISTRY: dict[tuple[str, str], str] = {
     ("mindspore.gitee.com/v1", "MSJob"): "msgen.kinds.msjob",
+    ("kubeflow.org/v1", "MXJob"): "msgen.kinds.mxjob",
+    ("mlkube.io/v1beta1", "MxJob"): "msgen.kinds.mxjob_v1beta1",
+    ("kubeflow.org/v1", "MSJob"): "msgen.kinds.msjob_legacy",
+    ("kubeflow.org/v1alpha1", "Caffe2Job"): "msgen.kinds.caffe2job",
 }
 
 

@@ -29,6 +29,9 @@ class Endpoint:
     role: Role
     index: int
     ports: tuple[dict[str, Any], ...]
+    #: Reached by its stable DNS name whatever the address mode: for frameworks that accept
+    #: host names (MXNet, Caffe2, the 2020 MSJob), as their operators gave them.
+    by_name: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,9 @@ class Naming:
     controller_sets_subdomain: bool = False
     #: The workload controller creates the headless Service itself (JobSet, Volcano).
     controller_creates_headless_service: bool = False
+    #: A value that is the same for every pod of one run of the job and differs between
+    #: runs (the workload object's UID), where the target has such an object.
+    run_identity: EnvValue | None = None
 
 
 class Addressing:
@@ -69,11 +75,27 @@ class Addressing:
         return f"{self.plan.name}-{endpoint.role.key}-{endpoint.index}"
 
     def host(self, endpoint: Endpoint) -> EnvValue:
-        if self.mode == "dns":
-            hostname = self.naming.hostname(endpoint.role, endpoint.index)
-            return literal(f"{hostname}.{self.subdomain}")
+        if self.mode == "dns" or endpoint.by_name:
+            return literal(self.replica_host(endpoint.role, endpoint.index))
         prefix = service_env_prefix(self.service_name(endpoint))
         return literal(f"$({prefix}_SERVICE_HOST)")
+
+    def replica_host(self, role: Role, index: int) -> str:
+        """The stable DNS name of replica `index` of `role`: `<hostname>.<subdomain>`."""
+        return f"{self.naming.hostname(role, index)}.{self.subdomain}"
+
+    def index_text(self, slot: PodSlot) -> tuple[str, tuple[tuple[str, EnvValue], ...]]:
+        """The pod's index as text to put inside a longer value (a JSON document, a name).
+
+        Static: the digits. Run time: `$(VARIABLE)`, with the variable it requires defined
+        earlier in the container, since Kubernetes expands only variables defined before.
+        The pipeline refuses a target that cannot give a framework needing it the index.
+        """
+        if slot.index is not None:
+            return str(slot.index), ()
+        variable = self.naming.index_variable
+        assert variable is not None and self.naming.dynamic_index is not None
+        return f"$({variable})", ((variable, self.naming.dynamic_index),)
 
     def index(self, slot: PodSlot) -> EnvValue | None:
         """The pod's replica index; None where the target cannot tell a pod its index."""
@@ -101,6 +123,8 @@ class Addressing:
         out = []
         if self.mode == "cluster-ip":
             for endpoint in self.endpoints:
+                if endpoint.by_name:
+                    continue
                 selector = labels.role_selector(self.plan, endpoint.role)
                 if endpoint.role.replicas > 1 and self.naming.index_selector is not None:
                     selector.update(self.naming.index_selector(endpoint.role, endpoint.index))

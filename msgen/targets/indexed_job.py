@@ -4,6 +4,10 @@ Each role is one Job `<job>-<rt>` with `completionMode: Indexed`, so its pods ge
 indexes (`batch.kubernetes.io/job-completion-index`) and stable host names `<job>-<rt>-<i>`;
 the job's headless Service `<job>` and the pods' `subdomain` give them DNS names. Jobs bring
 retries (`backoffLimit`), deadlines and clean-up after finishing (`ttlSecondsAfterFinished`).
+
+A plan whose per-pod values need static indexes (`Plan.static_indexes`) gets one (not
+Indexed) Job of one pod per replica instead, `<job>-<rt>-<i>`, with that pod's host name:
+the names the `pod` target gives, with a Job's retries and clean-up.
 """
 
 from __future__ import annotations
@@ -12,15 +16,17 @@ from typing import Any
 
 from .. import versions
 from ..diagnostics import Diagnostic
-from ..patch import field_ref
+from ..patch import EnvValue, field_ref
 from ..plan import Options, Plan, PodSlot, Role
+from . import labels, scheduling, support
 from .addressing import Addressing, Naming
-from . import scheduling, support
 from .common import finish_pod
 from .scheduling import warn
 
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 COMPLETION_INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
+#: The Job controller labels every pod with its Job's UID: one value per run of a Job.
+CONTROLLER_UID_LABEL = "controller-uid"
 
 
 class IndexedJobTarget:
@@ -28,6 +34,12 @@ class IndexedJobTarget:
     summary = "per role an Indexed batch/v1 Job, plus the Services the addressing needs"
 
     def naming(self, plan: Plan, options: Options) -> Naming:
+        if plan.static_indexes:
+            return Naming(
+                hostname=lambda role, index: f"{self.job_name(plan, role)}-{index}",
+                dynamic_index=None,
+                index_selector=lambda role, index: {labels.REPLICA_INDEX: str(index)},
+            )
         return Naming(
             hostname=lambda role, index: f"{self.job_name(plan, role)}-{index}",
             dynamic_index=field_ref(f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"),
@@ -35,6 +47,7 @@ class IndexedJobTarget:
             # not define it; defining it first lets later values use $(JOB_COMPLETION_INDEX).
             index_variable=COMPLETION_INDEX_VARIABLE,
             index_selector=lambda role, index: {COMPLETION_INDEX_ANNOTATION: str(index)},
+            run_identity=_run_identity(plan),
         )
 
     @staticmethod
@@ -42,6 +55,8 @@ class IndexedJobTarget:
         return f"{plan.name}-{role.key}"
 
     def slots(self, plan: Plan) -> list[PodSlot]:
+        if plan.static_indexes:
+            return [PodSlot(role, i) for role in plan.roles for i in range(role.replicas)]
         # A role of one replica has the static index 0, so its values need no downward API.
         return [
             PodSlot(role, 0 if role.replicas == 1 else None)
@@ -72,13 +87,17 @@ class IndexedJobTarget:
             )
         for slot, merged in pods:
             role = slot.role
+            name = self.job_name(plan, role)
+            hostname = None
+            if plan.static_indexes:
+                name = hostname = f"{name}-{slot.index}"
             template, found = finish_pod(
                 plan,
                 slot,
                 merged,
                 addressing,
                 restart_policy=job_restart_policy(role.restart_policy),
-                hostname=None,
+                hostname=hostname,
                 options=options,
                 target=self.name,
             )
@@ -87,7 +106,7 @@ class IndexedJobTarget:
             diagnostics.extend(found)
             if plan.run_policy.ttl_seconds_after_finished is not None:
                 spec["ttlSecondsAfterFinished"] = plan.run_policy.ttl_seconds_after_finished
-            metadata: dict[str, Any] = {"name": self.job_name(plan, role)}
+            metadata: dict[str, Any] = {"name": name}
             if options.kueue_queue:
                 metadata["labels"] = scheduling.kueue_labels(options)
                 spec["suspend"] = True
@@ -111,6 +130,10 @@ def job_spec(
         "completions": role.replicas,
         "parallelism": role.replicas,
     }
+    if plan.static_indexes:
+        # One pod per Job, not Indexed: the Job controller would replace the pod's host name
+        # with `<Job>-<completion index>`.
+        spec = {"completions": 1, "parallelism": 1}
     if role.restart_policy == "Always":
         diagnostics.append(
             warn(
@@ -140,6 +163,7 @@ def job_spec(
     if (
         role.key == "worker"
         and role.replicas > 1
+        and not plan.static_indexes
         and plan.success_policy != "AllWorkers"
         and versions.enabled("JobSuccessPolicy", options.kube_version)
     ):
@@ -155,7 +179,7 @@ def _dynamic_workers(
     plan: Plan, role: Role, options: Options, diagnostics: list[Diagnostic]
 ) -> bool:
     """Whether this role's Job gives each worker its own retry budget (`enableDynamicWorker`)."""
-    if not plan.enable_dynamic_worker or role.key != "worker":
+    if not plan.enable_dynamic_worker or role.key != "worker" or plan.static_indexes:
         return False
     if not versions.enabled("JobBackoffLimitPerIndex", options.kube_version):
         return False  # reported by support.unexpressed
@@ -196,6 +220,14 @@ def exit_code_policy(container: str, action: str = "FailJob") -> dict[str, Any]:
 def job_restart_policy(policy: str) -> str:
     """A Job's pod restart policy: Jobs do not accept Always; ExitCode runs as Never."""
     return {"Always": "OnFailure", "OnFailure": "OnFailure"}.get(policy, "Never")
+
+
+
+def _run_identity(plan: Plan) -> EnvValue | None:
+    """A job of one role is one Job: its UID names the run. Several Jobs share none."""
+    if len([role for role in plan.roles if role.replicas > 0]) != 1 or plan.static_indexes:
+        return None
+    return field_ref(f"metadata.labels['{CONTROLLER_UID_LABEL}']")
 
 
 TARGET = IndexedJobTarget()

@@ -26,6 +26,8 @@ from .scheduling import warn
 
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+#: Defined first where a value needs the ordinal inside a longer text, e.g. `$(MSGEN_POD_INDEX)`.
+POD_INDEX_VARIABLE = "MSGEN_POD_INDEX"
 
 
 class StatefulSetTarget:
@@ -42,6 +44,7 @@ class StatefulSetTarget:
         return Naming(
             hostname=lambda role, i: f"{self.set_name(plan, role)}-{i}",
             dynamic_index=index,
+            index_variable=POD_INDEX_VARIABLE if index is not None else None,
             index_selector=lambda role, i: {POD_NAME_LABEL: f"{self.set_name(plan, role)}-{i}"},
             dynamic_pod_name=field_ref("metadata.name"),
             controller_sets_subdomain=True,

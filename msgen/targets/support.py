@@ -171,9 +171,12 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
             out.append((f"restartPolicy: {policy}", having[0].path + ("restartPolicy",)))
     workers = plan.workers()
     if workers is not None and workers.replicas > 1:
-        path: Path = ("spec", "successPolicy") if "successPolicy" in spec else workers.path
-        row = "successPolicy: AllWorkers" if plan.success_policy == "AllWorkers" else "successPolicy (default: worker 0)"
-        out.append((row, path))
+        # Worker-0 success is a default that changes when a job ends; AllWorkers only when
+        # written (an older kind's own default is every worker).
+        if plan.success_policy != "AllWorkers":
+            out.append(("successPolicy (default: worker 0)", workers.path))
+        elif "successPolicy" in spec:
+            out.append(("successPolicy: AllWorkers", ("spec", "successPolicy")))
     run = plan.run_policy
     policy_path: Path = ("spec", "runPolicy")
     for field, value in (

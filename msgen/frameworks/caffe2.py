@@ -1,0 +1,75 @@
+"""Caffe2's shard environment, as caffe2-operator gave it (contracts §6).
+
+On every container: `SHARD_ID` (the pod's index), `NUM_SHARDS` (replicas), `RUN_ID`,
+`CAFFE2_CONFIG` (`{"cluster":{"worker":["<host>:<port>",...]},"task":{"type":"worker",
+"index":<i>}}`), then `REDIS_HOST` and `REDIS_PORT` (redis backend) or `NFS_PATH` (nfs).
+
+Caffe2 has no parameter server: shards meet through Redis keys or files under `NFS_PATH`,
+scoped by `RUN_ID`. caffe2-operator used a fresh timestamp per run. msgen's output must not
+change from render to render, so `RUN_ID` is derived at run time from the identity of the
+workload object the target creates (the Job's UID: one value for every shard of one run, a
+new value when the Job is created again). A target without such an object (`pod`) gets the
+job name, and the README says to clear the rendezvous between runs.
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import Diagnostic, Severity
+from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
+from ..plan import Options, Plan, PodSlot
+from ..targets.addressing import Addressing, Endpoint
+from .jsonenv import INDEX, with_index
+from .ports import check_listed_replicas, every_replica_by_name, main_port
+
+#: Keys of `Plan.framework_settings`, set by the Caffe2Job kind from `spec.backendSpecs`.
+REDIS_HOST = "REDIS_HOST"
+REDIS_PORT = "REDIS_PORT"
+NFS_PATH = "NFS_PATH"
+
+
+#: Per-pod values (an index inside the config, a rank) need each pod to know its index.
+NEEDS_POD_INDEX = True
+
+def endpoints(plan: Plan) -> list[Endpoint]:
+    """Every shard is addressed by name (`CAFFE2_CONFIG` lists them all)."""
+    return every_replica_by_name(plan)
+
+
+def check(plan: Plan, options: Options) -> list[Diagnostic]:
+    from .. import targets
+
+    found = check_listed_replicas(plan, "CAFFE2_CONFIG")
+    if found or targets.lookup(options.target).naming(plan, options).run_identity is not None:
+        return found
+    return [
+        plan.document.diagnostic(
+            ("spec", "replicaSpecs"),
+            f"target {options.target} creates no object whose identity changes from run to "
+            f"run: RUN_ID is the job name ({plan.name!r}), so clear the Redis keys or NFS "
+            "directory of a previous run before running the job again",
+            severity=Severity.WARNING,
+        )
+    ]
+
+
+def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
+    role = slot.role
+    index, requires = addressing.index_text(slot)
+    port = main_port(plan, role)
+    hosts = [f"{addressing.replica_host(role, k)}:{port}" for k in range(role.replicas)]
+    config = with_index(
+        {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": INDEX}}, index
+    )
+    run_id = addressing.naming.run_identity or literal(plan.name)
+    shard = addressing.index(slot)
+    assert shard is not None, "the pipeline refuses targets that cannot give the index"
+    env: list[tuple[str, str, EnvValue]] = [
+        (ALL_CONTAINERS, "SHARD_ID", shard),
+        (ALL_CONTAINERS, "NUM_SHARDS", literal(role.replicas)),
+        (ALL_CONTAINERS, "RUN_ID", run_id),
+        (ALL_CONTAINERS, "CAFFE2_CONFIG", EnvValue(value=config, requires=requires)),
+    ]
+    for name in (REDIS_HOST, REDIS_PORT, NFS_PATH):
+        if name in plan.framework_settings:
+            env.append((ALL_CONTAINERS, name, literal(plan.framework_settings[name])))
+    return Patch(contributor="Caffe2", env=tuple(env))

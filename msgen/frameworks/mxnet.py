@@ -1,0 +1,76 @@
+"""MXNet's parameter-server environment, as mxnet-operator and training-operator gave it.
+
+On every container of every pod (contracts §5):
+
+- `MX_CONFIG`: `{"cluster":{<rt>:[{"url":<host>,"port":P},...]},"labels":{<rt>:""},
+  "task":{"type":<rt>,"index":<i>}}`, cluster and labels keyed by every replica type;
+- in training mode, for the ps-lite roles Scheduler, Server and Worker: `DMLC_PS_ROOT_PORT`,
+  `DMLC_PS_ROOT_URI` (scheduler 0), `DMLC_NUM_SERVER`, `DMLC_NUM_WORKER`, `DMLC_ROLE`,
+  `DMLC_USE_KUBERNETES=1` (ps-lite then binds the scheduler to every interface).
+
+Host names come from the target's addressing: the stable DNS name of each replica, which is
+what the operators wrote (`<job>-<rt>-<i>`, a per-replica Service) and what ps-lite resolves.
+The task index inside `MX_CONFIG` is static where the target has static pods, and expanded
+at run time from the pod's index variable where it has not.
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import Diagnostic
+from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
+from ..plan import Options, Plan, PodSlot
+from ..targets.addressing import Addressing, Endpoint
+from .jsonenv import INDEX, with_index
+from .ports import check_listed_replicas, every_replica_by_name, main_port
+
+PS_LITE_ROLES = ("Scheduler", "Server", "Worker")
+
+
+#: Per-pod values (an index inside the config, a rank) need each pod to know its index.
+NEEDS_POD_INDEX = True
+
+def endpoints(plan: Plan) -> list[Endpoint]:
+    """Every replica is addressed by name; a job without Scheduler or TunerTracker is local."""
+    if not _distributed(plan):
+        return []
+    return every_replica_by_name(plan)
+
+
+def check(plan: Plan, options: Options) -> list[Diagnostic]:
+    return check_listed_replicas(plan, "MX_CONFIG")
+
+
+def _distributed(plan: Plan) -> bool:
+    return plan.replicas("Scheduler") > 0 or plan.replicas("TunerTracker") > 0
+
+
+def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
+    if not _distributed(plan):
+        return Patch(contributor="MXNet")
+    index, requires = addressing.index_text(slot)
+    cluster = {
+        role.key: [
+            {"url": addressing.replica_host(role, k), "port": main_port(plan, role)}
+            for k in range(role.replicas)
+        ]
+        for role in sorted(plan.roles, key=lambda r: r.key)
+    }
+    labels = {role.key: "" for role in sorted(plan.roles, key=lambda r: r.key)}
+    document = with_index(
+        {"cluster": cluster, "labels": labels, "task": {"type": slot.role.key, "index": INDEX}},
+        index,
+    )
+    env: list[tuple[str, str, EnvValue]] = [
+        (ALL_CONTAINERS, "MX_CONFIG", EnvValue(value=document, requires=requires))
+    ]
+    scheduler = plan.role("Scheduler")
+    if scheduler is not None and slot.role.replica_type in PS_LITE_ROLES:
+        env += [
+            (ALL_CONTAINERS, "DMLC_PS_ROOT_PORT", literal(main_port(plan, scheduler))),
+            (ALL_CONTAINERS, "DMLC_PS_ROOT_URI", literal(addressing.replica_host(scheduler, 0))),
+            (ALL_CONTAINERS, "DMLC_NUM_SERVER", literal(plan.replicas("Server"))),
+            (ALL_CONTAINERS, "DMLC_NUM_WORKER", literal(plan.replicas("Worker"))),
+            (ALL_CONTAINERS, "DMLC_ROLE", literal(slot.role.key)),
+            (ALL_CONTAINERS, "DMLC_USE_KUBERNETES", literal(1)),
+        ]
+    return Patch(contributor="MXNet", env=tuple(env))

@@ -1,0 +1,211 @@
+"""`kubeflow.org/v1 MXJob`, as training-operator (and kubeflow's mxnet-operator) accepted it.
+
+Defaulting and validation follow the operator (contracts §5): `jobMode` is `MXTrain`
+(replica types Scheduler, Server, Worker) or `MXTune` (TunerTracker, TunerServer, Tuner);
+`replicas` defaults to 1, `restartPolicy` to Never; every replica has a container named
+`mxnet` with an image, which gets port `mxjob-port` 9091 unless it names one itself; at most
+one Scheduler, TunerTracker and Tuner. The job's outcome follows the Scheduler, so Workers
+have no "worker 0 decides" success rule.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..diagnostics import Diagnostic, Severity
+from ..plan import Options, Plan, Role, RunPolicy
+from ..source import Document, Path
+from .msjob import MSRunPolicy, MSSchedulingPolicy, _run_policy
+from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
+from .shared import ensure_port, job_name, main_container
+from .validation import validate_model
+
+API_VERSION = "kubeflow.org/v1"
+KIND_NAME = "MXJob"
+MAIN_CONTAINER = "mxnet"
+PORT_NAME = "mxjob-port"
+DEFAULT_PORT = 9091
+MODES: dict[str, tuple[str, ...]] = {
+    "MXTrain": ("Scheduler", "Server", "Worker"),
+    "MXTune": ("TunerTracker", "TunerServer", "Tuner"),
+}
+SINGLE = ("Scheduler", "TunerTracker", "Tuner")
+
+
+class MXSchedulingPolicy(MSSchedulingPolicy):
+    scheduleTimeoutSeconds: int | None = Field(default=None, ge=0)
+
+
+class MXRunPolicy(MSRunPolicy):
+    """kubeflow's common RunPolicy, as training-operator's MXJob CRD has it."""
+
+    schedulingPolicy: MXSchedulingPolicy | None = None
+    suspend: bool | None = None
+
+
+class MXReplicaSpec(_Model):
+    replicas: int | None = Field(default=None, ge=0)
+    restartPolicy: Literal["Always", "OnFailure", "Never", "ExitCode"] | None = None
+    template: PodTemplateSpec
+
+
+class MXJobSpec(_Model):
+    jobMode: Literal["MXTrain", "MXTune"]
+    mxReplicaSpecs: dict[str, MXReplicaSpec]
+    runPolicy: MXRunPolicy | None = None
+
+
+class MXJob(_Model):
+    """An MXNet job: ps-lite Scheduler, Servers and Workers, or a tuning job."""
+
+    apiVersion: Literal["kubeflow.org/v1"]
+    kind: Literal["MXJob"]
+    metadata: ObjectMeta
+    spec: MXJobSpec
+    status: dict[str, Any] | None = None
+
+
+def check_replica(
+    template: dict[str, Any],
+    document: Document,
+    path: Path,
+    replica_type: str,
+    replicas: int,
+    out: list[Diagnostic],
+    *,
+    replicas_path: Path,
+    default_port: int = DEFAULT_PORT,
+) -> None:
+    """The operator's per-replica rules, and its port default, on a copy of the template."""
+    if replica_type in SINGLE and replicas > 1:
+        out.append(
+            document.diagnostic(
+                replicas_path,
+                f"more than one {replica_type}: replicas {replicas}; accepted: 1",
+            )
+        )
+    main = main_container(
+        template, document, path, replica_type, MAIN_CONTAINER, out, only_one_is_main=False
+    )
+    if main is not None:
+        ensure_port(main, PORT_NAME, default_port)
+
+
+def mxnet_plan(
+    document: Document,
+    options: Options,
+    metadata: Any,
+    roles: tuple[Role, ...],
+    run_policy: RunPolicy,
+    out: list[Diagnostic],
+) -> Plan | None:
+    name = job_name(metadata, document, out)
+    if name is None or any(d.is_error for d in out):
+        return None
+    return Plan(
+        api_version=str(document.data["apiVersion"]),
+        kind=str(document.data["kind"]),
+        name=name,
+        namespace=metadata.namespace or options.namespace,
+        labels=dict(metadata.labels or {}),
+        framework="mxnet",
+        main_container=MAIN_CONTAINER,
+        port_name=PORT_NAME,
+        roles=roles,
+        run_policy=run_policy,
+        success_policy="AllWorkers",
+        enable_dynamic_worker=False,
+        document=document,
+    )
+
+
+class MXJobKind:
+    api_version = API_VERSION
+    kind = KIND_NAME
+
+    def model(self) -> type[BaseModel]:
+        return MXJob
+
+    def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
+        job, diagnostics = validate_model(MXJob, document)
+        if job is None:
+            return None, diagnostics
+        roles = _roles(job, document, diagnostics)
+        policy = _run_policy(job.spec.runPolicy)
+        if job.spec.runPolicy is None or job.spec.runPolicy.cleanPodPolicy is None:
+            # kubeflow's operators default cleanPodPolicy to None (ms-operator: Running).
+            policy = dataclasses.replace(policy, clean_pod_policy="None")
+        if job.spec.runPolicy is not None and job.spec.runPolicy.suspend:
+            diagnostics.append(
+                document.diagnostic(
+                    ("spec", "runPolicy", "suspend"),
+                    "suspend: true is not expressed: the pods start when the output is applied",
+                    severity=Severity.WARNING,
+                )
+            )
+        plan = mxnet_plan(document, options, job.metadata, roles, policy, diagnostics)
+        return plan, diagnostics
+
+
+def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
+    mode = job.spec.jobMode
+    accepted = MODES[mode]
+    raw_specs: dict[str, Any] = document.data["spec"]["mxReplicaSpecs"]
+    found: dict[str, Role] = {}
+    for key, spec in job.spec.mxReplicaSpecs.items():
+        path: Path = ("spec", "mxReplicaSpecs", key)
+        if key not in accepted:
+            other = next((m for m, types in MODES.items() if key in types), None)
+            hint = f" (a {other} replica type)" if other else ""
+            cased = next((t for t in accepted if t.lower() == key.lower()), None)
+            if cased:
+                hint = f" (did you mean {cased!r}?)"
+            out.append(
+                document.diagnostic(
+                    path,
+                    f"replica type {key!r} is not accepted in jobMode {mode}{hint}; "
+                    f"accepted: {', '.join(accepted)}",
+                    key=True,
+                )
+            )
+            continue
+        replicas = 1 if spec.replicas is None else spec.replicas
+        template = copy.deepcopy(raw_specs[key]["template"])
+        check_replica(
+            template, document, path, key, replicas, out, replicas_path=path + ("replicas",)
+        )
+        if spec.template.spec.restartPolicy is not None:
+            out.append(
+                document.diagnostic(
+                    path + ("template", "spec", "restartPolicy"),
+                    "restartPolicy in the pod template is replaced by the replica's "
+                    f"restartPolicy ({spec.restartPolicy or 'Never'}), as the operator does; "
+                    "set it on the replica instead",
+                    severity=Severity.WARNING,
+                )
+            )
+        found[key] = Role(
+            replica_type=key,
+            replicas=replicas,
+            restart_policy=spec.restartPolicy or "Never",
+            template=template,
+            path=path,
+        )
+    if mode == "MXTrain" and found and "Scheduler" not in found:
+        out.append(
+            document.diagnostic(
+                ("spec", "mxReplicaSpecs"),
+                "jobMode MXTrain without a Scheduler: the pods get no MXNet cluster env, so "
+                "ps-lite's Servers and Workers cannot find each other; add a Scheduler replica "
+                "for distributed training",
+                severity=Severity.WARNING,
+            )
+        )
+    return tuple(found[t] for t in accepted if t in found)
+
+
+KIND = MXJobKind()

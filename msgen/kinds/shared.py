@@ -1,0 +1,177 @@
+"""Checks and defaults the older job kinds share (MXJob, MxJob, Caffe2Job, 2020 MSJob).
+
+Their operators all did the same few things to a replica's pod template: find the container
+they configure by name, give it a default port, and insist on images. Old job files are often
+inconsistent in ways Kubernetes only reports once pods fail to start (a volume mounted but
+never declared), so msgen names each problem where it was written.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from ..diagnostics import Diagnostic, Severity
+from ..names import dns1035_problem
+from ..source import Document, Path
+
+VOLUME_MOUNT_FIELDS = (
+    "name", "mountPath", "readOnly", "subPath", "subPathExpr", "mountPropagation",
+    "recursiveReadOnly",
+)  # fmt: skip
+VOLUME_SOURCES = (
+    "hostPath", "emptyDir", "configMap", "secret", "persistentVolumeClaim", "nfs", "projected",
+)  # fmt: skip
+
+
+def job_name(metadata: Any, document: Document, out: list[Diagnostic]) -> str | None:
+    """The job's name, which every rendered object is named after."""
+    if metadata.generateName is not None:
+        out.append(
+            document.diagnostic(
+                ("metadata", "generateName"),
+                "generateName is not accepted: every object msgen renders is named after the "
+                "job; accepted: metadata.name",
+                key=True,
+            )
+        )
+    if not metadata.name:
+        out.append(document.diagnostic(("metadata",), "missing required field 'name'"))
+        return None
+    problem = dns1035_problem(metadata.name)
+    if problem is not None:
+        out.append(
+            document.diagnostic(("metadata", "name"), f"job name {metadata.name!r} {problem}")
+        )
+        return None
+    return str(metadata.name)
+
+
+def main_container(
+    template: dict[str, Any],
+    document: Document,
+    path: Path,
+    replica_type: str,
+    wanted: str,
+    out: list[Diagnostic],
+    *,
+    only_one_is_main: bool,
+) -> dict[str, Any] | None:
+    """The container the operator configured: the one named `wanted`.
+
+    With `only_one_is_main`, a pod's single container is configured whatever its name (with a
+    warning), as the 2020 MSJob's own example needs.
+    """
+    containers: list[dict[str, Any]] = template["spec"]["containers"]
+    containers_path = path + ("template", "spec", "containers")
+    for index, container in enumerate(containers):
+        if not container.get("image"):
+            out.append(
+                document.diagnostic(
+                    containers_path + (index,),
+                    f"container {container['name']!r} of {replica_type} has no image; "
+                    "accepted: a container image reference",
+                )
+            )
+    named = [c for c in containers if c["name"] == wanted]
+    if named:
+        return named[0]
+    if only_one_is_main and len(containers) == 1:
+        out.append(
+            document.diagnostic(
+                containers_path + (0, "name"),
+                f"{replica_type}'s only container is named {containers[0]['name']!r}, not "
+                f"{wanted!r}: msgen configures it, as the only container of the pod",
+                severity=Severity.WARNING,
+            )
+        )
+        return containers[0]
+    names = ", ".join(repr(c["name"]) for c in containers)
+    out.append(
+        document.diagnostic(
+            containers_path,
+            f"{replica_type} has no container named {wanted!r} (found {names}); "
+            f"accepted: one container named {wanted!r}, which msgen configures",
+        )
+    )
+    return None
+
+
+def ensure_port(container: dict[str, Any], name: str, default: int) -> int:
+    """The container's port called `name`, added with the operator's default when missing."""
+    ports = container.get("ports") or []
+    container["ports"] = ports
+    for port in ports:
+        if port.get("name") == name:
+            return int(port["containerPort"])
+    ports.append({"containerPort": default, "name": name})
+    return default
+
+
+def check_volumes(
+    template: dict[str, Any], document: Document, path: Path, out: list[Diagnostic]
+) -> None:
+    """Mounts must name declared volumes and carry only mount fields; unused volumes warn."""
+    spec = template["spec"]
+    spec_path = path + ("template", "spec")
+    volumes = spec.get("volumes")
+    declared = [
+        v.get("name") if isinstance(v, dict) and isinstance(v.get("name"), str) else None
+        for v in (volumes if isinstance(volumes, list) else [])
+    ]
+    mounted: set[str] = set()
+    for group in ("initContainers", "containers"):
+        for ci, container in enumerate(spec.get(group) or []):
+            mounts = container.get("volumeMounts")
+            for mi, mount in enumerate(mounts if isinstance(mounts, list) else []):
+                mount_path = spec_path + (group, ci, "volumeMounts", mi)
+                if not isinstance(mount, dict):
+                    continue
+                for key in mount:
+                    if isinstance(key, str) and key not in VOLUME_MOUNT_FIELDS:
+                        hint = (
+                            f"; a {key} volume source belongs in the pod's volumes"
+                            if key in VOLUME_SOURCES
+                            else ""
+                        )
+                        out.append(
+                            document.diagnostic(
+                                mount_path + (key,),
+                                f"{key!r} is not a field of a volumeMount{hint}; accepted: "
+                                f"{', '.join(VOLUME_MOUNT_FIELDS)}",
+                                key=True,
+                            )
+                        )
+                name = mount.get("name")
+                if not isinstance(name, str):
+                    continue
+                if not mount.get("mountPath"):
+                    out.append(
+                        document.diagnostic(
+                            mount_path,
+                            f"the mount of volume {name!r} has no mountPath; accepted: the "
+                            "absolute path where the container sees the volume",
+                        )
+                    )
+                mounted.add(name)
+                if name not in declared:
+                    names = [d for d in declared if d]
+                    close = difflib.get_close_matches(name, names, n=1)
+                    known = ", ".join(repr(d) for d in names) or "none"
+                    suggestion = f" (did you mean {close[0]!r}?)" if close else ""
+                    out.append(
+                        document.diagnostic(
+                            mount_path + ("name",),
+                            f"volume {name!r} is mounted but not declared in the pod's "
+                            f"volumes{suggestion}; declared: {known}",
+                        )
+                    )
+    for vi, name in enumerate(declared):
+        if name and name not in mounted:
+            out.append(
+                document.diagnostic(
+                    spec_path + ("volumes", vi, "name"),
+                    f"volume {name!r} is declared but no container mounts it",
+                    severity=Severity.WARNING,
+                )
+            )
