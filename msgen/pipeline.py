@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import devices, frameworks, kinds, targets
+from . import devices, frameworks, kinds, processes, targets
 from . import options as option_text
 from .diagnostics import Diagnostic, InputError, Severity, has_errors
 from .emit import canonical
@@ -97,6 +97,7 @@ def compile_document(
 def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
     framework = frameworks.lookup(plan.framework)
     diagnostics = framework.check(plan, options) + devices.check(plan)
+    diagnostics += processes.check(plan, options)
     if has_errors(diagnostics):
         return [], diagnostics
     target = targets.lookup(options.target)
@@ -104,14 +105,19 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
         plan, options.scheduler_address, target.naming(plan), framework.endpoints(plan)
     )
     pods = []
+    extra: dict[tuple[str, str], dict[str, Any]] = {}  # ConfigMaps the pods need, once each
     for slot in target.slots(plan):
         patches = [framework.contribute(plan, slot, addressing), *devices.contribute(plan, slot)]
+        patches += processes.contribute(plan, slot, addressing, options)
         merged, found = apply_patches(plan, slot, patches, options)
         diagnostics.extend(found)
         pods.append((slot, merged))
+        for patch in patches:
+            for obj in patch.objects:
+                extra.setdefault((obj["kind"], obj["metadata"]["name"]), obj)
     objects, found = target.render(plan, pods, addressing, options)
     diagnostics.extend(found)
-    objects = decorate(plan, objects, options)
+    objects = decorate(plan, [*extra.values(), *objects], options)
     diagnostics.extend(_check_names(plan, objects))
     return objects, diagnostics
 

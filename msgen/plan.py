@@ -17,6 +17,8 @@ RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
 CleanPodPolicy = Literal["All", "Running", "None"]
 AddressMode = Literal["cluster-ip", "dns"]
 TargetName = Literal["indexed-job", "pod"]
+LauncherName = Literal["per-device", "msrun", "none"]
+RankTableMode = Literal["none", "operator"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,16 @@ class Options:
     scheduler_address: AddressMode = "cluster-ip"
     allow_env_override: bool = False
     argocd_sync_waves: bool = False
+    #: who starts one process per device in a multi-device Worker pod
+    launcher: LauncherName = "per-device"
+    #: Ascend rank table: none (MindSpore's dynamic cluster) or filled by the cluster's operator
+    rank_table: RankTableMode = "none"
+    #: size of the memory-backed /dev/shm of Ascend pods; None: msgen's default
+    shm_size: str | None = None
+    #: the Ascend chip's node label value (`accelerator-type`), e.g. module-910b-8
+    accelerator_type: str | None = None
+    #: a volume of the pod template that holds MindSpore's disaster-recovery state
+    recovery_volume: str | None = None
 
 
 @dataclass(frozen=True)
