@@ -19,6 +19,7 @@ AddressMode = Literal["cluster-ip", "dns"]
 TargetName = Literal["indexed-job", "pod"]
 LauncherName = Literal["per-device", "msrun", "none"]
 RankTableMode = Literal["none", "operator"]
+ProcessContract = Literal["ms-operator", "ascend-operator"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,11 @@ class Plan:
     success_policy: str
     enable_dynamic_worker: bool
     document: Document = field(repr=False, compare=False)
+    #: How a Worker pod's processes are told apart. `ms-operator`: one process per pod, or per
+    #: device when a Worker asks for several (msgen's launcher starts them by default).
+    #: `ascend-operator`: every Worker pod gets MS_LOCAL_WORKER and MS_NODE_RANK and its
+    #: command starts one process per device itself (launcher `none` by default).
+    process_contract: ProcessContract = "ms-operator"
 
     def role(self, replica_type: str) -> Role | None:
         for role in self.roles:
@@ -98,8 +104,9 @@ class Options:
     scheduler_address: AddressMode = "cluster-ip"
     allow_env_override: bool = False
     argocd_sync_waves: bool = False
-    #: who starts one process per device in a multi-device Worker pod
-    launcher: LauncherName = "per-device"
+    #: who starts one process per device in a multi-device Worker pod; None: the input kind's
+    #: default (per-device for MSJob, none for AscendJob)
+    launcher: LauncherName | None = None
     #: Ascend rank table: none (MindSpore's dynamic cluster) or filled by the cluster's operator
     rank_table: RankTableMode = "none"
     #: size of the memory-backed /dev/shm of Ascend pods; None: msgen's default

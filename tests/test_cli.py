@@ -105,7 +105,10 @@ def test_empty_input_is_an_error_not_an_empty_stream() -> None:
 
 def test_schema_lists_kinds() -> None:
     run = msgen("schema", "--list")
-    assert run.stdout.splitlines() == ["mindspore.gitee.com/v1/MSJob"]
+    from msgen import kinds
+
+    assert run.stdout.splitlines() == [f"{api}/{kind}" for api, kind in kinds.known_kinds()]
+    assert "mindspore.gitee.com/v1/MSJob" in run.stdout.splitlines()
     assert msgen("schema", "mindspore.gitee.com/v1/MSJob").stdout == msgen("schema").stdout
 
 

@@ -97,7 +97,7 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
     )
     main = plan.main_container
     local = processes_per_pod(plan, role)
-    if local > 1:
+    if local > 1 or (role.replica_type == "Worker" and plan.process_contract == "ascend-operator"):
         # One process per device: each process's MS_NODE_ID comes from the launcher (or the
         # user's script) as MS_NODE_RANK × MS_LOCAL_WORKER + i, ascend-operator's names.
         identity: tuple[tuple[str, str, EnvValue], ...] = (

@@ -30,6 +30,7 @@ class JobKind(Protocol):
 
 _REGISTRY: dict[tuple[str, str], str] = {
     ("mindspore.gitee.com/v1", "MSJob"): "msgen.kinds.msjob",
+    ("mindxdl.gitee.com/v1", "AscendJob"): "msgen.kinds.ascendjob",
 }
 
 

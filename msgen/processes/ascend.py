@@ -138,6 +138,8 @@ def _with(patch: Patch, **fields: Any) -> Patch:
 
 def _ring_kind(plan: Plan, options: Options) -> str | None:
     """`ascend-910b` for 910B and A3 servers, `ascend-910` for 910A; None when unknown."""
+    if plan.labels.get(RING_LABEL) in ("ascend-910", "ascend-910b"):
+        return plan.labels[RING_LABEL]  # an AscendJob names it itself
     chips = [options.accelerator_type] if options.accelerator_type else []
     for role in ascend_roles(plan):
         selector = role.template["spec"].get("nodeSelector") or {}

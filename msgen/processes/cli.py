@@ -30,11 +30,9 @@ def cli_options() -> list[Callable[..., Any]]:
         click.option(
             "--launcher",
             type=click.Choice(["per-device", "msrun", "none"]),
-            default="per-device",
-            show_default=True,
             help="Who starts one MindSpore process per device in a Worker pod that asks for "
-            "several: per-device = msgen's launcher script; msrun = MindSpore's msrun; "
-            "none = the command fans out itself.",
+            "several: per-device = msgen's launcher script (default for MSJob); msrun = "
+            "MindSpore's msrun; none = the command fans out itself (default for AscendJob).",
         ),
         click.option(
             "--rank-table",

@@ -45,6 +45,13 @@ def config_map_name(plan: Plan) -> str:
     return f"{plan.name}-launcher"
 
 
+def launcher(plan: Plan, options: Options) -> str:
+    """The launcher the options name, else the input kind's default."""
+    if options.launcher is not None:
+        return options.launcher
+    return "none" if plan.process_contract == "ascend-operator" else "per-device"
+
+
 def multi_device_worker(plan: Plan) -> Role | None:
     role = plan.role("Worker")
     if role is None or role.replicas == 0 or processes_per_pod(plan, role) < 2:
@@ -57,7 +64,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     if role is None or plan.replicas("Scheduler") == 0:
         return []
     out = []
-    if options.launcher == "msrun":
+    if launcher(plan, options) == "msrun":
         out += _check_msrun(plan, role, options)
     return out
 
@@ -114,10 +121,11 @@ def _check_msrun(plan: Plan, role: Role, options: Options) -> list[Diagnostic]:
 
 def contribute(plan: Plan, slot: PodSlot, options: Options) -> list[Patch]:
     role = multi_device_worker(plan)
-    if role is None or slot.role is not role or options.launcher == "none":
+    chosen = launcher(plan, options)
+    if role is None or slot.role is not role or chosen == "none":
         return []
     main = plan.main_container
-    if options.launcher == "msrun":
+    if chosen == "msrun":
         return [Patch(contributor="launcher msrun", command_wrap=((main, _msrun(plan, role)),))]
     ascend = devices.role_request(plan, role).kind == "ascend"
     env = [(main, "MSGEN_SET_DEVICE_ID", literal(1))] if ascend else []
