@@ -17,6 +17,7 @@ On pods whose container `mindspore` (the plan's main container) asks for Ascend 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .. import devices
@@ -132,8 +133,10 @@ def contribute(plan: Plan, slot: PodSlot, options: Options) -> list[Patch]:
 
 
 def _with(patch: Patch, **fields: Any) -> Patch:
-    merged = {name: getattr(patch, name) + value for name, value in fields.items()}
-    return Patch(**{**patch.__dict__, **merged})
+    """`patch` with `fields` appended to its own."""
+    return dataclasses.replace(
+        patch, **{name: getattr(patch, name) + value for name, value in fields.items()}
+    )
 
 
 def _ring_kind(plan: Plan, options: Options) -> str | None:
