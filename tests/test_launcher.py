@@ -177,3 +177,31 @@ def test_bad_environment_is_a_usage_error(env: dict[str, str], message: str, stu
     _, err = run.communicate(timeout=30)
     assert run.returncode == 2
     assert message in err
+
+
+def _can_unshare() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    done = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True)
+    return done.returncode == 0
+
+
+@pytest.mark.skipif(not _can_unshare(), reason="needs unshare of a PID namespace (root)")
+def test_sigterm_reaches_every_copy_when_the_launcher_is_pid_1(stub: Path) -> None:
+    """In a container the launcher is PID 1, which only receives signals it handles."""
+    env = {
+        "PATH": os.environ["PATH"], "STUB_DIR": str(stub.parent), "TMPDIR": str(stub.parent),
+        "MS_LOCAL_WORKER": "2", "MS_NODE_RANK": "0", "STUB_0": "sleep", "STUB_1": "sleep",
+    }
+    run = subprocess.Popen(
+        ["unshare", "--pid", "--fork", "--mount-proc", "sh", str(stub.parent / "launcher.sh"), str(stub)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    wait_for([stub.parent / f"env.{r}" for r in range(2)])
+    time.sleep(0.3)
+    children = Path(f"/proc/{run.pid}/task/{run.pid}/children").read_text().split()
+    assert len(children) == 1
+    os.kill(int(children[0]), signal.SIGTERM)
+    _, err = run.communicate(timeout=30)
+    assert [(stub.parent / f"term.{r}").exists() for r in range(2)] == [True, True]
+    assert run.returncode == 143, err
