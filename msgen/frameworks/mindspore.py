@@ -58,7 +58,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     if not has_scheduler and (plan.replicas("PS") > 0 or plan.replicas("Worker") > 1):
         out.append(
             plan.document.diagnostic(
-                ("spec", "msReplicaSpecs"),
+                plan.roles[0].path[:-1],  # the replica specs, whatever the kind calls them
                 "no Scheduler: the pods get no MindSpore cluster env and no Service (as with "
                 "ms-operator), so they cannot form a cluster; add a Scheduler replica for "
                 "distributed training",
