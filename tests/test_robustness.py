@@ -70,3 +70,21 @@ def test_any_change_to_a_sample(path: tuple[Any, ...], value: Any, how: str) -> 
     elif isinstance(parent, dict):
         parent[f"{last}x"] = parent.pop(last)
     assert_clean(yaml.safe_dump(job))
+
+
+MULTI_DEVICE = yaml.safe_load((SAMPLES / "mindspore" / "ascend-2x8-rank-table.yaml").read_text())
+MULTI_DEVICE_PATHS = [p for p in paths(MULTI_DEVICE) if p]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(MULTI_DEVICE_PATHS), json_values, st.sampled_from(["replace", "drop"]))
+def test_any_change_to_a_multi_device_sample(path: tuple[Any, ...], value: Any, how: str) -> None:
+    job = copy.deepcopy(MULTI_DEVICE)
+    parent = job
+    for part in path[:-1]:
+        parent = parent[part]
+    if how == "replace":
+        parent[path[-1]] = value
+    else:
+        del parent[path[-1]]
+    assert_clean(yaml.safe_dump(job))
