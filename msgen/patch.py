@@ -145,7 +145,9 @@ def _pod_parts(
     spec = template["spec"]
     spec_path = slot.role.path + ("template", "spec")
     who = patch.contributor
-    volumes: list[dict[str, Any]] = spec.setdefault("volumes", []) if patch.volumes else []
+    volumes: list[dict[str, Any]] = spec.get("volumes") or []
+    if patch.volumes:
+        spec["volumes"] = volumes  # (also when the template wrote `volumes: null`)
     for volume in patch.volumes:
         clash = next((vi for vi, v in enumerate(volumes) if v.get("name") == volume["name"]), None)
         if clash is None:
@@ -163,7 +165,8 @@ def _pod_parts(
         for ci, container in enumerate(containers):
             if container["name"] != name:
                 continue
-            mounts: list[dict[str, Any]] = container.setdefault("volumeMounts", [])
+            mounts: list[dict[str, Any]] = container.get("volumeMounts") or []
+            container["volumeMounts"] = mounts
             clash = next(
                 (mi for mi, m in enumerate(mounts) if m.get("mountPath") == mount["mountPath"]),
                 None,
