@@ -30,7 +30,8 @@ def _shells() -> list[list[str]]:
 SHELLS = _shells()
 
 #: A stand-in for one MindSpore process: records its environment, prints two lines, then
-#: behaves as STUB_<RANK_ID> says: "fail:<status>", "sleep" (until TERM), "deaf" (ignores TERM).
+#: behaves as STUB_<RANK_ID> says: "fail:<status>" (once every other copy is ready), "sleep"
+#: (until TERM), "deaf" (ignores TERM).
 STUB = """#!/bin/sh
 out="$STUB_DIR"
 env | grep -E '^(MS_NODE_ID|RANK_ID|DEVICE_ID)=' | sort > "$out/env.$RANK_ID"
@@ -39,9 +40,14 @@ printf 'no newline at the end'
 echo >&2
 eval "what=\\${STUB_$RANK_ID:-ok}"
 case "$what" in
-  fail:*) sleep 0.3; exit "${what#fail:}" ;;
-  sleep) sleep 60 & trap 'touch "$out/term.$RANK_ID"; kill $!; exit 143' TERM; wait $! ;;
-  deaf) trap '' TERM; touch "$out/deaf.$RANK_ID"; sleep 60 ;;
+  fail:*)
+    waited=0
+    while [ "$(ls "$out" | grep -c '^ready\\.')" -lt "$((MS_LOCAL_WORKER - 1))" ] && [ "$waited" -lt 200 ]; do
+      sleep 0.05; waited=$((waited + 1))
+    done
+    exit "${what#fail:}" ;;
+  sleep) sleep 60 & trap 'touch "$out/term.$RANK_ID"; kill $!; exit 143' TERM; touch "$out/ready.$RANK_ID"; wait $! ;;
+  deaf) trap '' TERM; touch "$out/ready.$RANK_ID"; sleep 60 ;;
   ok) exit 0 ;;
 esac
 """
@@ -121,8 +127,7 @@ def test_a_failed_copy_stops_the_others_and_its_status_is_the_launchers(shell: l
 def test_sigterm_reaches_every_copy(shell: list[str], stub: Path) -> None:
     env = {"MS_LOCAL_WORKER": "3", "MS_NODE_RANK": "0", "STUB_0": "sleep", "STUB_1": "sleep", "STUB_2": "sleep"}
     run = start(shell, stub, env)
-    wait_for([stub.parent / f"env.{r}" for r in range(3)])
-    time.sleep(0.3)  # the stubs install their TERM trap after writing their env
+    wait_for([stub.parent / f"ready.{r}" for r in range(3)])  # TERM traps installed
     run.send_signal(signal.SIGTERM)
     _, err = run.communicate(timeout=30)
     assert [(stub.parent / f"term.{r}").exists() for r in range(3)] == [True] * 3
@@ -197,8 +202,7 @@ def test_sigterm_reaches_every_copy_when_the_launcher_is_pid_1(stub: Path) -> No
         ["unshare", "--pid", "--fork", "--mount-proc", "sh", str(stub.parent / "launcher.sh"), str(stub)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    wait_for([stub.parent / f"env.{r}" for r in range(2)])
-    time.sleep(0.3)
+    wait_for([stub.parent / f"ready.{r}" for r in range(2)])
     children = Path(f"/proc/{run.pid}/task/{run.pid}/children").read_text().split()
     assert len(children) == 1
     os.kill(int(children[0]), signal.SIGTERM)

@@ -103,3 +103,14 @@ def test_ascendjob_replica_type_of_another_framework() -> None:
 def test_ascendjob_without_container_ascend() -> None:
     err = fails(ACJOB.replace("- name: ascend\n", "- name: trainer\n"))
     assert "Scheduler has no container named 'ascend' (found 'trainer'); accepted: one container named 'ascend', as ascend-operator expects" in err
+
+
+def test_null_ports_get_the_default_port() -> None:
+    for text, port in ((ACJOB, "ascendjob-port"), (GPU, "msjob-port")):
+        text = text.replace("              ports:\n                - containerPort: 2222\n                  name: ascendjob-port\n", "              ports: null\n", 1)
+        text = text.replace("              command: [\"python\", \"/data/resnet/train.py\", \"--device_target=GPU\", \"--run_distribute=True\"]\n              volumeMounts", "              command: [\"python\", \"/data/resnet/train.py\", \"--device_target=GPU\", \"--run_distribute=True\"]\n              ports: null\n              volumeMounts", 1)
+        assert "ports: null" in text
+        run = msgen("render", "-", input=text)
+        assert run.exit_code == 0, run.stderr
+        scheduler = next(o for o in run.objects() if o["kind"] == "Job" and o["metadata"]["name"].endswith("-scheduler"))
+        assert scheduler["spec"]["template"]["spec"]["containers"][0]["ports"] == [{"containerPort": 2222, "name": port}]

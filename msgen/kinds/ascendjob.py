@@ -208,7 +208,8 @@ def _check_containers(
             )
         )
         return
-    ports = main[0].setdefault("ports", [])
+    ports = main[0].get("ports") or []  # (`ports: null` too)
+    main[0]["ports"] = ports
     if not any(p.get("name") == PORT_NAME for p in ports):
         ports.append({"containerPort": DEFAULT_PORT, "name": PORT_NAME})
 
