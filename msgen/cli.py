@@ -19,6 +19,7 @@ from . import __version__, versions
 from .diagnostics import Diagnostic, format_diagnostic
 from .names import dns1123_problem
 from .plan import Options
+from .processes.cli import cli_options
 
 if TYPE_CHECKING:
     from .pipeline import Compilation
@@ -118,6 +119,7 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Keep a template's own value for a variable msgen sets (MS_*, device "
             "variables) instead of reporting it as an error.",
         ),
+        *cli_options(),
     ]
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -134,6 +136,11 @@ def _options(kwargs: dict[str, Any]) -> Options:
         argocd_sync_waves=kwargs["argocd_sync_waves"],
         gang_scheduler=kwargs["gang_scheduler"],
         kueue_queue=kwargs["kueue_queue"] or None,
+        launcher=kwargs["launcher"],
+        rank_table=kwargs["rank_table"],
+        shm_size=kwargs["shm_size"],
+        accelerator_type=kwargs["accelerator_type"],
+        recovery_volume=kwargs["recovery_volume"],
     )
 
 

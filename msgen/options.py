@@ -8,6 +8,7 @@ options for that job only.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,8 @@ from .plan import Options
 from .targets import NAMES as TARGET_NAMES
 
 ANNOTATION_PREFIX = "msgen/"
+QUANTITY = re.compile(r"^[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?$")
+LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 
 #: option name → (Options field, accepted values or None for free text)
 OPTION_NAMES: dict[str, tuple[str, tuple[str, ...] | None]] = {
@@ -28,6 +31,11 @@ OPTION_NAMES: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "argocd-sync-waves": ("argocd_sync_waves", ("true", "false")),
     "gang-scheduler": ("gang_scheduler", ("none", "volcano", "scheduler-plugins")),
     "kueue-queue": ("kueue_queue", None),
+    "launcher": ("launcher", ("per-device", "msrun", "none")),
+    "rank-table": ("rank_table", ("none", "operator")),
+    "shm-size": ("shm_size", None),
+    "accelerator-type": ("accelerator_type", None),
+    "recovery-volume": ("recovery_volume", None),
 }
 
 
@@ -86,6 +94,26 @@ def _value(key: str, name: str, text: str, accepted: tuple[str, ...] | None) -> 
         if problem is not None:
             raise OptionError(key, f"{key}: {text!r} {problem}")
         return text
+    if name == "shm-size":
+        if not QUANTITY.match(text):
+            raise OptionError(
+                key, f"{key}: {text!r} is not accepted; accepted: a size such as 16Gi or 512Mi"
+            )
+        return text
+    if name in ("accelerator-type", "recovery-volume"):
+        problem = dns1123_problem(text) if name == "recovery-volume" else _label_value(text)
+        if problem is not None:
+            raise OptionError(key, f"{key}: {text!r} {problem}")
+        return text
     if accepted == ("true", "false"):
         return text == "true"
     return text
+
+
+def _label_value(text: str) -> str | None:
+    if LABEL_VALUE.match(text):
+        return None
+    return (
+        "is not a label value; accepted: at most 63 letters, digits, '-', '_' or '.', "
+        "starting and ending with a letter or digit"
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import devices, frameworks, kinds, targets, versions
+from . import devices, frameworks, kinds, processes, targets, versions
 from . import options as option_text
 from .diagnostics import Diagnostic, InputError, Severity, has_errors
 from .emit import canonical
@@ -97,24 +97,31 @@ def compile_document(
 def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
     framework = frameworks.lookup(plan.framework)
     diagnostics = framework.check(plan, options) + devices.check(plan)
+    diagnostics += processes.check(plan, options)
     if has_errors(diagnostics):
         return [], diagnostics
     target = targets.lookup(options.target)
     naming = target.naming(plan, options)
     slots = target.slots(plan)
-    problem = _unsupported(plan, options, naming, slots, getattr(framework, "NEEDS_POD_INDEX", False))
+    needs_index = framework.needs_pod_index(plan)
+    problem = _unsupported(plan, options, naming, slots, needs_index)
     if problem is not None:
         return [], [plan.document.diagnostic(("kind",), problem)]
     addressing = Addressing(plan, options.scheduler_address, naming, framework.endpoints(plan))
     pods = []
+    extra: dict[tuple[str, str], dict[str, Any]] = {}  # ConfigMaps the pods need, once each
     for slot in slots:
         patches = [framework.contribute(plan, slot, addressing), *devices.contribute(plan, slot)]
+        patches += processes.contribute(plan, slot, addressing, options)
         merged, found = apply_patches(plan, slot, patches, options)
         diagnostics.extend(found)
         pods.append((slot, merged))
+        for patch in patches:
+            for obj in patch.objects:
+                extra.setdefault((obj["kind"], obj["metadata"]["name"]), obj)
     objects, found = target.render(plan, pods, addressing, options)
     diagnostics.extend(found)
-    objects = decorate(plan, objects, options)
+    objects = decorate(plan, [*extra.values(), *objects], options)
     diagnostics.extend(_check_names(plan, objects))
     return objects, diagnostics
 

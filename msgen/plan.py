@@ -18,6 +18,9 @@ CleanPodPolicy = Literal["All", "Running", "None"]
 AddressMode = Literal["cluster-ip", "dns"]
 TargetName = Literal["indexed-job", "pod", "statefulset", "jobset", "volcano"]
 GangScheduler = Literal["none", "volcano", "scheduler-plugins"]
+LauncherName = Literal["per-device", "msrun", "none"]
+RankTableMode = Literal["none", "operator"]
+ProcessContract = Literal["ms-operator", "ascend-operator"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,11 @@ class Plan:
     static_indexes: bool = False
     #: Values of the input a framework's env needs beyond roles and ports (Caffe2's backend).
     framework_settings: dict[str, str] = field(default_factory=dict)
+    #: How a Worker pod's processes are told apart. `ms-operator`: one process per pod, or per
+    #: device when a Worker asks for several (msgen's launcher starts them by default).
+    #: `ascend-operator`: every Worker pod gets MS_LOCAL_WORKER and MS_NODE_RANK and its
+    #: command starts one process per device itself (launcher `none` by default).
+    process_contract: ProcessContract = "ms-operator"
 
     def role(self, replica_type: str) -> Role | None:
         for role in self.roles:
@@ -112,6 +120,17 @@ class Options:
     argocd_sync_waves: bool = False
     gang_scheduler: GangScheduler = "none"
     kueue_queue: str | None = None
+    #: who starts one process per device in a multi-device Worker pod; None: the input kind's
+    #: default (per-device for MSJob, none for AscendJob)
+    launcher: LauncherName | None = None
+    #: Ascend rank table: none (MindSpore's dynamic cluster) or filled by the cluster's operator
+    rank_table: RankTableMode = "none"
+    #: size of the memory-backed /dev/shm of Ascend pods; None: msgen's default
+    shm_size: str | None = None
+    #: the Ascend chip's node label value (`accelerator-type`), e.g. module-910b-8
+    accelerator_type: str | None = None
+    #: a volume of the pod template that holds MindSpore's disaster-recovery state
+    recovery_volume: str | None = None
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,7 @@ def test_a_job_with_errors_is_not_converted(tmp_path: Path) -> None:
     fixed = seed_example().replace("                defaultMode: 0755\n          restartPolicy: OnFailure\n", "                defaultMode: 0755\n")
     run = msgen("convert", input=fixed)
     assert run.exit_code == 1 and run.stdout == ""
-    assert "volume 'ms-mnist-local-file' is mounted but not declared" in run.stderr
+    assert "unknown field 'hostPath' (a hostPath volume source belongs in the pod's volumes)" in run.stderr
 
 
 def test_in_place_needs_files() -> None:

@@ -24,6 +24,7 @@ WITHOUT_SCHEMA = {
     ("kubeflow.org/v1", "MSJob"),
     ("mlkube.io/v1beta1", "MxJob"),
     ("kubeflow.org/v1alpha1", "Caffe2Job"),
+    ("mindxdl.gitee.com/v1", "AscendJob"),  # ascend-operator's CRD is not among ../shared/crds
 }
 
 

@@ -56,6 +56,7 @@ def _kubernetes_fields(definition: str) -> set[str]:
         (tuple(podtemplate.EnvVar.model_fields), "io.k8s.api.core.v1.EnvVar"),
         (tuple(podtemplate.ContainerPort.model_fields), "io.k8s.api.core.v1.ContainerPort"),
         (tuple(podtemplate.ResourceRequirements.model_fields), "io.k8s.api.core.v1.ResourceRequirements"),
+        (tuple(podtemplate.VolumeMount.model_fields), "io.k8s.api.core.v1.VolumeMount"),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )

@@ -35,6 +35,18 @@ def test_seed_example_names_each_volume_problem() -> None:
         "                defaultMode: 0755\n          restartPolicy: OnFailure\n",
         "                defaultMode: 0755\n",
     )
+    # The pod template's own schema first: positioned, with what to do.
+    err = fails(text)
+    assert "<stdin>:44:17: error: spec.replicaSpecs[1].template.spec.containers[0].volumeMounts[1]: missing required field 'mountPath'" in err
+    assert (
+        "<stdin>:45:17: error: spec.replicaSpecs[1].template.spec.containers[0].volumeMounts[1]."
+        "hostPath: unknown field 'hostPath' (a hostPath volume source belongs in the pod's volumes)"
+    ) in err
+    # With the mount written as a mount, the job's own consistency checks follow.
+    text = text.replace(
+        "                hostPath:\n                    path: /root/gopath/src/gitee.com/mindspore/ms-operator/examples\n",
+        "                mountPath: /tmp/test\n",
+    )
     err = fails(text)
     # Only container, not named mindspore: configured, with a warning.
     assert (
@@ -48,13 +60,6 @@ def test_seed_example_names_each_volume_problem() -> None:
             "containers[0].volumeMounts[1].name: volume 'ms-mnist-local-file' is mounted but "
             "not declared in the pod's volumes; declared: 'training-result', 'entrypoint'"
         ) in err
-    # A volume source written inside a mount, which also has no mountPath.
-    assert (
-        "<stdin>:45:17: error: spec.replicaSpecs[1].template.spec.containers[0].volumeMounts[1]."
-        "hostPath: 'hostPath' is not a field of a volumeMount; a hostPath volume source belongs "
-        "in the pod's volumes"
-    ) in err
-    assert "volumeMounts[1]: the mount of volume 'ms-mnist-local-file' has no mountPath" in err
     # Declared but never mounted: a warning.
     assert "<stdin>:28:21: warning: spec.replicaSpecs[0].template.spec.volumes[1].name: volume 'entrypoint' is declared but no container mounts it" in err
 

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from msgen import versions
 from msgen.targets import NAMES as TARGETS
 
-from .conftest import SAMPLES, msgen
+from .conftest import SAMPLES, msgen, refused
 
 MS_ENV = {"MS_SCHED_HOST", "MS_NODE_ID", "MS_SCHED_PORT", "MS_SERVER_NUM", "MS_WORKER_NUM", "MS_ROLE"}
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -72,21 +73,36 @@ def services(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {o["metadata"]["name"]: o for o in objects if o["kind"] == "Service"}
 
 
-DISTRIBUTED = ["widedeep-gpu-dataparallel", "widedeep-ps", "lenet-cpu", "ascend-2x8"]
+DISTRIBUTED = ["widedeep-gpu-dataparallel", "widedeep-ps", "lenet-cpu"]
+MULTI_DEVICE = ["ascend-2x8", "ascend-2x8-rank-table", "gpu-2x8", "gpu-2x8-msrun"]
+
+
+def worker_processes(objects: list[dict[str, Any]]) -> int:
+    """Worker processes: pods × MS_LOCAL_WORKER (one process per pod without it)."""
+    total = 0
+    for _, template, n in pod_templates(objects):
+        if role_of(template) == "worker":
+            local = env_of(template).get("MS_LOCAL_WORKER")
+            total += n * (int(local["value"]) if local else 1)
+    return total
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("sample", DISTRIBUTED)
+@pytest.mark.parametrize("sample", DISTRIBUTED + MULTI_DEVICE)
 def test_every_role_sees_the_cluster(sample: str, target: str) -> None:
+    if refused(SAMPLES / "mindspore" / f"{sample}.yaml", target, versions.show(versions.NEWEST)):
+        pytest.skip("the target refuses this job; its golden .refused.txt file says how")
     objects = render(str(SAMPLES / "mindspore" / f"{sample}.yaml"), "--target", target)
     counts = pods_per_role(objects)
     svc = services(objects)
     for _, template, _ in pod_templates(objects):
         role = role_of(template)
         env = env_of(template)
-        assert MS_ENV <= set(env), f"{role} lacks {MS_ENV - set(env)}"
+        # A multi-device Worker pod's processes get MS_NODE_ID from their launcher.
+        wanted = MS_ENV - {"MS_NODE_ID"} if "MS_LOCAL_WORKER" in env else MS_ENV
+        assert wanted <= set(env), f"{role} lacks {wanted - set(env)}"
         assert env["MS_ROLE"]["value"] == {"scheduler": "MS_SCHED", "ps": "MS_PSERVER", "worker": "MS_WORKER"}[role]
-        assert env["MS_WORKER_NUM"]["value"] == str(counts.get("worker", 0))
+        assert env["MS_WORKER_NUM"]["value"] == str(worker_processes(objects))
         assert env["MS_SERVER_NUM"]["value"] == str(counts.get("ps", 0))
         if role == "scheduler":
             assert env["MS_SCHED_HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
@@ -216,11 +232,11 @@ def test_ascend_devices_and_host_network_address() -> None:
     worker, env = by_role["worker"]
     assert env["ASCEND_VISIBLE_DEVICES"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.annotations['huawei.com/Ascend910']"
     assert env["HCCL_IF_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.hostIP"
-    # Resources, node selector and volumes stay as written.
+    # Resources and the template's volumes stay as written; msgen adds its own.
     main = worker["spec"]["containers"][0]
     assert main["resources"]["limits"] == {"huawei.com/Ascend910": 8}
     assert worker["spec"]["nodeSelector"] == {"accelerator-type": "module-910b-8"}
-    assert {v["name"] for v in worker["spec"]["volumes"]} == {"code", "ascend-driver", "dshm"}
+    assert [v["name"] for v in worker["spec"]["volumes"]] == ["code", "ascend-driver", "msgen-shm", "msgen-launcher"]
     scheduler_env = by_role["scheduler"][1]
     assert "ASCEND_VISIBLE_DEVICES" not in scheduler_env and "HCCL_IF_IP" not in scheduler_env
 

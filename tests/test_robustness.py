@@ -70,3 +70,25 @@ def test_any_change_to_a_sample(path: tuple[Any, ...], value: Any, how: str) -> 
     elif isinstance(parent, dict):
         parent[f"{last}x"] = parent.pop(last)
     assert_clean(yaml.safe_dump(job))
+
+
+MULTI_DEVICE = [
+    yaml.safe_load((SAMPLES / name).read_text())
+    for name in ("mindspore/ascend-2x8-rank-table.yaml", "mindspore/gpu-2x8-msrun.yaml", "ascend/mindspore-acjob.yaml")
+]
+MULTI_DEVICE_PATHS = [(i, p) for i, job in enumerate(MULTI_DEVICE) for p in paths(job) if p]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(MULTI_DEVICE_PATHS), json_values, st.sampled_from(["replace", "drop"]))
+def test_any_change_to_a_multi_device_sample(where: tuple[int, tuple[Any, ...]], value: Any, how: str) -> None:
+    sample, path = where
+    job = copy.deepcopy(MULTI_DEVICE[sample])
+    parent = job
+    for part in path[:-1]:
+        parent = parent[part]
+    if how == "replace":
+        parent[path[-1]] = value
+    else:
+        del parent[path[-1]]
+    assert_clean(yaml.safe_dump(job))

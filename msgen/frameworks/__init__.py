@@ -19,6 +19,8 @@ class Framework(Protocol):
 
     def contribute(self, plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch: ...
 
+    def needs_pod_index(self, plan: Plan) -> bool: ...
+
 
 _REGISTRY = {
     "mindspore": "msgen.frameworks.mindspore",

@@ -27,8 +27,9 @@ REDIS_PORT = "REDIS_PORT"
 NFS_PATH = "NFS_PATH"
 
 
-#: Per-pod values (an index inside the config, a rank) need each pod to know its index.
-NEEDS_POD_INDEX = True
+def needs_pod_index(plan: Plan) -> bool:
+    """Per-pod values (an index inside the config, a rank) need each pod to know its index."""
+    return True
 
 def endpoints(plan: Plan) -> list[Endpoint]:
     """Every shard is addressed by name (`CAFFE2_CONFIG` lists them all)."""

@@ -8,21 +8,25 @@ On container `mindspore` of every pod of a job that has a Scheduler (contracts �
 | `MS_NODE_ID`    | `<job>-scheduler-0`        | PS: `<job>-ps-<i>`; Worker: `<i>`        |
 | `MS_SCHED_PORT` | the scheduler's `msjob-port`, on every pod                            |
 | `MS_SERVER_NUM` | replicas of PS, or 0                                                  |
-| `MS_WORKER_NUM` | replicas of Worker, or 0                                              |
+| `MS_WORKER_NUM` | worker processes: Worker replicas × processes per Worker pod, or 0   |
 | `MS_ROLE`       | `MS_SCHED`                 | `MS_PSERVER` / `MS_WORKER`               |
 
 ms-operator set `MS_NODE_ID` to the pod name. MindSpore turns a numeric node id into the
 rank, so msgen gives Workers their index instead: ranks then stay the same from run to run.
 Scheduler and PS keep the name ms-operator gave their pods (stable, and never mistaken for a
-worker rank). A job without a Scheduler (a standalone Worker) gets no MindSpore env and no
+worker rank).
+
+MindSpore runs one process per device (contracts §2). A Worker pod that asks for N > 1 devices
+runs N processes: it gets `MS_LOCAL_WORKER` = N and `MS_NODE_RANK` = its index instead of
+`MS_NODE_ID`, which each process gets from whoever starts it (`msgen.processes`). A job without a Scheduler (a standalone Worker) gets no MindSpore env and no
 Service, as with ms-operator.
 """
 
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic, Severity
-from ..patch import Patch, field_ref, literal
-from ..plan import Options, Plan, PodSlot
+from ..patch import EnvValue, Patch, field_ref, literal
+from ..plan import Options, Plan, PodSlot, Role
 from ..targets.addressing import Addressing, Endpoint
 from .. import devices
 
@@ -54,7 +58,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     if not has_scheduler and (plan.replicas("PS") > 0 or plan.replicas("Worker") > 1):
         out.append(
             plan.document.diagnostic(
-                ("spec", "msReplicaSpecs"),
+                plan.roles[0].path[:-1],  # the replica specs, whatever the kind calls them
                 "no Scheduler: the pods get no MindSpore cluster env and no Service (as with "
                 "ms-operator), so they cannot form a cluster; add a Scheduler replica for "
                 "distributed training",
@@ -62,17 +66,6 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
             )
         )
     for role in plan.roles:
-        request = devices.role_request(plan, role)
-        if role.replica_type == "Worker" and request.count > 1:
-            out.append(
-                plan.document.diagnostic(
-                    role.path + ("template", "spec", "containers"),
-                    f"each Worker pod asks for {request.count} {request.resource} devices, but "
-                    "MS_WORKER_NUM counts one MindSpore process per pod; the command must start "
-                    "one process per pod, or the cluster waits for workers that never come",
-                    severity=Severity.WARNING,
-                )
-            )
         if (
             has_scheduler
             and role.replica_type != "Scheduler"
@@ -102,22 +95,62 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
         if role.replica_type == "Scheduler"
         else addressing.host(scheduler)
     )
-    index = addressing.index(slot)
-    # Where the target cannot tell a pod its index, the pod name is the id, as with ms-operator.
-    node_id = index if role.replica_type == "Worker" and index is not None else addressing.pod_name(slot)
     main = plan.main_container
+    local = processes_per_pod(plan, role)
+    if local > 1 or (role.replica_type == "Worker" and plan.process_contract == "ascend-operator"):
+        # One process per device: each process's MS_NODE_ID comes from the launcher (or the
+        # user's script) as MS_NODE_RANK × MS_LOCAL_WORKER + i, ascend-operator's names.
+        identity: tuple[tuple[str, str, EnvValue], ...] = (
+            (main, "MS_LOCAL_WORKER", literal(local)),
+            (main, "MS_NODE_RANK", _required(addressing.index(slot))),
+        )
+    else:
+        index = addressing.index(slot)
+        # Where the target cannot tell a pod its index, the pod name is the id, as with
+        # ms-operator.
+        worker = role.replica_type == "Worker" and index is not None
+        node_id = index if worker and index is not None else addressing.pod_name(slot)
+        identity = ((main, "MS_NODE_ID", node_id),)
     return Patch(
         contributor="MindSpore",
         env=(
             (main, "MS_SCHED_HOST", host),
-            (main, "MS_NODE_ID", node_id),
+            *identity,
             (main, "MS_SCHED_PORT", literal(port)),
             (main, "MS_SERVER_NUM", literal(plan.replicas("PS"))),
-            (main, "MS_WORKER_NUM", literal(plan.replicas("Worker"))),
+            (main, "MS_WORKER_NUM", literal(worker_processes(plan))),
             (main, "MS_ROLE", literal(ROLE_VALUES[role.replica_type])),
         ),
     )
 
 
+def processes_per_pod(plan: Plan, role: Role) -> int:
+    """MindSpore processes in one pod of `role`: one per device of a multi-device Worker."""
+    if role.replica_type != "Worker":
+        return 1
+    return max(devices.role_request(plan, role).count, 1)
+
+
+def worker_processes(plan: Plan) -> int:
+    """`MS_WORKER_NUM`: worker processes, not pods (contracts §2)."""
+    role = plan.role("Worker")
+    return 0 if role is None else role.replicas * processes_per_pod(plan, role)
+
+
 def _main_container(plan: Plan, containers: list[dict]) -> dict:  # type: ignore[type-arg]
     return next(c for c in containers if c["name"] == plan.main_container)
+
+
+def needs_pod_index(plan: Plan) -> bool:
+    """Multi-device Workers need their pod's index (MS_NODE_RANK); one process per pod can
+    fall back to the pod name as its node id."""
+    return any(
+        role.replica_type == "Worker"
+        and (processes_per_pod(plan, role) > 1 or plan.process_contract == "ascend-operator")
+        for role in plan.roles
+    )
+
+
+def _required(index: EnvValue | None) -> EnvValue:
+    assert index is not None, "the pipeline refuses targets that cannot give the index"
+    return index

@@ -26,8 +26,9 @@ from .ports import check_listed_replicas, every_replica_by_name, main_port
 PS_LITE_ROLES = ("Scheduler", "Server", "Worker")
 
 
-#: Per-pod values (an index inside the config, a rank) need each pod to know its index.
-NEEDS_POD_INDEX = True
+def needs_pod_index(plan: Plan) -> bool:
+    """Per-pod values (an index inside the config, a rank) need each pod to know its index."""
+    return True
 
 def endpoints(plan: Plan) -> list[Endpoint]:
     """Every replica is addressed by name; a job without Scheduler or TunerTracker is local."""

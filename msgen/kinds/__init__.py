@@ -34,6 +34,7 @@ _REGISTRY: dict[tuple[str, str], str] = {
     ("mlkube.io/v1beta1", "MxJob"): "msgen.kinds.mxjob_v1beta1",
     ("kubeflow.org/v1", "MSJob"): "msgen.kinds.msjob_legacy",
     ("kubeflow.org/v1alpha1", "Caffe2Job"): "msgen.kinds.caffe2job",
+    ("mindxdl.gitee.com/v1", "AscendJob"): "msgen.kinds.ascendjob",
 }
 
 

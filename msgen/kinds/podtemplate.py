@@ -69,14 +69,35 @@ def _passthrough(names: tuple[str, ...], typed: type[BaseModel]) -> dict[str, An
     return {name: (Any, None) for name in names if name not in typed.model_fields}
 
 
+class VolumeMount(_Model):
+    name: str
+    mountPath: str
+    readOnly: bool | None = None
+    subPath: str | None = None
+    subPathExpr: str | None = None
+    mountPropagation: str | None = None
+    recursiveReadOnly: str | None = None
+    bindMountOptions: Any = None
+
+
+class Volume(BaseModel):
+    """A pod volume: msgen reads its name; the volume source passes through."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    name: str
+
+
 class ContainerFields(_Model):
     """The container fields msgen reads; the rest of Kubernetes' fields pass through."""
 
     name: str
     image: str | None = None
+    command: list[str] | None = None
+    args: list[str] | None = None
     env: list[EnvVar] | None = None
     ports: list[ContainerPort] | None = None
     resources: ResourceRequirements | None = None
+    volumeMounts: list[VolumeMount] | None = None
 
 
 class ObjectMetaFields(_Model):
@@ -107,6 +128,8 @@ class PodSpecFields(_Model):
     hostname: str | None = None
     subdomain: str | None = None
     restartPolicy: Literal["Always", "OnFailure", "Never"] | None = None
+    volumes: list[Volume] | None = None
+    nodeSelector: dict[str, str] | None = None
 
 
 if TYPE_CHECKING:

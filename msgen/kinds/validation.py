@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..diagnostics import Diagnostic
 from ..source import Document, Path
+from .shared import VOLUME_SOURCES
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -62,6 +63,9 @@ def _diagnostic(model: type[BaseModel], document: Document, err: Any) -> Diagnos
         fields = sorted(_fields_at(model, document.data, path[:-1]))
         close = difflib.get_close_matches(str(path[-1]), fields, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
+        if len(path) > 2 and path[-3] == "volumeMounts" and path[-1] in VOLUME_SOURCES:
+            # A volume source written under a mount: the fix is to move it, not rename it.
+            hint = f" (a {path[-1]} volume source belongs in the pod's volumes)"
         return document.diagnostic(
             path, f"unknown field {path[-1]!r}{hint}; accepted: {', '.join(fields)}", key=True
         )

@@ -1,0 +1,217 @@
+"""`mindxdl.gitee.com/v1 AscendJob` (ascend-operator), for its MindSpore form (contracts §3).
+
+An AscendJob labelled `framework: mindspore` compiles like an MSJob with ascend-operator's
+names: replicas `Scheduler` and `Worker`, container `ascend`, port `ascendjob-port` (2222
+unless the container names one). Its pods see ascend-operator's environment: every Worker pod
+gets `MS_LOCAL_WORKER` (devices per pod) and `MS_NODE_RANK` (its index), `MS_WORKER_NUM`
+counts devices × Worker pods, and the pod's own launch script starts one process per device
+(launcher `none` by default), so launch scripts written for ascend-operator keep working.
+PyTorch and TensorFlow AscendJobs use other env contracts (`Master`/`Chief` replicas) and are
+refused with a clear message.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..diagnostics import Diagnostic, Severity
+from ..plan import Options, Plan, Role
+from ..source import Document, Path
+from .msjob import MSSchedulingPolicy, _job_name, _run_policy
+from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
+from .validation import validate_model
+
+API_VERSION = "mindxdl.gitee.com/v1"
+KIND_NAME = "AscendJob"
+MAIN_CONTAINER = "ascend"
+PORT_NAME = "ascendjob-port"
+DEFAULT_PORT = 2222
+REPLICA_TYPES = ("Scheduler", "Worker")
+FRAMEWORK_LABEL = "framework"
+FRAMEWORKS = ("mindspore", "pytorch", "tensorflow")
+
+
+class AscendSchedulingPolicy(MSSchedulingPolicy):
+    scheduleTimeoutSeconds: int | None = Field(default=None, ge=0)
+
+
+class AscendRunPolicy(_Model):
+    cleanPodPolicy: Literal["All", "Running", "None"] | None = None
+    ttlSecondsAfterFinished: int | None = Field(default=None, ge=0)
+    activeDeadlineSeconds: int | None = Field(default=None, ge=1)
+    backoffLimit: int | None = Field(default=None, ge=0)
+    schedulingPolicy: AscendSchedulingPolicy | None = None
+    suspend: bool | None = None
+
+
+class AscendReplicaSpec(_Model):
+    replicas: int | None = Field(default=None, ge=0)
+    restartPolicy: Literal["Always", "OnFailure", "Never", "ExitCode"] | None = None
+    template: PodTemplateSpec
+
+
+class AscendJobSpec(_Model):
+    replicaSpecs: dict[str, AscendReplicaSpec]
+    runPolicy: AscendRunPolicy | None = None
+    successPolicy: Literal["", "AllWorkers"] | None = None
+    schedulerName: str | None = None
+
+
+class AscendJob(_Model):
+    """An ascend-operator training job; msgen compiles the MindSpore form."""
+
+    apiVersion: Literal["mindxdl.gitee.com/v1"]
+    kind: Literal["AscendJob"]
+    metadata: ObjectMeta
+    spec: AscendJobSpec
+    status: dict[str, Any] | None = None
+
+
+class AscendJobKind:
+    api_version = API_VERSION
+    kind = KIND_NAME
+
+    def model(self) -> type[BaseModel]:
+        return AscendJob
+
+    def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
+        job, diagnostics = validate_model(AscendJob, document)
+        if job is None:
+            return None, diagnostics
+        _check_framework(job, document, diagnostics)
+        if any(d.is_error for d in diagnostics):
+            return None, diagnostics
+        name = _job_name(job, document, diagnostics)  # type: ignore[arg-type]
+        roles = _roles(job, document, diagnostics)
+        if name is None or any(d.is_error for d in diagnostics):
+            return None, diagnostics
+        if job.spec.schedulerName is not None:
+            diagnostics.append(
+                document.diagnostic(
+                    ("spec", "schedulerName"),
+                    "schedulerName is not expressed: without ascend-operator nothing creates a "
+                    "gang-scheduling PodGroup; set schedulerName in the pod templates to use "
+                    "another scheduler",
+                    severity=Severity.WARNING,
+                )
+            )
+        meta = job.metadata
+        return (
+            Plan(
+                api_version=API_VERSION,
+                kind=KIND_NAME,
+                name=name,
+                namespace=meta.namespace or options.namespace,
+                labels=dict(meta.labels or {}),
+                framework="mindspore",
+                main_container=MAIN_CONTAINER,
+                port_name=PORT_NAME,
+                roles=roles,
+                run_policy=_run_policy(job.spec.runPolicy),  # type: ignore[arg-type]
+                success_policy=job.spec.successPolicy or "",
+                enable_dynamic_worker=False,
+                document=document,
+                process_contract="ascend-operator",
+            ),
+            diagnostics,
+        )
+
+
+def _check_framework(job: AscendJob, document: Document, out: list[Diagnostic]) -> None:
+    labels = job.metadata.labels or {}
+    framework = labels.get(FRAMEWORK_LABEL)
+    if framework is None:
+        out.append(
+            document.diagnostic(
+                ("metadata", "labels") if labels else ("metadata",),
+                f"an AscendJob needs the label {FRAMEWORK_LABEL!r} (ascend-operator requires "
+                "it); accepted: framework: mindspore",
+            )
+        )
+    elif framework != "mindspore":
+        known = framework in FRAMEWORKS
+        out.append(
+            document.diagnostic(
+                ("metadata", "labels", FRAMEWORK_LABEL),
+                f"framework {framework!r}: "
+                + (
+                    "msgen compiles MindSpore AscendJobs only; PyTorch and TensorFlow jobs use "
+                    "ascend-operator's other env contracts"
+                    if known
+                    else "not an ascend-operator framework"
+                )
+                + "; accepted: mindspore",
+            )
+        )
+
+
+def _roles(job: AscendJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
+    raw_specs: dict[str, Any] = document.data["spec"]["replicaSpecs"]
+    found: dict[str, Role] = {}
+    for key, spec in job.spec.replicaSpecs.items():
+        path: Path = ("spec", "replicaSpecs", key)
+        if key not in REPLICA_TYPES:
+            out.append(
+                document.diagnostic(
+                    path,
+                    f"replica type {key!r} is not part of a MindSpore AscendJob; accepted: "
+                    f"{', '.join(REPLICA_TYPES)}",
+                    key=True,
+                )
+            )
+            continue
+        replicas = 1 if spec.replicas is None else spec.replicas
+        if key == "Scheduler" and replicas > 1:
+            out.append(
+                document.diagnostic(
+                    path + ("replicas",),
+                    f"more than one Scheduler: replicas {replicas}; accepted: 0 or 1",
+                )
+            )
+        template = copy.deepcopy(raw_specs[key]["template"])
+        _check_containers(template, document, path, key, out)
+        found[key] = Role(
+            replica_type=key,
+            replicas=replicas,
+            restart_policy=spec.restartPolicy or "Never",
+            template=template,
+            path=path,
+        )
+    return tuple(found[t] for t in REPLICA_TYPES if t in found)
+
+
+def _check_containers(
+    template: dict[str, Any], document: Document, path: Path, replica_type: str, out: list[Diagnostic]
+) -> None:
+    containers: list[dict[str, Any]] = template["spec"]["containers"]
+    containers_path = path + ("template", "spec", "containers")
+    for index, container in enumerate(containers):
+        if not container.get("image"):
+            out.append(
+                document.diagnostic(
+                    containers_path + (index,),
+                    f"container {container['name']!r} of {replica_type} has no image; "
+                    "accepted: a container image reference",
+                )
+            )
+    main = [c for c in containers if c["name"] == MAIN_CONTAINER]
+    if not main:
+        names = ", ".join(repr(c["name"]) for c in containers)
+        out.append(
+            document.diagnostic(
+                containers_path,
+                f"{replica_type} has no container named {MAIN_CONTAINER!r} (found {names}); "
+                f"accepted: one container named {MAIN_CONTAINER!r}, as ascend-operator expects",
+            )
+        )
+        return
+    ports = main[0].get("ports") or []  # (`ports: null` too)
+    main[0]["ports"] = ports
+    if not any(p.get("name") == PORT_NAME for p in ports):
+        ports.append({"containerPort": DEFAULT_PORT, "name": PORT_NAME})
+
+
+KIND = AscendJobKind()
