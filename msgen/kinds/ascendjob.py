@@ -92,9 +92,9 @@ class AscendJobKind:
             diagnostics.append(
                 document.diagnostic(
                     ("spec", "schedulerName"),
-                    "schedulerName is not expressed: without ascend-operator nothing creates a "
-                    "gang-scheduling PodGroup; set schedulerName in the pod templates to use "
-                    "another scheduler",
+                    "schedulerName is not expressed: for a gang-scheduling PodGroup pass "
+                    "--gang-scheduler volcano (or the msgen/gang-scheduler annotation); set "
+                    "schedulerName in the pod templates to use another scheduler",
                     severity=Severity.WARNING,
                 )
             )
