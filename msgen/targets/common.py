@@ -6,7 +6,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..plan import Options, Plan, PodSlot
-from . import labels, scheduling
+from . import labels, scheduling, support
 from .addressing import Addressing
 
 
@@ -42,3 +42,21 @@ def finish_pod(
     template = {"metadata": metadata, "spec": spec}
     diagnostics.extend(scheduling.join_pod(plan, options, slot, template, target))
     return template, diagnostics
+
+
+def role_slots(plan: Plan) -> list[PodSlot]:
+    """One pod template per role, for targets whose controller stamps pods from it; a role of
+    one replica has the static index 0, so its values need no downward API."""
+    return [
+        PodSlot(role, 0 if role.replicas == 1 else None) for role in plan.roles if role.replicas > 0
+    ]
+
+
+def shared_objects(
+    plan: Plan, addressing: Addressing, options: Options, target: str
+) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    """What every target starts with: the Services, the PodGroup, and the warnings for the
+    policies `target` does not express."""
+    diagnostics = support.unexpressed(plan, options, target)
+    groups, found = scheduling.gang_objects(plan, options, target)
+    return addressing.services() + groups, diagnostics + found

@@ -18,9 +18,9 @@ from .. import versions
 from ..diagnostics import Diagnostic
 from ..patch import EnvValue, field_ref
 from ..plan import Options, Plan, PodSlot, Role
-from . import labels, scheduling, support
+from . import labels, scheduling
 from .addressing import Addressing, Naming
-from .common import finish_pod
+from .common import finish_pod, role_slots, shared_objects
 from .scheduling import warn
 
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
@@ -57,12 +57,7 @@ class IndexedJobTarget:
     def slots(self, plan: Plan) -> list[PodSlot]:
         if plan.static_indexes:
             return [PodSlot(role, i) for role in plan.roles for i in range(role.replicas)]
-        # A role of one replica has the static index 0, so its values need no downward API.
-        return [
-            PodSlot(role, 0 if role.replicas == 1 else None)
-            for role in plan.roles
-            if role.replicas > 0
-        ]
+        return role_slots(plan)
 
     def render(
         self,
@@ -71,11 +66,7 @@ class IndexedJobTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-        diagnostics = support.unexpressed(plan, options, self.name)
-        objects = addressing.services()
-        groups, found = scheduling.gang_objects(plan, options, self.name)
-        objects += groups
-        diagnostics.extend(found)
+        objects, diagnostics = shared_objects(plan, addressing, options, self.name)
         if options.kueue_queue and len(pods) > 1:
             diagnostics.append(
                 warn(

@@ -16,9 +16,9 @@ from typing import Any
 from ..diagnostics import Diagnostic
 from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
-from . import scheduling, support
+from . import scheduling
 from .addressing import Addressing, Naming
-from .common import finish_pod
+from .common import finish_pod, role_slots, shared_objects
 from .indexed_job import (
     COMPLETION_INDEX_ANNOTATION,
     COMPLETION_INDEX_VARIABLE,
@@ -50,11 +50,7 @@ class JobSetTarget:
         return f"{plan.name}-{role.key}-0"
 
     def slots(self, plan: Plan) -> list[PodSlot]:
-        return [
-            PodSlot(role, 0 if role.replicas == 1 else None)
-            for role in plan.roles
-            if role.replicas > 0
-        ]
+        return role_slots(plan)
 
     def render(
         self,
@@ -63,11 +59,7 @@ class JobSetTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-        diagnostics = support.unexpressed(plan, options, self.name)
-        objects = addressing.services()
-        groups, found = scheduling.gang_objects(plan, options, self.name)
-        objects += groups
-        diagnostics.extend(found)
+        objects, diagnostics = shared_objects(plan, addressing, options, self.name)
         replicated: list[dict[str, Any]] = []
         for slot, merged in pods:
             role = slot.role

@@ -12,10 +12,9 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..plan import Options, Plan, PodSlot
-from . import labels
+from . import labels, scheduling
 from .addressing import Addressing, Naming
-from . import scheduling, support
-from .common import finish_pod
+from .common import finish_pod, shared_objects
 
 
 class PodTarget:
@@ -39,11 +38,7 @@ class PodTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-        diagnostics = support.unexpressed(plan, options, self.name)
-        objects = addressing.services()
-        groups, found = scheduling.gang_objects(plan, options, self.name)
-        objects += groups
-        diagnostics.extend(found)
+        objects, diagnostics = shared_objects(plan, addressing, options, self.name)
         deadline = plan.run_policy.active_deadline_seconds
         for slot, merged in pods:
             assert slot.index is not None

@@ -19,9 +19,9 @@ from .. import versions
 from ..diagnostics import Diagnostic
 from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
-from . import labels, scheduling, support
+from . import labels, scheduling
 from .addressing import Addressing, Naming
-from .common import finish_pod
+from .common import finish_pod, role_slots, shared_objects
 from .scheduling import warn
 
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
@@ -55,11 +55,7 @@ class StatefulSetTarget:
         return f"{plan.name}-{role.key}"
 
     def slots(self, plan: Plan) -> list[PodSlot]:
-        return [
-            PodSlot(role, 0 if role.replicas == 1 else None)
-            for role in plan.roles
-            if role.replicas > 0
-        ]
+        return role_slots(plan)
 
     def render(
         self,
@@ -68,11 +64,7 @@ class StatefulSetTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-        diagnostics = support.unexpressed(plan, options, self.name)
-        objects = addressing.services()
-        groups, found = scheduling.gang_objects(plan, options, self.name)
-        objects += groups
-        diagnostics.extend(found)
+        objects, diagnostics = shared_objects(plan, addressing, options, self.name)
         if addressing.distributed and addressing.naming.dynamic_index is None:
             workers = plan.workers()
             if workers is not None and workers.replicas > 1:

@@ -25,9 +25,9 @@ from typing import Any
 from ..diagnostics import Diagnostic
 from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
-from . import scheduling, support
+from . import scheduling
 from .addressing import Addressing, Naming
-from .common import finish_pod
+from .common import finish_pod, role_slots, shared_objects
 from .scheduling import warn
 
 
@@ -45,11 +45,7 @@ class VolcanoTarget:
         )
 
     def slots(self, plan: Plan) -> list[PodSlot]:
-        return [
-            PodSlot(role, 0 if role.replicas == 1 else None)
-            for role in plan.roles
-            if role.replicas > 0
-        ]
+        return role_slots(plan)
 
     def render(
         self,
@@ -58,7 +54,8 @@ class VolcanoTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-        diagnostics = support.unexpressed(plan, options, self.name)
+        # The volcano target emits no PodGroup: shared_objects gives Services and warnings.
+        objects, diagnostics = shared_objects(plan, addressing, options, self.name)
         if options.gang_scheduler == "scheduler-plugins":
             diagnostics.append(
                 warn(
@@ -88,7 +85,6 @@ class VolcanoTarget:
                     "ms-operator, and ranks follow the order workers register in",
                 )
             )
-        objects = addressing.services()
         tasks = []
         for slot, merged in pods:
             role = slot.role
