@@ -317,3 +317,10 @@ def test_jobset_host_names_are_longer_and_checked() -> None:
     assert msgen("render", "-", input=job(GOOD_SCHEDULER + GOOD_WORKER, name=name)).exit_code == 0
     err = fails(job(GOOD_SCHEDULER + GOOD_WORKER, name=name), "--target", "jobset")
     assert f"makes the name '{name}-scheduler-0-0', which is 64 characters long" in err
+
+
+def test_pod_target_refuses_a_job_of_more_pods_than_a_cluster_runs() -> None:
+    text = job(GOOD_SCHEDULER + GOOD_WORKER.replace("Worker:", "Worker:\n  replicas: 100000000"))
+    err = fails(text, "--target", "pod")
+    assert "error: spec.msReplicaSpecs.Worker.replicas: target pod writes one Pod per replica, and this job has 100000001" in err
+    assert msgen("render", "-", input=text).exit_code == 0, "one Indexed Job per role stays small"

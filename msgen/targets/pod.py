@@ -17,6 +17,10 @@ from .addressing import Addressing, Naming
 from .common import finish_pod, shared_objects
 
 
+#: More bare Pods than this in one job is a typo, not a cluster; the output would not end.
+MAX_PODS = 10000
+
+
 class PodTarget:
     name = "pod"
     summary = "bare Pods <job>-<rt>-<i> with static indexes, as ms-operator created them"
@@ -29,6 +33,8 @@ class PodTarget:
         )
 
     def slots(self, plan: Plan) -> list[PodSlot]:
+        if sum(role.replicas for role in plan.roles) > MAX_PODS:
+            return []  # refused in render: one Pod object per replica would not end
         return [PodSlot(role, index) for role in plan.roles for index in range(role.replicas)]
 
     def render(
@@ -38,6 +44,16 @@ class PodTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+        total = sum(role.replicas for role in plan.roles)
+        if total > MAX_PODS:
+            biggest = max(plan.roles, key=lambda role: role.replicas)
+            return [], [
+                plan.document.diagnostic(
+                    biggest.path + ("replicas",),
+                    f"target pod writes one Pod per replica, and this job has {total}; accepted: "
+                    f"at most {MAX_PODS} pods, or --target indexed-job (one Job per role)",
+                )
+            ]
         objects, diagnostics = shared_objects(plan, addressing, options, self.name)
         deadline = plan.run_policy.active_deadline_seconds
         for slot, merged in pods:
