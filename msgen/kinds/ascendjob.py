@@ -20,8 +20,9 @@ from pydantic import BaseModel, Field
 from ..diagnostics import Diagnostic, Severity
 from ..plan import Options, Plan, Role
 from ..source import Document, Path
-from .msjob import MSSchedulingPolicy, _job_name, _run_policy
+from .msjob import MSReplicaSpec, MSRunPolicy, MSSchedulingPolicy, _run_policy
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
+from .shared import job_name
 from .validation import validate_model
 
 API_VERSION = "mindxdl.gitee.com/v1"
@@ -38,23 +39,15 @@ class AscendSchedulingPolicy(MSSchedulingPolicy):
     scheduleTimeoutSeconds: int | None = Field(default=None, ge=0)
 
 
-class AscendRunPolicy(_Model):
-    cleanPodPolicy: Literal["All", "Running", "None"] | None = None
-    ttlSecondsAfterFinished: int | None = Field(default=None, ge=0)
-    activeDeadlineSeconds: int | None = Field(default=None, ge=1)
-    backoffLimit: int | None = Field(default=None, ge=0)
+class AscendRunPolicy(MSRunPolicy):
+    """ms-operator's runPolicy, with the scheduling and suspend fields ascend-operator adds."""
+
     schedulingPolicy: AscendSchedulingPolicy | None = None
     suspend: bool | None = None
 
 
-class AscendReplicaSpec(_Model):
-    replicas: int | None = Field(default=None, ge=0)
-    restartPolicy: Literal["Always", "OnFailure", "Never", "ExitCode"] | None = None
-    template: PodTemplateSpec
-
-
 class AscendJobSpec(_Model):
-    replicaSpecs: dict[str, AscendReplicaSpec]
+    replicaSpecs: dict[str, MSReplicaSpec]
     runPolicy: AscendRunPolicy | None = None
     successPolicy: Literal["", "AllWorkers"] | None = None
     schedulerName: str | None = None
@@ -84,7 +77,7 @@ class AscendJobKind:
         _check_framework(job, document, diagnostics)
         if any(d.is_error for d in diagnostics):
             return None, diagnostics
-        name = _job_name(job, document, diagnostics)  # type: ignore[arg-type]
+        name = job_name(job.metadata, document, diagnostics)
         roles = _roles(job, document, diagnostics)
         if name is None or any(d.is_error for d in diagnostics):
             return None, diagnostics
@@ -110,7 +103,7 @@ class AscendJobKind:
                 main_container=MAIN_CONTAINER,
                 port_name=PORT_NAME,
                 roles=roles,
-                run_policy=_run_policy(job.spec.runPolicy),  # type: ignore[arg-type]
+                run_policy=_run_policy(job.spec.runPolicy),
                 success_policy=job.spec.successPolicy or "",
                 enable_dynamic_worker=False,
                 document=document,

@@ -13,10 +13,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
-from ..names import dns1035_problem
 from ..plan import Options, Plan, Role, RunPolicy, SchedulingPolicy
 from ..source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, Quantity, _Model
+from .shared import job_name
 from .validation import validate_model
 
 API_VERSION = "mindspore.gitee.com/v1"
@@ -76,7 +76,7 @@ class MSJobKind:
         job, diagnostics = validate_model(MSJob, document)
         if job is None:
             return None, diagnostics
-        name = _job_name(job, document, diagnostics)
+        name = job_name(job.metadata, document, diagnostics)
         roles = _roles(job, document, diagnostics)
         if name is None or any(d.is_error for d in diagnostics):
             return None, diagnostics
@@ -99,27 +99,6 @@ class MSJobKind:
             ),
             diagnostics,
         )
-
-
-def _job_name(job: MSJob, document: Document, out: list[Diagnostic]) -> str | None:
-    meta = job.metadata
-    if meta.generateName is not None:
-        out.append(
-            document.diagnostic(
-                ("metadata", "generateName"),
-                "generateName is not accepted: every object msgen renders is named after the "
-                "job; accepted: metadata.name",
-                key=True,
-            )
-        )
-    if not meta.name:
-        out.append(document.diagnostic(("metadata",), "missing required field 'name'"))
-        return None
-    problem = dns1035_problem(meta.name)
-    if problem is not None:
-        out.append(document.diagnostic(("metadata", "name"), f"job name {meta.name!r} {problem}"))
-        return None
-    return str(meta.name)
 
 
 def _roles(job: MSJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:

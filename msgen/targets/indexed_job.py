@@ -12,7 +12,7 @@ the names the `pod` target gives, with a Job's retries and clean-up.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from .. import versions
 from ..diagnostics import Diagnostic
@@ -40,13 +40,8 @@ class IndexedJobTarget:
                 dynamic_index=None,
                 index_selector=lambda role, index: {labels.REPLICA_INDEX: str(index)},
             )
-        return Naming(
-            hostname=lambda role, index: f"{self.job_name(plan, role)}-{index}",
-            dynamic_index=field_ref(f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"),
-            # The Job controller only appends JOB_COMPLETION_INDEX when the container does
-            # not define it; defining it first lets later values use $(JOB_COMPLETION_INDEX).
-            index_variable=COMPLETION_INDEX_VARIABLE,
-            index_selector=lambda role, index: {COMPLETION_INDEX_ANNOTATION: str(index)},
+        return completion_index_naming(
+            lambda role, index: f"{self.job_name(plan, role)}-{index}",
             run_identity=_run_identity(plan),
         )
 
@@ -105,6 +100,21 @@ class IndexedJobTarget:
                 {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
             )
         return objects, diagnostics
+
+
+def completion_index_naming(hostname: Callable[[Role, int], str], **more: Any) -> Naming:
+    """Naming for pods of Indexed Jobs (this target's and a JobSet's): the completion index.
+
+    The Job controller only appends JOB_COMPLETION_INDEX when the container does not define
+    it; defining it first lets later values use $(JOB_COMPLETION_INDEX).
+    """
+    return Naming(
+        hostname=hostname,
+        dynamic_index=field_ref(f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"),
+        index_variable=COMPLETION_INDEX_VARIABLE,
+        index_selector=lambda role, index: {COMPLETION_INDEX_ANNOTATION: str(index)},
+        **more,
+    )
 
 
 def job_spec(

@@ -14,17 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..diagnostics import Diagnostic
-from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
 from . import scheduling
 from .addressing import Addressing, Naming
 from .common import finish_pod, role_slots, shared_objects
-from .indexed_job import (
-    COMPLETION_INDEX_ANNOTATION,
-    COMPLETION_INDEX_VARIABLE,
-    job_restart_policy,
-    job_spec,
-)
+from .indexed_job import completion_index_naming, job_restart_policy, job_spec
 
 
 class JobSetTarget:
@@ -35,11 +29,8 @@ class JobSetTarget:
     )
 
     def naming(self, plan: Plan, options: Options) -> Naming:
-        return Naming(
-            hostname=lambda role, index: f"{self.job_name(plan, role)}-{index}",
-            dynamic_index=field_ref(f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"),
-            index_variable=COMPLETION_INDEX_VARIABLE,
-            index_selector=lambda role, index: {COMPLETION_INDEX_ANNOTATION: str(index)},
+        return completion_index_naming(
+            lambda role, index: f"{self.job_name(plan, role)}-{index}",
             controller_sets_subdomain=True,
             controller_creates_headless_service=True,
         )
