@@ -101,9 +101,9 @@ PER_POD_TARGETS = ["indexed-job", "pod"]
 
 
 def test_targets_that_cannot_carry_the_index_refuse_the_job() -> None:
-    run = msgen("render", str(SAMPLES / "mxnet" / "mx-job-dist.yaml"), "--target", "volcano")
+    run = msgen("render", str(SAMPLES / "mxnet" / "mx-job-dist.yaml"), "--target", "statefulset", "--kube-version", "1.27")
     assert run.exit_code == 1 and run.stdout == ""
-    assert "target volcano cannot tell a pod its index" in run.stderr
+    assert "target statefulset cannot tell a pod its index at Kubernetes 1.27" in run.stderr
     legacy = str(SAMPLES / "mindspore-legacy" / "msjob-mnist-dist.yaml")
     run = msgen("render", legacy, "--target", "jobset")
     assert run.exit_code == 1 and "which target jobset cannot render" in run.stderr
