@@ -199,7 +199,7 @@ def pod_index_reason(plan: Plan) -> tuple[Path, str] | None:
             )
             path = role.path + ("template", "spec", "containers", index, "resources")
             limits = (role.containers()[index].get("resources") or {}).get("limits") or {}
-            if request.resource in limits:
+            if request.resource is not None and request.resource in limits:
                 path += ("limits", request.resource)
             return (
                 path,
