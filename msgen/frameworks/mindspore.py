@@ -134,13 +134,15 @@ def _ascend_operator_env(
 
     MindCluster's launch scripts read these on the Scheduler too (`train_start.sh` passes
     `--device_num=${MS_LOCAL_WORKER}`). `MS_NODE_RANK` is the pod's index in its role (the
-    Scheduler's is 0); `NPU_POD` says whether this pod's container asks for NPUs. The job's
-    recovery env (`kinds.ascend_recovery`) follows, as ascend-operator appends it.
+    Scheduler's is 0); `NPU_POD` says whether this pod's container asks for NPUs;
+    `HostNetwork` and `REPLICA_TYPE` are `setCommonEnv`'s. The job's recovery env
+    (`kinds.ascend_recovery`) follows, as ascend-operator appends it.
     """
     main = plan.main_container
     workers = plan.workers()
     local = processes_per_pod(plan, workers) if workers is not None else 1
     npu_pod = devices.role_request(plan, slot.role).kind == "ascend"
+    host_network = bool(slot.role.template["spec"].get("hostNetwork"))
     env: list[tuple[str, str, EnvValue]] = [
         (main, "MS_SCHED_HOST", host),
         (main, "MS_LOCAL_WORKER", literal(local)),
@@ -150,6 +152,10 @@ def _ascend_operator_env(
         (main, "MS_SERVER_NUM", literal(plan.replicas("PS"))),
         (main, "MS_ROLE", literal(ROLE_VALUES[slot.role.replica_type])),
         (main, "NPU_POD", literal("true" if npu_pod else "false")),
+        # setCommonEnv's static part; its MindCluster addresses (MINDX_SERVER_IP, the job
+        # UID as MINDX_TASK_ID) belong to the components msgen's output runs without
+        (main, "HostNetwork", literal("true" if host_network else "false")),
+        (main, "REPLICA_TYPE", literal(slot.role.replica_type)),
     ]
     env += [(main, name, literal(value)) for name, value in plan.framework_settings.items()]
     return Patch(contributor="MindSpore", env=tuple(env))
