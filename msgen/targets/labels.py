@@ -5,8 +5,9 @@ Pods also carry the labels their operator gave them through kubeflow/common's `G
 MXJob all use them): the unprefixed `job-name`, `replica-type`, `replica-index` and
 `group-name` (the job's API group), `training.kubeflow.org/operator-name` with the operator's
 own name, and `training.kubeflow.org/job-role: master` on the pods an operator calls master
-(ascend-operator's `IsMasterRole`: the Scheduler). Users select on them: MindCluster's samples
-put a required pod anti-affinity on `job-name` + `replica-type`.
+(`IsMasterRole`: ascend-operator's Scheduler, training-operator's MXNet Servers). Users
+select on them: MindCluster's samples put a required pod anti-affinity on `job-name` +
+`replica-type`.
 
 `replica-index` needs the pod's index as a label value, so it is written only where the index
 is static (one pod template per replica: the `pod` target, roles of one replica). Elsewhere
@@ -53,7 +54,7 @@ OPERATORS: dict[tuple[str, str], OperatorLabels] = {
     ("mindxdl.gitee.com/v1", "AscendJob"): OperatorLabels(
         "ascendjob-controller", master_roles=("Scheduler",)
     ),
-    ("kubeflow.org/v1", "MXJob"): OperatorLabels("mxjob-controller"),
+    ("kubeflow.org/v1", "MXJob"): OperatorLabels("mxjob-controller", master_roles=("Server",)),
 }
 
 
