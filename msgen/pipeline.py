@@ -109,11 +109,18 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
         where: tuple[Any, ...] = ("kind",)
         reason = getattr(framework, "pod_index_reason", None)
         found_reason = reason(plan) if reason is not None and needs_index else None
-        if found_reason is not None and not plan.static_indexes:
+        if plan.static_indexes:
+            where = plan.roles[0].path[:-1]  # the replica specs, whose ranks span the roles
+        elif found_reason is not None:
             where, why = found_reason
             problem = f"{why}, and {problem}"
-        else:
-            problem = f"{plan.kind} puts each pod's index in its environment, and {problem}"
+        else:  # the first role whose pods share a template, so need the index at run time
+            role = next(slot.role for slot in slots if slot.index is None)
+            where = role.path
+            problem = (
+                f"{plan.kind} puts each {role.replica_type} pod's index in its environment, "
+                f"and {problem}"
+            )
         return [], [plan.document.diagnostic(where, problem)]
     addressing = Addressing(plan, options.scheduler_address, naming, framework.endpoints(plan))
     pods = []
