@@ -186,6 +186,10 @@ def test_ascendjob_samples_give_every_role_ascend_operators_env(path: Path, targ
             "HostNetwork": "false",
             "REPLICA_TYPE": role.capitalize(),
         }
+        if asks_npu:  # addHcclSuperPodIdEnv: no sp-block annotation in the samples
+            expected["HCCL_LOGIC_SUPERPOD_ID"] = "0"
+        else:
+            assert "HCCL_LOGIC_SUPERPOD_ID" not in seen
         assert {k: seen.get(k) for k in expected} == expected, f"{role} {index}"
         if role == "scheduler":
             assert seen["MS_SCHED_HOST"] == ("fieldRef", "status.podIP")

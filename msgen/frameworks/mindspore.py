@@ -30,6 +30,7 @@ from ..plan import Options, Plan, PodSlot, Role
 from ..source import Path
 from ..targets.addressing import Addressing, Endpoint
 from .. import devices
+from ..devices import ascend
 
 ROLE_VALUES = {"Scheduler": "MS_SCHED", "PS": "MS_PSERVER", "Worker": "MS_WORKER"}
 ENV_NAMES = (
@@ -79,6 +80,31 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
                     "enableServiceLinks: false hides the scheduler Service's variables that "
                     "MS_SCHED_HOST refers to; accepted: true or unset, or "
                     "--scheduler-address dns",
+                )
+            )
+    out += _superpod_check(plan, options)
+    return out
+
+
+def _superpod_check(plan: Plan, options: Options) -> list[Diagnostic]:
+    """`HCCL_LOGIC_SUPERPOD_ID` = rank ÷ pods per super-pod: Kubernetes cannot divide at run
+    time, so only a target with one template per pod can give it."""
+    if plan.process_contract != "ascend-operator" or options.target == "pod":
+        return []
+    out = []
+    for role in plan.roles:
+        request = devices.role_request(plan, role)
+        if request.kind != "ascend" or role.replicas <= 1:
+            continue
+        pods = ascend.superpod_pods(plan.document, request.count)
+        if pods is not None and pods > 1 and plan.labels.get(ascend.SUPERPOD_AFFINITY) != "soft":
+            out.append(
+                plan.document.diagnostic(
+                    ("metadata", "annotations", ascend.SP_BLOCK),
+                    f"{ascend.SUPERPOD_ID} is the pod's rank divided by {pods} (pods per "
+                    f"logical super-pod), which target {options.target} cannot compute at run "
+                    f"time: {role.replica_type} pods get none; use --target pod for it",
+                    severity=Severity.WARNING,
                 )
             )
     return out
@@ -157,6 +183,14 @@ def _ascend_operator_env(
         (main, "HostNetwork", literal("true" if host_network else "false")),
         (main, "REPLICA_TYPE", literal(slot.role.replica_type)),
     ]
+    request = devices.role_request(plan, slot.role)
+    if npu_pod and request.resource is not None:
+        superpod = ascend.superpod_id(
+            plan.document, plan.labels, request.resource, request.count,
+            slot.index, addressing.index(slot),
+        )  # fmt: skip
+        if superpod is not None:  # else reported by check()
+            env.append((main, ascend.SUPERPOD_ID, superpod))
     env += [(main, name, literal(value)) for name, value in plan.framework_settings.items()]
     return Patch(contributor="MindSpore", env=tuple(env))
 
