@@ -84,7 +84,10 @@ def test_old_mxjob_converts_to_an_mxjob_with_the_same_output() -> None:
 
 #: Labels training-operator's MXJob controller (kubeflow/common GenLabels) put on pods; the
 #: original mxnet.mlkube.io operator did not, so only the converted job's pods carry them.
-OPERATOR_LABEL_LINES = ("group-name: ", "job-name: ", "replica-index: ", "replica-type: ", "training.kubeflow.org/operator-name: ")
+OPERATOR_LABEL_LINES = (
+    "group-name: ", "job-name: ", "replica-index: ", "replica-type: ",
+    "training.kubeflow.org/operator-name: ", "training.kubeflow.org/job-role: ",
+)
 
 
 def without_operator_labels(rendered: str) -> str:

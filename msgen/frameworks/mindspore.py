@@ -18,8 +18,14 @@ worker rank).
 
 MindSpore runs one process per device (contracts §2). A Worker pod that asks for N > 1 devices
 runs N processes: it gets `MS_LOCAL_WORKER` = N and `MS_NODE_RANK` = its index instead of
-`MS_NODE_ID`, which each process gets from whoever starts it (`msgen.processes`). A job without a Scheduler (a standalone Worker) gets no MindSpore env and no
-Service, as with ms-operator.
+`MS_NODE_ID`, which each process gets from whoever starts it (`msgen.processes`). A job
+without a Scheduler (a standalone Worker) gets no MindSpore env and no Service, as with
+ms-operator.
+
+An AscendJob gets ascend-operator's env instead, on every role, the Scheduler included
+(`_ascend_operator_env`: `MS_LOCAL_WORKER`, `MS_NODE_RANK`, `NPU_POD`, ... and no
+`MS_NODE_ID`). A target that cannot tell a pod its index refuses a job that needs it, at what
+needs it (`pod_index_reason`).
 """
 
 from __future__ import annotations
