@@ -133,7 +133,8 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
         out.append(
             plan.document.diagnostic(
                 _option_path(plan, "rank-table"),
-                f"--rank-table operator: the chip is unknown, so {rank_table_name(plan, options)} is "
+                "--rank-table operator: the chip is unknown, so "
+                f"{rank_table_name(plan, options)} is "
                 f"labelled {RING_LABEL}: ascend-910b; name the chip with --accelerator-type "
                 "(module-910b-8, module-a3-16, module, ...)",
                 severity=Severity.WARNING,
