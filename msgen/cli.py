@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import click
 
 from . import __version__, versions
-from .diagnostics import Diagnostic, format_diagnostic
+from .diagnostics import Diagnostic, distinct, report_lines
 from .names import dns1123_problem
 from .plan import Options
 from .processes.cli import cli_options
@@ -408,10 +408,10 @@ def _no_documents(where: str) -> Diagnostic:
 
 
 def report(diagnostics: list[Diagnostic], sources: dict[str, Any]) -> None:
-    for diag in diagnostics:
-        source = sources.get(diag.position.file) if diag.position else None
-        click.echo(format_diagnostic(diag, source.text if source else None), err=True)
-    errors = sum(d.is_error for d in diagnostics)
+    texts = {name: source.text for name, source in sources.items()}
+    for line in report_lines(diagnostics, texts):
+        click.echo(line, err=True)
+    errors = sum(d.is_error for d in distinct(diagnostics))
     if errors:
         click.echo(f"msgen: {errors} error(s); nothing was written", err=True)
 
