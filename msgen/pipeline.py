@@ -6,6 +6,7 @@ that is not a job kind msgen knows passes through unchanged, in place.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -16,7 +17,7 @@ from .emit import canonical
 from .names import dns1035_problem
 from .patch import apply_patches
 from .plan import Options, Plan, PodSlot
-from .source import Document, Source, load_documents
+from .source import Document, Path, Source, load_documents
 from .targets import labels
 from .targets.addressing import Addressing, Naming
 
@@ -47,6 +48,7 @@ def compile_sources(
 ) -> Compilation:
     """Compile every document; `locate` may re-position documents a plug-in host re-wrote."""
     result = Compilation()
+    produced: list[tuple[Document, list[dict[str, Any]]]] = []
     for source in sources:
         result.sources[source.name] = source
         try:
@@ -63,6 +65,8 @@ def compile_sources(
             result.jobs += is_job
             result.objects.extend(objects)
             result.diagnostics.extend(sorted(diagnostics, key=_position_key))
+            produced.append((document, objects))
+    result.diagnostics.extend(duplicate_objects(produced))
     return result
 
 
@@ -73,6 +77,9 @@ def compile_document(
     data = document.data
     if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
         return [], [document.diagnostic((), _NOT_AN_OBJECT)], False
+    not_json = _non_finite_numbers(document)
+    if not_json:
+        return [], not_json, kinds.lookup(data["apiVersion"], data["kind"]) is not None
     job_kind = kinds.lookup(data["apiVersion"], data["kind"])
     if job_kind is None:
         return [data], _unknown_job_like(document, data), False
@@ -204,6 +211,62 @@ def _check_names(plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
                     f"job name {plan.name!r} makes the name {name!r}, which {problem}",
                 )
             )
+    return out
+
+
+def _non_finite_numbers(document: Document) -> list[Diagnostic]:
+    """`.nan` and `.inf`: YAML has them, JSON (what the API server stores) does not."""
+    out = []
+    stack: list[tuple[Any, Path]] = [(document.data, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((item, path + (key,)) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, path + (i,)) for i, item in enumerate(value))
+        elif isinstance(value, float) and not math.isfinite(value):
+            out.append(
+                document.diagnostic(
+                    path,
+                    f"{str(value).replace('nan', '.nan').replace('inf', '.inf')} is not accepted: "
+                    "Kubernetes objects are JSON, which has no NaN or infinity; accepted: a "
+                    "finite number, or a quoted string",
+                )
+            )
+    return sorted(out, key=_position_key)
+
+
+def duplicate_objects(
+    produced: list[tuple[Document, list[dict[str, Any]]]],
+) -> list[Diagnostic]:
+    """Two documents making one object (same kind, namespace and name): the cluster keeps one."""
+    first: dict[tuple[str, str, str, str], Document] = {}
+    clashes: dict[tuple[int, int], tuple[Document, Document, list[str]]] = {}
+    for document, objects in produced:
+        for obj in objects:
+            metadata = obj.get("metadata")
+            if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
+                continue
+            group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+            namespace = str(metadata.get("namespace") or "")
+            key = (group, str(obj.get("kind")), namespace, metadata["name"])
+            earlier = first.setdefault(key, document)
+            if earlier is not document:
+                shown = f"{key[1]} {namespace + '/' if namespace else ''}{key[3]}"
+                pair = (id(earlier), id(document))
+                clashes.setdefault(pair, (earlier, document, []))[2].append(shown)
+    out = []
+    for earlier, document, names in clashes.values():
+        where = earlier.positions.at(("metadata", "name"))
+        more = f" (and {len(names) - 1} more object(s))" if len(names) > 1 else ""
+        out.append(
+            document.diagnostic(
+                ("metadata", "name"),
+                f"this document makes {names[0]}{more}, which the document at {where.file}:"
+                f"{where.line}:{where.column} makes too; accepted: one object per kind, "
+                "namespace and name (rename a job, or give it another namespace)",
+            )
+        )
     return out
 
 

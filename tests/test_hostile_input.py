@@ -213,3 +213,37 @@ def test_broken_unrelated_yaml_beside_the_job_does_not_break_the_build(tmp_path:
     status, output, messages = krm.run_bytes(text.encode(), str(tmp_path))
     assert status == 0, messages
     assert any(o["kind"] == "Job" for o in yaml.safe_load(output)["items"])
+
+
+def test_two_jobs_making_the_same_objects_is_an_error_naming_both(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(JOB_TEXT)
+    (tmp_path / "b.yaml").write_text(JOB_TEXT)
+    for target in ("indexed-job", "pod"):
+        run = msgen("render", "-t", target, str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"))
+        assert run.exit_code == 1 and run.stdout == ""
+        assert f"{tmp_path / 'b.yaml'}:7:9: error: metadata.name: this document makes " in run.stderr
+        assert f"which the document at {tmp_path / 'a.yaml'}:7:9 makes too" in run.stderr
+        assert "msgen: 1 error(s)" in run.stderr
+    # another namespace is another object
+    other = JOB_TEXT.replace("name: msjob-mnist", "name: msjob-mnist\n  namespace: other")
+    (tmp_path / "b.yaml").write_text(other)
+    assert msgen("render", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")).exit_code == 0
+
+
+def test_a_pass_through_document_clashing_with_a_jobs_object_is_an_error() -> None:
+    service = "apiVersion: v1\nkind: Service\nmetadata: {name: msjob-mnist}\nspec: {}\n"
+    run = msgen("render", "-", input=JOB_TEXT + "---\n" + service)
+    assert run.exit_code == 1
+    assert "<stdin>:49:18: error: metadata.name: this document makes Service msjob-mnist," in run.stderr
+
+
+@pytest.mark.parametrize("value,shown", [(".nan", ".nan"), (".inf", ".inf"), ("-.Inf", "-.inf")])
+@pytest.mark.parametrize("output_format", ["yaml", "json"])
+def test_nan_and_infinity_are_refused_where_written(value: str, shown: str, output_format: str) -> None:
+    config_map = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata:\n  a: {value}\n"
+    run = msgen("render", "--format", output_format, "-", input=config_map)
+    assert run.exit_code == 1 and run.stdout == ""
+    assert f"<stdin>:5:6: error: data.a: {shown} is not accepted: Kubernetes objects are JSON" in run.stderr
+    job = JOB_TEXT.replace("          volumes:", f"          x-ratio: {value}\n          volumes:", 1)
+    run = msgen("render", "--format", output_format, "-", input=job)
+    assert run.exit_code == 1 and "<stdin>:21:20: error: spec.msReplicaSpecs.scheduler" in run.stderr
