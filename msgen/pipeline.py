@@ -20,6 +20,7 @@ from .plan import Options, Plan, PodSlot
 from .source import Document, Path, Source, load_documents
 from .targets import labels
 from .targets.addressing import Addressing, Naming
+from .targets.limits import replica_problems
 
 #: Kinds that look like training jobs; met under an apiVersion msgen does not compile, they
 #: pass through with a warning rather than silently.
@@ -102,6 +103,9 @@ def compile_document(
 
 
 def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    too_many = replica_problems(plan, options.target)
+    if too_many:
+        return [], too_many
     framework = frameworks.lookup(plan.framework)
     diagnostics = framework.check(plan, options) + devices.check(plan)
     diagnostics += processes.check(plan, options)

@@ -247,3 +247,29 @@ def test_nan_and_infinity_are_refused_where_written(value: str, shown: str, outp
     job = JOB_TEXT.replace("          volumes:", f"          x-ratio: {value}\n          volumes:", 1)
     run = msgen("render", "--format", output_format, "-", input=job)
     assert run.exit_code == 1 and "<stdin>:21:20: error: spec.msReplicaSpecs.scheduler" in run.stderr
+
+
+@pytest.mark.parametrize(
+    "target,replicas,limit",
+    [
+        ("indexed-job", 2147483648, 100000),
+        ("statefulset", 2147483648, 100000),
+        ("jobset", 100001, 100000),
+        ("volcano", 100001, 100000),
+    ],
+)
+def test_replicas_beyond_a_targets_limit_are_refused_at_replicas(
+    target: str, replicas: int, limit: int
+) -> None:
+    run = msgen("render", "-t", target, "-", input=JOB_TEXT.replace("replicas: 2", f"replicas: {replicas}"))
+    assert run.exit_code == 1 and run.stdout == ""
+    assert (
+        f"<stdin>:26:17: error: spec.msReplicaSpecs.worker.replicas: {replicas} replicas of Worker "
+        f"are too many for target {target} ("
+    ) in run.stderr
+    assert f"accepted: at most {limit}\n" in run.stderr
+
+
+def test_replicas_at_the_limit_render() -> None:
+    run = msgen("render", "-", input=JOB_TEXT.replace("replicas: 2", "replicas: 100000"))
+    assert run.exit_code == 0 and "completions: 100000" in run.stdout
