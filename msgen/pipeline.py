@@ -14,6 +14,7 @@ from . import devices, frameworks, kinds, processes, targets, versions
 from . import options as option_text
 from .diagnostics import Diagnostic, InputError, Severity, has_errors
 from .emit import canonical
+from .kinds import pod_schema
 from .names import dns1035_problem
 from .patch import apply_patches
 from .plan import Options, Plan, PodSlot
@@ -94,6 +95,9 @@ def compile_document(
             return [], [document.diagnostic(path, str(exc), key=exc.unknown_name)], True
     plan, diagnostics = job_kind.to_plan(document, options)
     if plan is None or has_errors(diagnostics):
+        return [], diagnostics, True
+    diagnostics.extend(pod_schema.check_plan(plan))
+    if has_errors(diagnostics):
         return [], diagnostics, True
     objects, found = render_plan(plan, options)
     diagnostics.extend(found)
