@@ -22,8 +22,12 @@ from .diagnostics import Diagnostic, InputError, Position, Severity
 
 try:  # libyaml is several times faster; fall back to the pure-Python parser where it is missing
     from yaml import CSafeLoader as _Loader
+
+    _LIBYAML = True
 except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+    _LIBYAML = False
 
 Path = tuple[str | int, ...]
 
@@ -122,7 +126,7 @@ def format_path(path: Path) -> str:
 def load_documents(source: Source) -> list[Document]:
     """Every non-empty document of `source`; raises InputError for text that is not usable YAML."""
     try:
-        if len(source.text) > _COMPOSER_SAFE_DEPTH:
+        if not _LIBYAML or len(source.text) > _COMPOSER_SAFE_DEPTH:
             _check_event_depth(source)
         nodes = list(yaml.compose_all(source.text, Loader=_Loader))
     except yaml.reader.ReaderError as exc:
@@ -160,7 +164,8 @@ def _check_event_depth(source: Source) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 mark = event.start_mark
-                raise InputError([_too_deep(Position(source.name, mark.line + 1, mark.column + 1))])
+                line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+                raise InputError([_too_deep(Position(source.name, line, column))])
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
 
@@ -181,7 +186,7 @@ def _reader_error(source: Source, exc: yaml.reader.ReaderError) -> Diagnostic:
     libyaml counts the offset in UTF-8 bytes, the pure-Python reader in characters.
     """
     offset = exc.position
-    if _Loader is not yaml.SafeLoader:
+    if _LIBYAML:
         offset = len(source.text.encode("utf-8")[:offset].decode("utf-8", "ignore"))
     line = source.text.count("\n", 0, offset) + 1
     column = offset - (source.text.rfind("\n", 0, offset) + 1) + 1

@@ -30,7 +30,7 @@ _REF = re.compile(r"^#/\$defs/(.+)$")
 
 def build(version: str | None = None) -> str:
     """The artefact's text, from the schemas of `version` (default: the newest bundled)."""
-    import kubernetes_validate.utils as kv_utils
+    import kubernetes_validate.utils as kv_utils  # type: ignore[import-untyped]
 
     version = version or kv_utils.latest_version()
     text = kv_utils.schema_contents(
