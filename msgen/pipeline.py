@@ -96,7 +96,7 @@ def compile_document(
     plan, diagnostics = job_kind.to_plan(document, options)
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True
-    diagnostics.extend(pod_schema.check_plan(plan))
+    diagnostics.extend(pod_schema.check_plan(plan, options.kube_version))
     if has_errors(diagnostics):
         return [], diagnostics, True
     objects, found = render_plan(plan, options)

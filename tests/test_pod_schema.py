@@ -126,3 +126,16 @@ def test_the_schema_is_read_on_first_use_not_at_import() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.stdout.strip() == "0", done.stderr
+
+
+def test_a_field_newer_than_the_clusters_kubernetes_is_an_error_there() -> None:
+    text = JOB_TEXT.replace(
+        "imagePullPolicy: IfNotPresent", "imagePullPolicy: IfNotPresent\n              resizePolicy: []", 1
+    )
+    run = msgen("render", "--kube-version", "1.26", "-", input=text)
+    assert run.exit_code == 1
+    assert (
+        f"<stdin>:17:15: error: {SCHEDULER}.containers[0].resizePolicy: field 'resizePolicy' needs "
+        "Kubernetes 1.27 or newer, and the cluster is 1.26 (--kube-version); accepted: args,"
+    ) in run.stderr
+    assert msgen("render", "--kube-version", "1.27", "-", input=text).exit_code == 0

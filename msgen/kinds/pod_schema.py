@@ -5,9 +5,9 @@ sources, affinity, probes, security contexts, ...) passes through to the output.
 `hostPathx:`, `emptyDir: {sizeLimt: 1Gi}` or `imagePullPolicy: 0` would render with exit 0 and be
 refused by the cluster. Here every field is checked against `pod_template_schema.json`, the
 definitions a pod template reaches in the OpenAPI schema of the newest Kubernetes msgen supports
-(built from kubernetes-validate by `pod_schema_build`, never written by hand): unknown fields,
-wrong types, missing required fields and integers beyond their int32/int64 format, each at its
-position. The file is read on first use, not at import, so start-up does not pay for it.
+(built from kubernetes-validate by `pod_schema_build`, never written by hand): unknown fields
+(and fields newer than the cluster's `--kube-version`), wrong types, missing required fields and
+integers beyond their int32/int64 format, each at its position. The file is read on first use, not at import, so start-up does not pay for it.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import os
 from functools import lru_cache
 from typing import Any
 
+from .. import versions
 from ..diagnostics import Diagnostic
 from ..plan import Plan
 from ..source import Document, Path
@@ -34,12 +35,15 @@ _WORDS = {
 
 
 @lru_cache(maxsize=1)
-def _schema() -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the pod template's schema, every definition it reaches by name)."""
+def _schema() -> tuple[str, dict[str, Any], dict[str, dict[str, tuple[int, int]]]]:
+    """(the pod template's definition name, every definition by name, fields' first release)."""
     with open(_SCHEMA_FILE, encoding="utf-8") as stream:
         document = json.load(stream)
-    definitions: dict[str, Any] = document["definitions"]
-    return definitions[document["root"]], definitions
+    since = {
+        name: {field: versions.parse(version) for field, version in fields.items()}
+        for name, fields in document["since"].items()
+    }
+    return document["root"], document["definitions"], since
 
 
 def kubernetes_version() -> str:
@@ -49,34 +53,50 @@ def kubernetes_version() -> str:
     return version
 
 
-def check_plan(plan: Plan) -> list[Diagnostic]:
+def check_plan(plan: Plan, kube_version: tuple[int, int]) -> list[Diagnostic]:
     """Every schema error in the plan's pod templates, positioned in its document."""
     out: list[Diagnostic] = []
     for role in plan.roles:
-        out.extend(check_template(role.template, plan.document, role.path + ("template",)))
+        path = role.path + ("template",)
+        out.extend(check_template(role.template, plan.document, path, kube_version))
     return out
 
 
-def check_template(template: Any, document: Document, path: Path) -> list[Diagnostic]:
-    root, definitions = _schema()
-    checker = _Checker(document, definitions)
-    checker.check(template, root, path)
+def check_template(
+    template: Any, document: Document, path: Path, kube_version: tuple[int, int]
+) -> list[Diagnostic]:
+    """Errors in one pod template, as the API server of `kube_version` would find them."""
+    root, definitions, since = _schema()
+    checker = _Checker(document, definitions, since, kube_version)
+    checker.check(template, {"$ref": root}, path)
     return checker.errors
 
 
+_Pending = tuple[Any, dict[str, Any], Path, str]
+
+
 class _Checker:
-    def __init__(self, document: Document, definitions: dict[str, Any]):
+    def __init__(
+        self,
+        document: Document,
+        definitions: dict[str, Any],
+        since: dict[str, dict[str, tuple[int, int]]],
+        kube_version: tuple[int, int],
+    ):
         self.document = document
         self.definitions = definitions
+        self.since = since
+        self.kube_version = kube_version
         self.errors: list[Diagnostic] = []
 
     def check(self, value: Any, schema: dict[str, Any], path: Path) -> None:
         # An explicit loop, not recursion per level: the loader bounds the depth anyway.
-        stack = [(value, schema, path)]
+        stack: list[_Pending] = [(value, schema, path, "")]
         while stack:
-            value, schema, path = stack.pop()
+            value, schema, path, name = stack.pop()
             while "$ref" in schema:
-                schema = self.definitions[schema["$ref"]]
+                name = schema["$ref"]
+                schema = self.definitions[name]
             if "oneOf" in schema:
                 if not any(_type_ok(value, option.get("type")) for option in schema["oneOf"]):
                     words = " or ".join(_accepted(o.get("type")) for o in schema["oneOf"])
@@ -101,25 +121,36 @@ class _Checker:
                 shown = ", ".join(str(e) for e in schema["enum"])
                 self._error(path, f"{_show(value)} is not accepted; accepted: {shown}")
             if isinstance(value, dict):
-                stack.extend(self._members(value, schema, path))
+                stack.extend(self._members(value, schema, path, name))
             elif isinstance(value, list) and "items" in schema:
-                stack.extend((item, schema["items"], path + (i,)) for i, item in enumerate(value))
+                items = schema["items"]
+                stack.extend((item, items, path + (i,), name) for i, item in enumerate(value))
 
     def _members(
-        self, value: dict[str, Any], schema: dict[str, Any], path: Path
-    ) -> list[tuple[Any, dict[str, Any], Path]]:
+        self, value: dict[str, Any], schema: dict[str, Any], path: Path, name: str
+    ) -> list[_Pending]:
         properties: dict[str, Any] = schema.get("properties", {})
         extra = schema.get("additionalProperties", True)
-        children = []
+        newer = self.since.get(name, {})
+        children: list[_Pending] = []
         for key, item in value.items():
-            if key in properties:
-                children.append((item, properties[key], path + (key,)))
+            if key in properties and newer.get(key, self.kube_version) > self.kube_version:
+                fields = sorted(f for f in properties if newer.get(f, (0, 0)) <= self.kube_version)
+                self._error(
+                    path + (key,),
+                    f"field {key!r} needs Kubernetes {versions.show(newer[key])} or newer, and "
+                    f"the cluster is {versions.show(self.kube_version)} (--kube-version); "
+                    f"accepted: {', '.join(fields)}",
+                    key=True,
+                )
+            elif key in properties:
+                children.append((item, properties[key], path + (key,), name))
             elif isinstance(extra, dict):
-                children.append((item, extra, path + (key,)))
+                children.append((item, extra, path + (key,), name))
             elif extra is False:
                 import difflib  # only for a mistake: keeps valid renders' start-up lean
 
-                fields = sorted(properties)
+                fields = sorted(f for f in properties if newer.get(f, (0, 0)) <= self.kube_version)
                 close = difflib.get_close_matches(str(key), fields, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 self._error(

@@ -3,7 +3,9 @@
 The schemas come from `kubernetes-validate` (a test dependency), which bundles the JSON Schema
 form of the OpenAPI document every Kubernetes release publishes. Only the definitions a pod
 template reaches are kept, without descriptions and the `x-kubernetes-*` merge hints, so the
-checked-in file stays small and loads in about a millisecond. Regenerate after updating
+checked-in file stays small and loads in about a millisecond. Fields that older releases
+msgen supports do not know are listed under `since` with the first release that has them, so
+a template is checked as the cluster's own API server would check it. Regenerate after updating
 kubernetes-validate with
 
     python -m msgen.kinds.pod_schema_build
@@ -28,15 +30,25 @@ _DROPPED_PREFIX = "x-kubernetes-"
 _REF = re.compile(r"^#/\$defs/(.+)$")
 
 
-def build(version: str | None = None) -> str:
-    """The artefact's text, from the schemas of `version` (default: the newest bundled)."""
+def _definitions(version: str) -> dict[str, Any]:
     import kubernetes_validate.utils as kv_utils  # type: ignore[import-untyped]
 
-    version = version or kv_utils.latest_version()
     text = kv_utils.schema_contents(
         f"kubernetes-json-schema/v{version}-local-strict/_definitions.json", version
     )
-    definitions: dict[str, Any] = (text if isinstance(text, dict) else json.loads(text))["$defs"]
+    document = text if isinstance(text, dict) else json.loads(text)
+    found: dict[str, Any] = document.get("$defs") or document["definitions"]
+    return found
+
+
+def build(version: str | None = None) -> str:
+    """The artefact's text, from the schemas of `version` (default: the newest bundled)."""
+    import kubernetes_validate.utils as kv_utils
+
+    from .. import versions
+
+    version = version or kv_utils.latest_version()
+    definitions = _definitions(version)
     kept: dict[str, Any] = {}
     todo = [ROOT]
     while todo:
@@ -49,8 +61,35 @@ def build(version: str | None = None) -> str:
         f"{json.dumps(_short(name))}:{json.dumps(kept[name], sort_keys=True, separators=(',', ':'))}"
         for name in sorted(kept, key=_short)
     ]
+    older = sorted(
+        {v for v in kv_utils.all_versions() if versions.parse(v) < versions.parse(version)},
+        key=versions.parse,
+    )
+    since = _since(kept, older, version)
     head = f'{{"kubernetes":{json.dumps(kv_utils.major_minor(version))},"root":{json.dumps(_short(ROOT))},'
+    head += f'"since":{json.dumps(since, sort_keys=True, separators=(",", ":"))},\n'
     return head + '"definitions":{\n' + ",\n".join(lines) + "\n}}\n"
+
+
+def _since(kept: dict[str, Any], older: list[str], newest: str) -> dict[str, dict[str, str]]:
+    """Per definition, the fields missing from the oldest supported release: the first with them."""
+    from .. import versions
+
+    first: dict[str, dict[str, str]] = {}
+    pending = {name: set(schema.get("properties", {})) for name, schema in kept.items()}
+    if not older:
+        return {}
+    for index, version in enumerate(older + [newest]):
+        definitions = _definitions(version) if version != newest else None
+        for name, fields in pending.items():
+            known = fields if definitions is None else set(
+                definitions.get(name, {}).get("properties", {})
+            )
+            for field in sorted(fields & known):
+                if index > 0:
+                    first.setdefault(_short(name), {})[field] = versions.show(versions.parse(version))
+            fields -= known
+    return first
 
 
 def _compact(schema: Any, todo: list[str]) -> Any:
