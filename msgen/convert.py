@@ -28,7 +28,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from . import kinds
-from .atomic_file import write_whole
+from .atomic_file import OutputError, write_whole
 from .diagnostics import Diagnostic, InputError, format_diagnostic, has_errors
 from .inputs import MissingPath, expand_paths, read_source
 from .plan import Options
@@ -287,7 +287,11 @@ def convert_paths(given: list[str], in_place: bool) -> int:
         text = conversion.text if conversion.text is not None else conversion.source.text
         if in_place:
             if conversion.text is not None:
-                write_atomically(path, text)
+                try:
+                    write_atomically(path, text)
+                except OutputError as exc:
+                    click.echo(f"msgen: cannot rewrite {exc}", err=True)
+                    return 1
         else:
             outputs.append(text)
     if not in_place:
