@@ -193,8 +193,8 @@ def _reader_error(source: Source, exc: yaml.reader.ReaderError) -> Diagnostic:
     char = source.text[offset] if offset < len(source.text) else ""
     return Diagnostic(
         Severity.ERROR,
-        f"not valid YAML: the control character U+{ord(char or chr(0)):04X} is not allowed in "
-        "YAML text; accepted: printable characters, tabs and line breaks (escape others in a "
+        f"not valid YAML: the character U+{ord(char or chr(0)):04X} is not allowed in YAML "
+        "text; accepted: printable characters, tabs and line breaks (escape others in a "
         'double-quoted string, as "\\u0007")',
         Position(source.name, line, column),
     )
