@@ -20,7 +20,16 @@ from typing import Any
 
 from . import kinds
 from . import options as option_text
-from .diagnostics import MAX_REPORTED, Diagnostic, InputError, Position, Severity, distinct, has_errors, report_lines
+from .diagnostics import (
+    MAX_REPORTED,
+    Diagnostic,
+    InputError,
+    Position,
+    Severity,
+    distinct,
+    has_errors,
+    report_lines,
+)
 from .emit import to_yaml
 from .origin import find_original, yaml_files
 from .pipeline import compile_document
@@ -209,7 +218,11 @@ def _result(diag: Diagnostic, item: dict[str, Any] | None) -> dict[str, Any]:
     if item is not None:
         metadata = item.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
-        ref = {"apiVersion": item.get("apiVersion"), "kind": item.get("kind"), "name": metadata.get("name")}
+        ref = {
+            "apiVersion": item.get("apiVersion"),
+            "kind": item.get("kind"),
+            "name": metadata.get("name"),
+        }
         if metadata.get("namespace"):
             ref["namespace"] = metadata["namespace"]
         result["resourceRef"] = ref

@@ -7,7 +7,8 @@ refused by the cluster. Here every field is checked against `pod_template_schema
 definitions a pod template reaches in the OpenAPI schema of the newest Kubernetes msgen supports
 (built from kubernetes-validate by `pod_schema_build`, never written by hand): unknown fields
 (and fields newer than the cluster's `--kube-version`), wrong types, missing required fields and
-integers beyond their int32/int64 format, each at its position. The file is read on first use, not at import, so start-up does not pay for it.
+integers beyond their int32/int64 format, each at its position. The file is read on first
+use, not at import, so start-up does not pay for it.
 """
 
 from __future__ import annotations

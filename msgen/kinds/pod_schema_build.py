@@ -25,7 +25,10 @@ ROOT = "io.k8s.api.core.v1.PodTemplateSpec"
 OUTPUT = Path(__file__).with_name("pod_template_schema.json")
 #: The keywords the validator in `pod_schema` understands; the bundled schemas use no others
 #: below a pod template (the build fails on any it does not know).
-_KEPT = {"type", "$ref", "properties", "additionalProperties", "items", "required", "format", "oneOf", "enum"}
+_KEPT = {
+    "type", "$ref", "properties", "additionalProperties", "items", "required", "format", "oneOf",
+    "enum",
+}  # fmt: skip
 _DROPPED_PREFIX = "x-kubernetes-"
 _REF = re.compile(r"^#/\$defs/(.+)$")
 
@@ -57,17 +60,14 @@ def build(version: str | None = None) -> str:
             continue
         kept[name] = _compact(definitions[name], todo)
     # One definition per line: compact, yet a schema update reads as a short diff.
-    lines = [
-        f"{json.dumps(_short(name))}:{json.dumps(kept[name], sort_keys=True, separators=(',', ':'))}"
-        for name in sorted(kept, key=_short)
-    ]
+    lines = [f"{json.dumps(_short(name))}:{_dumps(kept[name])}" for name in sorted(kept, key=_short)]
     older = sorted(
         {v for v in kv_utils.all_versions() if versions.parse(v) < versions.parse(version)},
         key=versions.parse,
     )
     since = _since(kept, older, version)
-    head = f'{{"kubernetes":{json.dumps(kv_utils.major_minor(version))},"root":{json.dumps(_short(ROOT))},'
-    head += f'"since":{json.dumps(since, sort_keys=True, separators=(",", ":"))},\n'
+    head = f'{{"kubernetes":{json.dumps(kv_utils.major_minor(version))},'
+    head += f'"root":{json.dumps(_short(ROOT))},"since":{_dumps(since)},\n'
     return head + '"definitions":{\n' + ",\n".join(lines) + "\n}}\n"
 
 
@@ -87,7 +87,8 @@ def _since(kept: dict[str, Any], older: list[str], newest: str) -> dict[str, dic
             )
             for field in sorted(fields & known):
                 if index > 0:
-                    first.setdefault(_short(name), {})[field] = versions.show(versions.parse(version))
+                    shown = versions.show(versions.parse(version))
+                    first.setdefault(_short(name), {})[field] = shown
             fields -= known
     return first
 
@@ -114,6 +115,10 @@ def _compact(schema: Any, todo: list[str]) -> Any:
         else:
             out[key] = _compact(value, todo)
     return out
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def _short(name: str) -> str:
