@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from . import devices, frameworks, kinds, processes, targets, versions
 from . import options as option_text
-from .diagnostics import Diagnostic, InputError, Severity, has_errors
+from .diagnostics import Diagnostic, InputError, Position, Severity, has_errors
 from .emit import canonical
 from .kinds import pod_schema
 from .names import dns1035_problem
@@ -50,7 +50,7 @@ def compile_sources(
 ) -> Compilation:
     """Compile every document; `locate` may re-position documents a plug-in host re-wrote."""
     result = Compilation()
-    produced: list[tuple[Document, list[dict[str, Any]]]] = []
+    seen: dict[ObjectKey, Position] = {}
     for source in sources:
         result.sources[source.name] = source
         try:
@@ -67,8 +67,7 @@ def compile_sources(
             result.jobs += is_job
             result.objects.extend(objects)
             result.diagnostics.extend(sorted(diagnostics, key=_position_key))
-            produced.append((document, objects))
-    result.diagnostics.extend(duplicate_objects(produced))
+            result.diagnostics.extend(duplicate_objects(document, objects, seen))
     return result
 
 
@@ -244,28 +243,30 @@ def _non_finite_numbers(document: Document) -> list[Diagnostic]:
     return sorted(out, key=_position_key)
 
 
+ObjectKey = tuple[str, str, str, str]
+
+
 def duplicate_objects(
-    produced: list[tuple[Document, list[dict[str, Any]]]],
+    document: Document, objects: list[dict[str, Any]], seen: dict[ObjectKey, Position]
 ) -> list[Diagnostic]:
-    """Two documents making one object (same kind, namespace and name): the cluster keeps one."""
-    first: dict[tuple[str, str, str, str], Document] = {}
-    clashes: dict[tuple[int, int], tuple[Document, Document, list[str]]] = {}
-    for document, objects in produced:
-        for obj in objects:
-            metadata = obj.get("metadata")
-            if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
-                continue
-            group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-            namespace = str(metadata.get("namespace") or "")
-            key = (group, str(obj.get("kind")), namespace, metadata["name"])
-            earlier = first.setdefault(key, document)
-            if earlier is not document:
-                shown = f"{key[1]} {namespace + '/' if namespace else ''}{key[3]}"
-                pair = (id(earlier), id(document))
-                clashes.setdefault(pair, (earlier, document, []))[2].append(shown)
+    """Objects of `document` that an earlier document made too (same kind, namespace and name):
+    the cluster would keep one of them. `seen` remembers where each object's document named it.
+    """
+    clashes: dict[Position, list[str]] = {}
+    here = document.positions.at(("metadata", "name"))
+    for obj in objects:
+        metadata = obj.get("metadata")
+        if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
+            continue
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        namespace = str(metadata.get("namespace") or "")
+        key = (group, str(obj.get("kind")), namespace, metadata["name"])
+        earlier = seen.setdefault(key, here)
+        if earlier is not here:
+            shown = f"{key[1]} {namespace + '/' if namespace else ''}{key[3]}"
+            clashes.setdefault(earlier, []).append(shown)
     out = []
-    for earlier, document, names in clashes.values():
-        where = earlier.positions.at(("metadata", "name"))
+    for where, names in clashes.items():
         more = f" (and {len(names) - 1} more object(s))" if len(names) > 1 else ""
         out.append(
             document.diagnostic(
