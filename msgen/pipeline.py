@@ -6,19 +6,22 @@ that is not a job kind msgen knows passes through unchanged, in place.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import devices, frameworks, kinds, processes, targets, versions
 from . import options as option_text
-from .diagnostics import Diagnostic, InputError, Severity, has_errors
+from .diagnostics import Diagnostic, InputError, Position, Severity, has_errors
 from .emit import canonical
+from .kinds import pod_schema
 from .names import dns1035_problem
 from .patch import apply_patches
 from .plan import Options, Plan, PodSlot
-from .source import Document, Source, load_documents
+from .source import Document, Path, Source, load_documents
 from .targets import labels
 from .targets.addressing import Addressing, Naming
+from .targets.limits import replica_problems
 
 #: Kinds that look like training jobs; met under an apiVersion msgen does not compile, they
 #: pass through with a warning rather than silently.
@@ -47,6 +50,7 @@ def compile_sources(
 ) -> Compilation:
     """Compile every document; `locate` may re-position documents a plug-in host re-wrote."""
     result = Compilation()
+    seen: dict[ObjectKey, Position] = {}
     for source in sources:
         result.sources[source.name] = source
         try:
@@ -63,6 +67,7 @@ def compile_sources(
             result.jobs += is_job
             result.objects.extend(objects)
             result.diagnostics.extend(sorted(diagnostics, key=_position_key))
+            result.diagnostics.extend(duplicate_objects(document, objects, seen))
     return result
 
 
@@ -73,6 +78,9 @@ def compile_document(
     data = document.data
     if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
         return [], [document.diagnostic((), _NOT_AN_OBJECT)], False
+    not_json = _non_finite_numbers(document)
+    if not_json:
+        return [], not_json, kinds.lookup(data["apiVersion"], data["kind"]) is not None
     job_kind = kinds.lookup(data["apiVersion"], data["kind"])
     if job_kind is None:
         return [data], _unknown_job_like(document, data), False
@@ -87,6 +95,9 @@ def compile_document(
     plan, diagnostics = job_kind.to_plan(document, options)
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True
+    diagnostics.extend(pod_schema.check_plan(plan, options.kube_version))
+    if has_errors(diagnostics):
+        return [], diagnostics, True
     objects, found = render_plan(plan, options)
     diagnostics.extend(found)
     if has_errors(diagnostics):
@@ -95,6 +106,9 @@ def compile_document(
 
 
 def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    too_many = replica_problems(plan, options.target)
+    if too_many:
+        return [], too_many
     framework = frameworks.lookup(plan.framework)
     diagnostics = framework.check(plan, options) + devices.check(plan)
     diagnostics += processes.check(plan, options)
@@ -221,6 +235,64 @@ def _check_names(plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
                     f"job name {plan.name!r} makes the name {name!r}, which {problem}",
                 )
             )
+    return out
+
+
+def _non_finite_numbers(document: Document) -> list[Diagnostic]:
+    """`.nan` and `.inf`: YAML has them, JSON (what the API server stores) does not."""
+    out = []
+    stack: list[tuple[Any, Path]] = [(document.data, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((item, path + (key,)) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, path + (i,)) for i, item in enumerate(value))
+        elif isinstance(value, float) and not math.isfinite(value):
+            out.append(
+                document.diagnostic(
+                    path,
+                    f"{str(value).replace('nan', '.nan').replace('inf', '.inf')} is not accepted: "
+                    "Kubernetes objects are JSON, which has no NaN or infinity; accepted: a "
+                    "finite number, or a quoted string",
+                )
+            )
+    return sorted(out, key=_position_key)
+
+
+ObjectKey = tuple[str, str, str, str]
+
+
+def duplicate_objects(
+    document: Document, objects: list[dict[str, Any]], seen: dict[ObjectKey, Position]
+) -> list[Diagnostic]:
+    """Objects of `document` that an earlier document made too (same kind, namespace and name):
+    the cluster would keep one of them. `seen` remembers where each object's document named it.
+    """
+    clashes: dict[Position, list[str]] = {}
+    here = document.positions.at(("metadata", "name"))
+    for obj in objects:
+        metadata = obj.get("metadata")
+        if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
+            continue
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        namespace = str(metadata.get("namespace") or "")
+        key = (group, str(obj.get("kind")), namespace, metadata["name"])
+        earlier = seen.setdefault(key, here)
+        if earlier is not here:
+            shown = f"{key[1]} {namespace + '/' if namespace else ''}{key[3]}"
+            clashes.setdefault(earlier, []).append(shown)
+    out = []
+    for where, names in clashes.items():
+        more = f" (and {len(names) - 1} more object(s))" if len(names) > 1 else ""
+        out.append(
+            document.diagnostic(
+                ("metadata", "name"),
+                f"this document makes {names[0]}{more}, which the document at {where.file}:"
+                f"{where.line}:{where.column} makes too; accepted: one object per kind, "
+                "namespace and name (rename a job, or give it another namespace)",
+            )
+        )
     return out
 
 
