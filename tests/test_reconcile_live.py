@@ -226,3 +226,56 @@ def test_delete_removes_members_then_parent(tmp_path: Path, namespace: str) -> N
     assert names("job,service", namespace) == []
     assert names("pod", namespace, "training.kubeflow.org/job-name=lenet") == []
     assert "msgen-lenet" not in names("secret", namespace)
+
+
+def test_controller_carries_out_policies_of_a_job_applied_by_kubectl(tmp_path: Path, namespace: str) -> None:
+    rendered = msgen("render", str(job_file(tmp_path)), "-n", namespace, "--target", "pod")
+    (tmp_path / "out.yaml").write_text(rendered.stdout)
+    kubectl("apply", "--server-side", "--validate=false", "-f", str(tmp_path / "out.yaml"))
+    _set_pod_status(namespace, "lenet-scheduler-0", "Running")
+    _set_pod_status(namespace, "lenet-worker-1", "Running")
+    first = msgen("controller", "-n", namespace, "--once")
+    assert first.exit_code == 0, first.stderr
+    published = json.loads(kubectl("get", "pod", "lenet-worker-0", "-n", namespace, "-o", "json").stdout)
+    assert json.loads(published["metadata"]["annotations"]["msgen/status"])["phase"] == "Running"
+    _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
+    second = msgen("controller", "-n", namespace, "--once")
+    assert second.exit_code == 0, second.stderr
+    assert f"{namespace}/lenet: policy: delete Pod lenet-scheduler-0" in second.stdout
+    assert names("pod", namespace) == ["lenet-worker-0"]
+    published = json.loads(kubectl("get", "pod", "lenet-worker-0", "-n", namespace, "-o", "json").stdout)
+    assert json.loads(published["metadata"]["annotations"]["msgen/status"])["phase"] == "Succeeded"
+    events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json").stdout)["items"]
+    assert {e["reason"] for e in events if e.get("source", {}).get("component") == "msgen-controller"} >= {
+        "JobRunning", "JobSucceeded"}
+    # A restart loses nothing: a third pass finds the job finished and does nothing more.
+    third = msgen("controller", "-n", namespace, "--once")
+    assert third.exit_code == 0 and "policy:" not in third.stdout
+
+
+def test_controller_needs_no_more_than_its_overlay_rbac(tmp_path: Path, namespace: str) -> None:
+    """The overlay's ServiceAccount and ClusterRole suffice for a pass that acts."""
+    built = subprocess.run([KUBECTL or "kubectl", "kustomize", str(ROOT / "overlays" / "controller")],
+                           capture_output=True, text=True, check=True).stdout
+    rbac = [d for d in built.split("\n---\n") if "kind: Deployment" not in d]
+    (tmp_path / "rbac.yaml").write_text("\n---\n".join(rbac))
+    kubectl("apply", "--server-side", "--validate=false", "-f", str(tmp_path / "rbac.yaml"))
+    token = kubectl("create", "token", "msgen-controller", "-n", "msgen-system").stdout.strip()
+    config = json.loads(kubectl("config", "view", "--raw", "-o", "json").stdout)
+    server = config["clusters"][0]["cluster"]
+    limited = tmp_path / "controller.kubeconfig"
+    limited.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": server}],
+        "users": [{"name": "sa", "user": {"token": token}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "sa"}}],
+    }))  # fmt: skip
+    assert msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod").exit_code == 0
+    _set_pod_status(namespace, "lenet-scheduler-0", "Running")
+    _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
+    run = msgen("controller", "--kubeconfig", str(limited), "--once")
+    assert run.exit_code == 0, run.stderr
+    assert "skipped" not in run.stdout, run.stdout
+    assert f"{namespace}/lenet: policy: delete Pod lenet-scheduler-0" in run.stdout
+    assert f"{namespace}/lenet: Succeeded" in run.stdout
+    assert names("pod", namespace) == ["lenet-worker-0"]

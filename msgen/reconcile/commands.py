@@ -72,7 +72,7 @@ def _rendered(kwargs: dict[str, Any], client: Client) -> tuple[list[dict[str, An
 
 
 def register(main: click.Group) -> None:
-    for command in (apply, diff, status, delete):
+    for command in (apply, diff, status, delete, controller):
         main.add_command(command)
 
 
@@ -277,3 +277,24 @@ def _options_for_delete() -> Any:
     from ..plan import Options
 
     return Options()
+
+
+@click.command(context_settings=_CONTEXT)
+@click.option("--namespace", "-n", help="Watch one namespace (default: every namespace).")
+@click.option("--interval", type=float, default=10.0, show_default=True, help="Seconds between passes.")
+@click.option("--once", is_flag=True, help="One pass, then exit.")
+@cluster_options
+def controller(namespace: str | None, interval: float, once: bool, **kwargs: Any) -> None:
+    """Carry out the run-time policies of every job msgen rendered, however it was applied.
+
+    Finds jobs by the label app.kubernetes.io/managed-by=msgen and their policies in the
+    workloads' msgen/run-policy annotation; publishes each job's status in the annotation
+    msgen/status and as Events. In a pod, it uses the pod's service account.
+    """
+    from . import controller as loop
+
+    client = _connect(kwargs)
+    try:
+        loop.run(client, namespace or "*", interval=interval, once=once, echo=click.echo)
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
