@@ -279,3 +279,15 @@ def test_controller_needs_no_more_than_its_overlay_rbac(tmp_path: Path, namespac
     assert f"{namespace}/lenet: policy: delete Pod lenet-scheduler-0" in run.stdout
     assert f"{namespace}/lenet: Succeeded" in run.stdout
     assert names("pod", namespace) == ["lenet-worker-0"]
+
+
+def test_server_dry_run_applies_nothing_and_shows_what_changes(tmp_path: Path, namespace: str) -> None:
+    dry = msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--dry-run", "server")
+    assert dry.exit_code == 0, dry.stderr
+    assert "job.batch/lenet-worker created (server dry run)" in dry.stdout
+    assert names("job,service", namespace) == [] and "msgen-lenet" not in names("secret", namespace)
+    assert msgen("apply", str(job_file(tmp_path)), "-n", namespace).exit_code == 0
+    waves = msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--argocd-sync-waves", "--dry-run", "server")
+    assert "service/lenet-scheduler-0 configured (server dry run)" in waves.stdout, waves.stdout
+    live = json.loads(kubectl("get", "service", "lenet-scheduler-0", "-n", namespace, "-o", "json").stdout)
+    assert "argocd.argoproj.io/sync-wave" not in (live["metadata"].get("annotations") or {})

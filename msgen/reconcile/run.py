@@ -95,7 +95,8 @@ def apply_all(client: Client, objects: list[dict[str, Any]], settings: Settings)
         before = kube.get(client, obj["apiVersion"], obj["kind"], meta["name"], meta["namespace"])
         after = _apply_one(client, obj, settings)
         settings.applied.append(after)
-        same = before is not None and _version(before) == _version(after)
+        # Content, not resourceVersion: a server dry run never bumps the version.
+        same = before is not None and _shown(before) == _shown(after)
         verb = "unchanged" if same else ("created" if before is None else "configured")
         changed += not same
         suffix = " (server dry run)" if settings.dry_run else ""
@@ -186,10 +187,6 @@ def _shown(obj: dict[str, Any] | None) -> list[str]:
     shown = {**obj, "metadata": metadata}
     text = yaml.safe_dump(shown, sort_keys=True, default_flow_style=False)
     return text.splitlines(keepends=True)
-
-
-def _version(obj: dict[str, Any]) -> str | None:
-    return (obj.get("metadata") or {}).get("resourceVersion")
 
 
 def _ref(obj: dict[str, Any]) -> str:
