@@ -291,3 +291,21 @@ def test_server_dry_run_applies_nothing_and_shows_what_changes(tmp_path: Path, n
     assert "service/lenet-scheduler-0 configured (server dry run)" in waves.stdout, waves.stdout
     live = json.loads(kubectl("get", "service", "lenet-scheduler-0", "-n", namespace, "-o", "json").stdout)
     assert "argocd.argoproj.io/sync-wave" not in (live["metadata"].get("annotations") or {})
+
+
+def test_watch_says_why_pods_wait_and_times_out_with_its_own_status(tmp_path: Path, namespace: str) -> None:
+    assert msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod").exit_code == 0
+    message = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+    event = {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "lenet-worker-0.scheduling", "namespace": namespace},
+        "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": "lenet-worker-0", "namespace": namespace},
+        "reason": "FailedScheduling", "message": message, "type": "Warning",
+        "source": {"component": "default-scheduler"},
+    }  # fmt: skip
+    (tmp_path / "event.yaml").write_text(json.dumps(event))
+    kubectl("create", "--validate=false", "-f", str(tmp_path / "event.yaml"))
+    run = msgen("status", "lenet", "-n", namespace, "--watch", "--timeout", "3s")
+    assert run.exit_code == 3, run.stderr
+    assert f"waiting: pod lenet-worker-0: FailedScheduling: {message}" in run.stdout
+    assert "timed out; the job keeps running" in run.stderr
