@@ -302,3 +302,24 @@ def test_apply_order_puts_configuration_services_and_podgroups_before_workloads(
     objects = [_obj("Job", "w", "batch/v1"), _obj("PodGroup", "g", "scheduling.volcano.sh/v1beta1"),
                _obj("Service", "s"), _obj("Job", "w2", "batch/v1"), _obj("ConfigMap", "c")]
     assert [o["metadata"]["name"] for o in applyset.apply_order(objects)] == ["c", "s", "g", "w", "w2"]
+
+
+# --- progress output ------------------------------------------------------------------------
+
+
+def test_progress_is_redrawn_in_place_on_a_terminal_and_one_line_per_change_otherwise() -> None:
+    from msgen.reconcile.watch import Lines
+
+    written: list[str] = []
+    lines = Lines(written.append, terminal=True)
+    lines.progress("j: Created")
+    lines.progress("j: Running")
+    lines("policy: delete Pod p")
+    lines.close()
+    assert "".join(written) == "\r\x1b[Kj: Created\r\x1b[Kj: Running\npolicy: delete Pod p\n"
+    written.clear()
+    plain = Lines(written.append, terminal=False)
+    plain.progress("j: Created")
+    plain("policy: delete Pod p")
+    plain.close()
+    assert "".join(written) == "j: Created\npolicy: delete Pod p\n"

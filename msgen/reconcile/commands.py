@@ -138,9 +138,17 @@ def _follow(client: Client, job: str, namespace: str, timeout: float | None, sta
     from . import kube, watch
 
     echo = click.echo
+    out = sys.stdout
+
+    def write(text: str) -> None:
+        out.write(text)
+        out.flush()
+
+    lines = watch.Lines(write, out.isatty())
     try:
-        found = watch.follow(client, job, namespace, timeout=timeout, echo=echo)
+        found = watch.follow(client, job, namespace, timeout=timeout, echo=lines)
     except KeyboardInterrupt:
+        lines.close()
         echo(f"\nmsgen: stopped watching; the job keeps running. Resume with:\n"
              f"  msgen status {job} -n {namespace} --watch", err=True)
         raise SystemExit(130) from None

@@ -101,17 +101,43 @@ def carry_out(client: Client, namespace: str, due: list[actions.Action],
             kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
 
 
+class Lines:
+    """Progress redrawn in place on a terminal, one line per change otherwise; other lines
+    (policy actions, pending reasons) always go on lines of their own."""
+
+    def __init__(self, write: Callable[[str], None], terminal: bool) -> None:
+        self.write = write
+        self.terminal = terminal
+        self.open = False
+
+    def progress(self, line: str) -> None:
+        if self.terminal:
+            self.write("\r\033[K" + line)
+            self.open = True
+        else:
+            self.write(line + "\n")
+
+    def __call__(self, line: str) -> None:
+        self.close()
+        self.write(line + "\n")
+
+    def close(self) -> None:
+        if self.open:
+            self.write("\n")
+            self.open = False
+
+
 def follow(
     client: Client,
     job: str,
     namespace: str,
     *,
     timeout: float | None,
-    echo: Callable[[str], None],
+    echo: Lines,
     act: bool = True,
     interval: float = 2.0,
 ) -> status.JobStatus:
-    """Poll until the job ends (or `timeout`); prints a line per change; acts on policies."""
+    """Poll until the job ends (or `timeout`); shows progress on change; acts on policies."""
     started = time.monotonic()
     shown = ""
     reasons_shown: set[str] = set()
@@ -120,7 +146,7 @@ def follow(
         found = status.aggregate(policy, workloads, pods)
         line = progress(found)
         if line != shown:
-            echo(line)
+            echo.progress(line)
             shown = line
         for reason in pending_reasons(client, namespace, pods):
             if reason not in reasons_shown:
@@ -130,8 +156,10 @@ def follow(
             due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc))
             carry_out(client, namespace, due, workloads, echo)
         if found.finished:
+            echo.close()
             return found
         if timeout is not None and time.monotonic() - started > timeout:
+            echo.close()
             raise TimeoutError(line)
         time.sleep(interval)
 
