@@ -22,7 +22,7 @@ import pytest
 
 from msgen.reconcile.applyset import applyset_id
 
-from .conftest import ROOT, Run
+from .conftest import ROOT, SHARED, Run
 
 KUBECONFIG = os.environ.get("MSGEN_TEST_KUBECONFIG")
 pytestmark = pytest.mark.skipif(
@@ -309,3 +309,67 @@ def test_watch_says_why_pods_wait_and_times_out_with_its_own_status(tmp_path: Pa
     assert run.exit_code == 3, run.stderr
     assert f"waiting: pod lenet-worker-0: FailedScheduling: {message}" in run.stdout
     assert "timed out; the job keeps running" in run.stderr
+
+
+def _pods_of(namespace: str, selector: str, count: int) -> list[str]:
+    deadline = time.monotonic() + 60
+    while len(found := names("pod", namespace, selector)) < count:
+        assert time.monotonic() < deadline, f"the Job controller made no pods for {selector}"
+        time.sleep(0.5)
+    return found
+
+
+def test_wait_on_indexed_jobs_suspends_the_scheduler_job_when_worker_0_succeeds(tmp_path: Path, namespace: str) -> None:
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "msgen", "apply", str(job_file(tmp_path)), "-n", namespace, "--wait", "--timeout", "120s"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    workers = _pods_of(namespace, "training.kubeflow.org/replica-type=worker", 2)
+    for pod in _pods_of(namespace, "training.kubeflow.org/replica-type=scheduler", 1) + workers:
+        _set_pod_status(namespace, pod, "Running")
+    time.sleep(3)
+    worker0 = names("pod", namespace, "training.kubeflow.org/replica-type=worker,batch.kubernetes.io/job-completion-index=0")
+    _set_pod_status(namespace, worker0[0], "Succeeded", exit_code=0)
+    out, err = waiting.communicate(timeout=90)
+    assert waiting.returncode == 0, err
+    assert "policy: suspend Job lenet-scheduler: job succeeded; cleanPodPolicy Running" in out
+    live = json.loads(kubectl("get", "job", "lenet-scheduler", "-n", namespace, "-o", "json").stdout)
+    assert live["spec"]["suspend"] is True
+
+
+@pytest.fixture
+def crds() -> Any:
+    """JobSet and Volcano Job CRDs from ../shared/crds, installed for one test and removed."""
+    files = [SHARED / "crds" / name for name in ("jobset.x-k8s.io_jobsets.yaml", "batch.volcano.sh_jobs.yaml")]
+    if not all(f.exists() for f in files):
+        pytest.skip(f"the JobSet and Volcano CRDs are not in {SHARED / 'crds'}")
+    for f in files:
+        kubectl("apply", "--server-side", "--validate=false", "-f", str(f))
+    for name in ("jobsets.jobset.x-k8s.io", "jobs.batch.volcano.sh"):
+        kubectl("wait", "--for=condition=Established", f"crd/{name}", "--timeout=30s")
+    yield
+    kubectl("delete", "crd", "jobsets.jobset.x-k8s.io", "jobs.batch.volcano.sh", "--wait=false", check=False)
+
+
+def _patch_status(namespace: str, resource: str, status: dict[str, Any]) -> None:
+    kubectl("patch", resource, "-n", namespace, "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": status}))
+
+
+def test_jobset_and_volcano_jobs_apply_and_report_their_own_status(tmp_path: Path, namespace: str, crds: None) -> None:
+    job = job_file(tmp_path)
+    applied = msgen("apply", str(job), "-n", namespace, "--target", "jobset")
+    assert applied.exit_code == 0, applied.stderr
+    assert "jobset.jobset.x-k8s.io/lenet created" in applied.stdout
+    _patch_status(namespace, "jobset.jobset.x-k8s.io/lenet", {"conditions": [{
+        "type": "Failed", "status": "True", "reason": "FailedJobs", "message": "jobset failed: job lenet-worker-0 failed",
+        "lastTransitionTime": "2026-01-01T00:00:00Z"}]})  # fmt: skip
+    shown = json.loads(msgen("status", "lenet", "-n", namespace, "-o", "json").stdout)["lenet"]
+    assert shown["conditions"][-1]["type"] == "Failed" and shown["conditions"][-1]["reason"] == "FailedJobs"
+    assert msgen("delete", str(job), "-n", namespace, timeout=300).exit_code == 0
+    applied = msgen("apply", str(job), "-n", namespace, "--target", "volcano")
+    assert applied.exit_code == 0, applied.stderr
+    assert "job.batch.volcano.sh/lenet created" in applied.stdout
+    _patch_status(namespace, "jobs.batch.volcano.sh/lenet", {"state": {"phase": "Completed"}})
+    shown = json.loads(msgen("status", "lenet", "-n", namespace, "-o", "json").stdout)["lenet"]
+    assert shown["conditions"][-1]["type"] == "Succeeded"
