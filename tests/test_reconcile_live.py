@@ -373,3 +373,21 @@ def test_jobset_and_volcano_jobs_apply_and_report_their_own_status(tmp_path: Pat
     _patch_status(namespace, "jobs.batch.volcano.sh/lenet", {"state": {"phase": "Completed"}})
     shown = json.loads(msgen("status", "lenet", "-n", namespace, "-o", "json").stdout)["lenet"]
     assert shown["conditions"][-1]["type"] == "Succeeded"
+
+
+def test_a_field_of_another_manager_is_a_named_conflict_unless_forced(tmp_path: Path, namespace: str) -> None:
+    extra = "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: '1'\n"
+    job = job_file(tmp_path, extra=extra)
+    assert msgen("apply", str(job), "-n", namespace).exit_code == 0
+    theirs = tmp_path / "theirs.yaml"
+    theirs.write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: {namespace}\ndata:\n  a: '2'\n")
+    kubectl("apply", "--server-side", "--validate=false", "--field-manager", "someone-else", "--force-conflicts",
+            "-f", str(theirs))
+    run = msgen("apply", str(job), "-n", namespace)
+    assert run.exit_code == 1
+    assert f"ConfigMap {namespace}/settings" in run.stderr and 'conflict with "someone-else"' in run.stderr
+    assert ".data.a" in run.stderr and "--force-conflicts" in run.stderr
+    forced = msgen("apply", str(job), "-n", namespace, "--force-conflicts")
+    assert forced.exit_code == 0, forced.stderr
+    live = json.loads(kubectl("get", "configmap", "settings", "-n", namespace, "-o", "json").stdout)
+    assert live["data"]["a"] == "1"
