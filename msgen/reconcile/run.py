@@ -109,7 +109,7 @@ def _apply_one(client: Client, obj: dict[str, Any], settings: Settings) -> dict[
         return kube.apply(client, obj, force=settings.force_conflicts, dry_run=settings.dry_run)
     except KubeError as exc:
         if exc.code == 409:
-            raise Stop(f"{describe(obj)}: {exc}\nanother field manager owns these fields; "
+            raise Stop(f"{exc}\nanother field manager owns these fields; "
                        "--force-conflicts makes msgen take them over") from None
         if exc.code == 422 and "immutable" in str(exc):
             if settings.recreate and not settings.dry_run:
