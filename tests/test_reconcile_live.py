@@ -216,6 +216,8 @@ def test_wait_reports_a_failed_pod_with_its_exit_code(tmp_path: Path, namespace:
     run = msgen("status", "lenet", "-n", namespace, "--watch", "--timeout", "30s")
     assert run.exit_code == 1
     assert "failed: pod lenet-worker-1 container mindspore exit code 137 (Error)" in run.stdout
+    # No kubelet serves this pod's logs: the summary says so instead of hanging or failing.
+    assert "last log lines of pod lenet-worker-1:\n    (no log lines" in run.stdout
 
 
 def test_delete_removes_members_then_parent(tmp_path: Path, namespace: str) -> None:

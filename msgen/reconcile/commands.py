@@ -159,6 +159,10 @@ def _follow(client: Client, job: str, namespace: str, timeout: float | None, sta
     for line in watch.summary(found, time.monotonic() - started):
         echo(line)
     if found.phase == "Failed":
+        for failure in found.failures[:3]:
+            echo(f"  last log lines of pod {failure.pod}:")
+            for line in watch.last_logs(client, namespace, failure):
+                echo(line)
         raise SystemExit(1)
 
 

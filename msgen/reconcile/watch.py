@@ -174,3 +174,20 @@ def summary(found: status.JobStatus, elapsed: float) -> list[str]:
         code = f" exit code {failure.exit_code}" if failure.exit_code is not None else ""
         lines.append(f"  failed: pod {failure.pod}{where}{code} ({failure.reason})")
     return lines
+
+
+def last_logs(client: Client, namespace: str, failure: status.PodFailure, lines: int = 10) -> list[str]:
+    """The failed container's last log lines, or one line saying there are none (its node
+    is gone, or no kubelet serves it). Not retried: a summary must not hang on it."""
+    import httpx2
+    from lightkube.core.exceptions import ApiError
+
+    try:
+        found = client.log(failure.pod, namespace=namespace, container=failure.container,
+                           tail_lines=lines, newlines=False)
+        shown = [f"    | {line}" for line in found]
+    except ApiError as exc:
+        return [f"    (no log lines: {exc.status.message})"]
+    except (httpx2.HTTPError, OSError) as exc:
+        return [f"    (no log lines: {type(exc).__name__})"]
+    return shown or ["    (no log lines)"]
