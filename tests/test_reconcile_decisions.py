@@ -323,3 +323,34 @@ def test_progress_is_redrawn_in_place_on_a_terminal_and_one_line_per_change_othe
     plain("policy: delete Pod p")
     plain.close()
     assert "".join(written) == "j: Created\npolicy: delete Pod p\n"
+
+
+# --- retries ---------------------------------------------------------------------------------
+
+
+def test_calls_are_retried_on_dropped_connections_and_give_up_with_a_named_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import httpx2
+
+    from msgen.reconcile import kube
+
+    slept: list[float] = []
+    monkeypatch.setattr(kube.time, "sleep", slept.append)
+    attempts: list[int] = []
+
+    def flaky() -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise httpx2.ConnectError("refused")
+        return "ok"
+
+    assert kube.call("Job ns/j", flaky) == "ok"
+    assert slept == [0.5, 1.0]
+
+    def down() -> str:
+        raise httpx2.ReadTimeout("slow")
+
+    with pytest.raises(kube.KubeError, match=r"^Job ns/j: no answer from the API server \(ReadTimeout\)$"):
+        kube.call("Job ns/j", down)
+    assert slept[2:] == [0.5, 1.0, 2.0, 4.0]

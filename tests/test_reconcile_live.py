@@ -208,6 +208,8 @@ def test_wait_follows_bare_pods_and_carries_out_clean_pod_policy(tmp_path: Path,
     assert names("pod", namespace) == ["lenet-worker-0"]
     shown = msgen("status", "lenet", "-n", namespace, "-o", "json")
     assert json.loads(shown.stdout)["lenet"]["conditions"][-1]["type"] == "Succeeded"
+    by_path = msgen("status", str(job_file(tmp_path)), "-n", namespace, "-o", "json")
+    assert json.loads(by_path.stdout) == json.loads(shown.stdout)
 
 
 def test_wait_reports_a_failed_pod_with_its_exit_code(tmp_path: Path, namespace: str) -> None:

@@ -193,8 +193,26 @@ def diff(**kwargs: Any) -> None:
     raise SystemExit(1 if text else 0)
 
 
+def _job_names(given: tuple[str, ...]) -> list[str]:
+    """Each argument is a job name, or a file or directory of jobs (rendered to find them)."""
+    import os
+
+    from ..plan import Options
+    from ..targets.labels import JOB_NAME
+
+    out: list[str] = []
+    for arg in given:
+        if not os.path.exists(arg):
+            out.append(arg)
+            continue
+        objects = compile_paths([arg], Options()).objects
+        found = {str((o["metadata"].get("labels") or {}).get(JOB_NAME) or "") for o in objects}
+        out += sorted(found - {""})
+    return list(dict.fromkeys(out))
+
+
 @click.command(context_settings=_CONTEXT)
-@click.argument("jobs", nargs=-1, required=True, metavar="JOB...")
+@click.argument("jobs", nargs=-1, required=True, metavar="JOB-OR-PATH...")
 @click.option("--namespace", "-n", help="The jobs' namespace (default: the kubeconfig's).")
 @click.option("-o", "output", type=click.Choice(["table", "yaml", "json"]), default="table", show_default=True)
 @click.option("--watch", is_flag=True, help="Follow until each job ends, carrying out its policies.")
@@ -202,7 +220,9 @@ def diff(**kwargs: Any) -> None:
 @cluster_options
 def status(jobs: tuple[str, ...], namespace: str | None, output: str, watch: bool,
            timeout: float | None, **kwargs: Any) -> None:
-    """The aggregated status of each JOB (as MSJob.status had it), from its live objects.
+    """The aggregated status of each job (as MSJob.status had it), from its live objects.
+
+    Name a job, or give the file or directory it was applied from.
 
     \b
     Examples:
@@ -220,7 +240,7 @@ def status(jobs: tuple[str, ...], namespace: str | None, output: str, watch: boo
     namespace = str(namespace or client.namespace)
     started = time.monotonic()
     shown: dict[str, Any] = {}
-    for job in jobs:
+    for job in _job_names(jobs):
         if watch:
             _follow(client, job, namespace, timeout, started)
             continue
