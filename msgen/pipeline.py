@@ -106,7 +106,22 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     needs_index = framework.needs_pod_index(plan)
     problem = _unsupported(plan, options, naming, slots, needs_index)
     if problem is not None:
-        return [], [plan.document.diagnostic(("kind",), problem)]
+        where: tuple[Any, ...] = ("kind",)
+        reason = getattr(framework, "pod_index_reason", None)
+        found_reason = reason(plan) if reason is not None and needs_index else None
+        if plan.static_indexes:
+            where = plan.roles[0].path[:-1]  # the replica specs, whose ranks span the roles
+        elif found_reason is not None:
+            where, why = found_reason
+            problem = f"{why}, and {problem}"
+        else:  # the first role whose pods share a template, so need the index at run time
+            role = next(slot.role for slot in slots if slot.index is None)
+            where = role.path
+            problem = (
+                f"{plan.kind} puts each {role.replica_type} pod's index in its environment, "
+                f"and {problem}"
+            )
+        return [], [plan.document.diagnostic(where, problem)]
     addressing = Addressing(plan, options.scheduler_address, naming, framework.endpoints(plan))
     pods = []
     extra: dict[tuple[str, str], dict[str, Any]] = {}  # ConfigMaps the pods need, once each
@@ -121,6 +136,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
                 extra.setdefault((obj["kind"], obj["metadata"]["name"]), obj)
     objects, found = target.render(plan, pods, addressing, options)
     diagnostics.extend(found)
+    processes.finish_objects(plan, options, objects)
     objects = decorate(plan, [*extra.values(), *objects], options)
     diagnostics.extend(_check_names(plan, objects))
     return objects, diagnostics
@@ -142,9 +158,10 @@ def _unsupported(
         )
     if needs_index and naming.dynamic_index is None and any(s.index is None for s in slots):
         return (
-            f"{plan.kind} puts each pod's index in its environment, and target "
-            f"{options.target} cannot tell a pod its index (statefulset can from Kubernetes "
-            f"{versions.since('PodIndexLabel')}); accepted: --target indexed-job, pod or jobset"
+            f"target {options.target} cannot tell a pod its index at Kubernetes "
+            f"{options.kube_version[0]}.{options.kube_version[1]} (statefulset can from "
+            f"Kubernetes {versions.since('PodIndexLabel')}); accepted: --target indexed-job, "
+            "pod, jobset or volcano"
         )
     return None
 
