@@ -9,6 +9,9 @@ from ..plan import Options, Plan, PodSlot
 from . import labels, scheduling, support
 from .addressing import Addressing
 
+#: Targets whose pod templates are templates of Kubernetes Jobs (batch/v1).
+JOB_TEMPLATE_TARGETS = ("indexed-job", "jobset")
+
 
 def finish_pod(
     plan: Plan,
@@ -23,6 +26,13 @@ def finish_pod(
 ) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The pod template with msgen's labels, restart policy, DNS identity, gang and priority."""
     metadata, diagnostics = labels.pod_metadata(plan, slot)
+    if target in JOB_TEMPLATE_TARGETS and metadata["labels"].get(labels.LEGACY_JOB_NAME) == plan.name:
+        # The API server sets a Job's pod template label `job-name` to the Job's own name
+        # (`<job>-<role>`) and refuses any other value, so the operators' `job-name: <job>`
+        # cannot be kept on Job pods; `training.kubeflow.org/job-name` still carries it.
+        metadata["labels"] = {
+            k: v for k, v in metadata["labels"].items() if k != labels.LEGACY_JOB_NAME
+        }
     spec = dict(merged["spec"])
     spec["restartPolicy"] = restart_policy
     if addressing.distributed:
