@@ -60,3 +60,42 @@ def test_older_kinds_get_msgens_labels_only(sample: str) -> None:
     for _, template, _ in pod_templates(run.objects()):
         labels = template["metadata"]["labels"]
         assert not {"job-name", "replica-type", "group-name", "training.kubeflow.org/operator-name"} & set(labels)
+
+
+SPREAD = """\
+apiVersion: mindspore.gitee.com/v1
+kind: MSJob
+metadata:
+  name: spread
+spec:
+  msReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          affinity:
+            podAntiAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                - topologyKey: kubernetes.io/hostname
+                  labelSelector:
+                    matchLabels: {job-name: spread, replica-type: worker}
+          containers:
+            - name: mindspore
+              image: mindspore/mindspore:2.2.14
+"""
+
+
+@pytest.mark.parametrize("target", ["indexed-job", "jobset", "pod"])
+def test_an_affinity_on_job_name_selects_job_pods_by_the_prefixed_label(target: str) -> None:
+    run = msgen("render", "-", "--target", target, input=SPREAD)
+    assert run.exit_code == 0, run.stderr
+    for _, template, _ in pod_templates(run.objects()):
+        term = template["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+        selector = term["labelSelector"]["matchLabels"]
+        labels = template["metadata"]["labels"]
+        assert all(labels[k] == v for k, v in selector.items())
+        if target == "pod":
+            assert "job-name" in selector and "job-name=spread" not in run.stderr
+        else:
+            assert selector == {"training.kubeflow.org/job-name": "spread", "replica-type": "worker"}
+            assert "selects by training.kubeflow.org/job-name=spread instead" in run.stderr
