@@ -441,3 +441,10 @@ def run() -> None:
             err=True,
         )
         raise SystemExit(EXIT_INTERNAL) from None
+
+
+# The reconciler's commands live in their own package; it imports the Kubernetes client
+# only when one of them runs.
+from .reconcile.commands import register as _register_reconciler  # noqa: E402
+
+_register_reconciler(main)

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import devices, frameworks, kinds, processes, targets, versions
+from . import devices, frameworks, kinds, processes, run_policy, targets, versions
 from . import options as option_text
 from .diagnostics import Diagnostic, InputError, Position, Severity, has_errors
 from .emit import canonical
@@ -192,13 +192,18 @@ SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 
 
 def decorate(plan: Plan, objects: list[dict[str, Any]], options: Options) -> list[dict[str, Any]]:
-    """Common labels and namespace on every object; output order; canonical key order."""
+    """Common labels and namespace on every object, the run-time policy on workloads; output
+    order; canonical key order."""
     decorated = []
+    policy = run_policy.value(plan, options)
     for obj in objects:
         metadata = dict(obj.get("metadata") or {})
         metadata["labels"] = {**(metadata.get("labels") or {}), **labels.object_labels(plan)}
         if plan.namespace:
             metadata["namespace"] = plan.namespace
+        if obj["kind"] not in _KIND_RANK:  # workloads: what the reconciler reads policies from
+            annotations = metadata.get("annotations") or {}
+            metadata["annotations"] = {**annotations, run_policy.ANNOTATION: policy}
         if options.argocd_sync_waves:
             wave = "-1" if obj["kind"] in _KIND_RANK else "0"
             metadata["annotations"] = {**(metadata.get("annotations") or {}), SYNC_WAVE: wave}

@@ -35,7 +35,12 @@ def test_kubeflow_common_labels(sample: str, target: str) -> None:
         labels = template["metadata"]["labels"]
         role = labels["training.kubeflow.org/replica-type"]
         assert labels["replica-type"] == role
-        assert labels["job-name"] == labels["training.kubeflow.org/job-name"]
+        if target in ("indexed-job", "jobset"):
+            # The API server sets a Job pod's `job-name` to the Job's own name and refuses
+            # another value (Kubernetes' Job validation, checked in test_reconcile_live.py).
+            assert "job-name" not in labels
+        else:
+            assert labels["job-name"] == labels["training.kubeflow.org/job-name"]
         assert labels["group-name"] == group
         assert labels["training.kubeflow.org/operator-name"] == operator
         assert (labels.get("training.kubeflow.org/job-role") == "master") == (role in masters)
@@ -55,3 +60,42 @@ def test_older_kinds_get_msgens_labels_only(sample: str) -> None:
     for _, template, _ in pod_templates(run.objects()):
         labels = template["metadata"]["labels"]
         assert not {"job-name", "replica-type", "group-name", "training.kubeflow.org/operator-name"} & set(labels)
+
+
+SPREAD = """\
+apiVersion: mindspore.gitee.com/v1
+kind: MSJob
+metadata:
+  name: spread
+spec:
+  msReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          affinity:
+            podAntiAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                - topologyKey: kubernetes.io/hostname
+                  labelSelector:
+                    matchLabels: {job-name: spread, replica-type: worker}
+          containers:
+            - name: mindspore
+              image: mindspore/mindspore:2.2.14
+"""
+
+
+@pytest.mark.parametrize("target", ["indexed-job", "jobset", "pod"])
+def test_an_affinity_on_job_name_selects_job_pods_by_the_prefixed_label(target: str) -> None:
+    run = msgen("render", "-", "--target", target, input=SPREAD)
+    assert run.exit_code == 0, run.stderr
+    for _, template, _ in pod_templates(run.objects()):
+        term = template["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+        selector = term["labelSelector"]["matchLabels"]
+        labels = template["metadata"]["labels"]
+        assert all(labels[k] == v for k, v in selector.items())
+        if target == "pod":
+            assert "job-name" in selector and "job-name=spread" not in run.stderr
+        else:
+            assert selector == {"training.kubeflow.org/job-name": "spread", "replica-type": "worker"}
+            assert "selects by training.kubeflow.org/job-name=spread instead" in run.stderr

@@ -96,7 +96,7 @@ def test_volcano_completes_with_the_workers_and_reports_worker_0() -> None:
     objects, stderr = render(job(), "--target", "volcano")
     assert {"action": "CompleteJob", "event": "TaskCompleted"} in volcano_task(objects, "worker")["policies"]
     assert all(p["event"] != "TaskCompleted" for p in volcano_task(objects, "scheduler")["policies"])
-    assert "successPolicy (default: worker 0) needs `msgen apply` with target volcano" in stderr
+    assert "successPolicy (default: worker 0) needs `msgen apply --wait` or `msgen controller` with target volcano; when neither runs, the Volcano Job completes when every worker does" in stderr
     everyone = job(extra="  successPolicy: AllWorkers\n")
     assert "successPolicy" not in render(everyone, "--target", "volcano")[1]
 
@@ -108,7 +108,7 @@ def test_clean_pod_policy_none_keeps_volcano_pods_running() -> None:
     assert "cleanPodPolicy: None is not supported by target jobset" in stderr
 
 
-@pytest.mark.parametrize("target,shown", [("indexed-job", "needs `msgen apply`"), ("jobset", None), ("volcano", None)])
+@pytest.mark.parametrize("target,shown", [("indexed-job", "needs `msgen apply --wait` or `msgen controller`"), ("jobset", None), ("volcano", None)])
 def test_clean_pod_policy_running(target: str, shown: str | None) -> None:
     _, stderr = render(job(run_policy="{cleanPodPolicy: Running}"), "--target", target)
     if shown is None:

@@ -116,7 +116,9 @@ def test_ms_operator_files_give_each_pod_ms_operators_env_and_labels(path: Path,
     for role, index, template in found:
         labels = template["metadata"]["labels"]
         # kubeflow/common GenLabels + SetReplicaType, with ms-operator's controllerName
-        assert labels["job-name"] == labels["training.kubeflow.org/job-name"] == name
+        # Job pods' job-name is the Job's own name (the API server sets it, refusing others).
+        assert labels.get("job-name", name) == labels["training.kubeflow.org/job-name"] == name
+        assert ("job-name" in labels) == (target not in ("indexed-job", "jobset"))
         assert labels["replica-type"] == role
         assert labels["group-name"] == "mindspore.gitee.com"
         assert labels["training.kubeflow.org/operator-name"] == "msjob-controller"
@@ -209,7 +211,8 @@ def test_ascendjob_samples_pods_carry_ascend_operators_labels(path: Path, target
     job, _, found = ascend_pods(path, target)
     for role, index, template in found:
         labels = template["metadata"]["labels"]
-        assert labels["job-name"] == job["metadata"]["name"]
+        assert labels.get("job-name", job["metadata"]["name"]) == job["metadata"]["name"]
+        assert ("job-name" in labels) == (target not in ("indexed-job", "jobset"))
         assert labels["replica-type"] == role
         assert labels["group-name"] == "mindxdl.gitee.com"
         assert labels["training.kubeflow.org/operator-name"] == "ascendjob-controller"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, Severity
 from ..plan import Options, Plan, PodSlot
 from . import labels, scheduling, support
 from .addressing import Addressing
+
+#: Targets whose pod templates are templates of Kubernetes Jobs (batch/v1).
+JOB_TEMPLATE_TARGETS = ("indexed-job", "jobset")
 
 
 def finish_pod(
@@ -23,7 +27,17 @@ def finish_pod(
 ) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The pod template with msgen's labels, restart policy, DNS identity, gang and priority."""
     metadata, diagnostics = labels.pod_metadata(plan, slot)
+    if target in JOB_TEMPLATE_TARGETS and metadata["labels"].get(labels.LEGACY_JOB_NAME) == plan.name:
+        # The API server sets a Job's pod template label `job-name` to the Job's own name
+        # (`<job>-<role>`) and refuses any other value, so the operators' `job-name: <job>`
+        # cannot be kept on Job pods; `training.kubeflow.org/job-name` still carries it.
+        metadata["labels"] = {
+            k: v for k, v in metadata["labels"].items() if k != labels.LEGACY_JOB_NAME
+        }
+        diagnostics.extend(_select_by_job_label(plan, slot, merged["spec"], target))
     spec = dict(merged["spec"])
+    if target in JOB_TEMPLATE_TARGETS and "affinity" in spec:
+        spec["affinity"] = _job_label_affinity(plan, spec["affinity"])
     spec["restartPolicy"] = restart_policy
     if addressing.distributed:
         subdomain = None if addressing.naming.controller_sets_subdomain else addressing.subdomain
@@ -60,3 +74,47 @@ def shared_objects(
     diagnostics = support.unexpressed(plan, options, target)
     groups, found = scheduling.gang_objects(plan, options, target)
     return addressing.services() + groups, diagnostics + found
+
+
+def _selector_terms(affinity: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every label selector of a pod (anti-)affinity, required and preferred."""
+    out = []
+    for kind in ("podAffinity", "podAntiAffinity"):
+        found = affinity.get(kind) or {}
+        out += [t.get("labelSelector") or {} for t in found.get("requiredDuringSchedulingIgnoredDuringExecution") or []]
+        out += [(t.get("podAffinityTerm") or {}).get("labelSelector") or {}
+                for t in found.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
+    return out
+
+
+def _job_label_affinity(plan: Plan, affinity: Any) -> Any:
+    """On Job pods `job-name` is the Job's own name, so a selector on `job-name: <job>` (as
+    MindCluster's samples spread Workers) selects by `training.kubeflow.org/job-name`."""
+    if not isinstance(affinity, dict):
+        return affinity
+    out = copy.deepcopy(affinity)
+    for selector in _selector_terms(out):
+        match = selector.get("matchLabels") or {}
+        if match.get(labels.LEGACY_JOB_NAME) == plan.name:
+            selector["matchLabels"] = {
+                (labels.JOB_NAME if k == labels.LEGACY_JOB_NAME else k): v for k, v in match.items()
+            }
+        for expression in selector.get("matchExpressions") or []:
+            if expression.get("key") == labels.LEGACY_JOB_NAME and expression.get("values") == [plan.name]:
+                expression["key"] = labels.JOB_NAME
+    return out
+
+
+def _select_by_job_label(plan: Plan, slot: PodSlot, spec: dict[str, Any], target: str) -> list[Diagnostic]:
+    affinity = spec.get("affinity")
+    if not isinstance(affinity, dict) or _job_label_affinity(plan, affinity) == affinity:
+        return []
+    return [
+        plan.document.diagnostic(
+            slot.role.path + ("template", "spec", "affinity"),
+            f"a pod affinity selects job-name={plan.name}, which Kubernetes gives Job pods as "
+            f"the Job's own name with target {target}: it selects by "
+            f"{labels.JOB_NAME}={plan.name} instead",
+            severity=Severity.WARNING,
+        )
+    ]

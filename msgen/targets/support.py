@@ -1,7 +1,8 @@
 """Which MSJob policy each target expresses, written once: the warnings and the README table.
 
 A cell is `native` (the target's own fields do it, from the Kubernetes version its feature
-gate names, if any), `apply` (it needs a controller at run time: `msgen apply`) or `no`
+gate names, if any), `apply` (it needs a controller at run time: `msgen apply --wait` or
+`msgen controller`, whose engine is msgen/reconcile/actions.py) or `no`
 (the target cannot do it). When a job uses a policy its target does not express, the
 render warns at the policy's position and says what happens instead; the README's table is
 generated from the same cells, and a test keeps the two equal.
@@ -154,7 +155,10 @@ def warning(plan: Plan, path: Path, row: str, target: str, version: tuple[int, i
             f"{target}: {found.instead}"
         )
     elif found.support == "apply":
-        message = f"{row} needs `msgen apply` with target {target}: {found.instead}"
+        message = (
+            f"{row} needs `msgen apply --wait` or `msgen controller` with target {target}; "
+            f"when neither runs, {found.instead}"
+        )
     else:
         message = f"{row} is not supported by target {target}: {found.instead}"
     return plan.document.diagnostic(path, message, severity=Severity.WARNING)
@@ -207,7 +211,7 @@ def unexpressed(plan: Plan, options: Options, target: str) -> list[Diagnostic]:
     return out
 
 
-_SHOWN = {"native": "native", "apply": "needs `msgen apply`", "no": "not supported"}
+_SHOWN = {"native": "native", "apply": "needs reconciler", "no": "not supported"}
 
 
 def markdown_table() -> str:

@@ -1,0 +1,149 @@
+"""Which run-time policy actions are due for a job, decided from plain data.
+
+One engine for both hosts (`msgen apply --wait` and `msgen controller`). Each action is
+idempotent and says why it is due, so a host can log it and do it again after a restart
+without harm. What the engine does where a target cannot:
+
+- The job ended (by `status.aggregate`) and `cleanPodPolicy` is `Running` or `All`:
+  Jobs still active are **suspended** (the Job controller then removes their pods and keeps
+  the Job and its history; deleting the pods alone would make it start new ones). Bare
+  Pods still Pending or Running are deleted. With `All`, finished pods are deleted too.
+  JobSets and Volcano Jobs delete their running pods themselves; their finished pods go
+  with `All`. `None` leaves everything as it is.
+- Success by worker 0 where the workload cannot end on it: a Volcano Job gets a Volcano
+  `Command` with action `CompleteJob` (bus.volcano.sh/v1alpha1), the way `vcctl` ends a
+  job; Jobs and bare Pods are stopped by the clean-up above.
+- `ttlSecondsAfterFinished` on bare Pods: once that long after the job ended, every object
+  of the job is deleted (Jobs, JobSets and Volcano Jobs have their own TTL).
+- No retries are invented: a bare Pod that failed is not recreated (it fails the job, as
+  with `backoffLimit: 0`), and `restartPolicy: ExitCode` on bare Pods runs as `Never`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..run_policy import RunPolicy
+from .status import JobStatus, pod_role
+
+#: Targets whose workload deletes its running pods when it ends.
+_CLEANS_RUNNING = ("jobset", "volcano")
+
+
+@dataclass(frozen=True)
+class Action:
+    """`verb` on the object (`api_version`, `kind`, `name`): delete, suspend or complete."""
+
+    verb: str
+    api_version: str
+    kind: str
+    name: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.verb} {self.kind} {self.name}: {self.reason}"
+
+
+def due(
+    policy: RunPolicy,
+    status: JobStatus,
+    workloads: list[dict[str, Any]],
+    pods: list[dict[str, Any]],
+    now: datetime,
+) -> list[Action]:
+    """The actions due now. Nothing is due before the job ends."""
+    if not status.finished:
+        return []
+    out: list[Action] = []
+    if policy.target == "volcano" and status.phase == "Succeeded":
+        out += [
+            Action("complete", o["apiVersion"], o["kind"], _name(o), "worker success ends the job")
+            for o in workloads
+            if _volcano_running(o)
+        ]
+    if policy.clean_pod_policy in ("Running", "All"):
+        out += _clean(policy, status, workloads, pods)
+    if policy.target == "pod" and policy.ttl_seconds_after_finished is not None:
+        ended = _parse_time(status.completion_time)
+        if ended is not None and now >= ended + timedelta(seconds=policy.ttl_seconds_after_finished):
+            reason = f"ttlSecondsAfterFinished {policy.ttl_seconds_after_finished} passed"
+            out = [Action("delete", o["apiVersion"], o["kind"], _name(o), reason)
+                   for o in [*workloads, *pods] if not _deleting(o)]
+    return _unique(out)
+
+
+def _clean(
+    policy: RunPolicy, status: JobStatus, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
+) -> list[Action]:
+    why = f"job {status.phase.lower()}; cleanPodPolicy {policy.clean_pod_policy}"
+    out = []
+    if policy.target == "indexed-job":
+        out += [
+            Action("suspend", o["apiVersion"], o["kind"], _name(o), why)
+            for o in workloads
+            if o.get("kind") == "Job" and o.get("apiVersion") == "batch/v1" and _job_active(o)
+        ]
+    for pod in pods:
+        if _deleting(pod) or pod_role(pod, policy) is None:
+            continue
+        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        active = phase in ("Pending", "Running", "Unknown")
+        if active and policy.target in ("indexed-job", *_CLEANS_RUNNING):
+            continue  # their controllers remove them (suspended Job, ended JobSet/Volcano Job)
+        if active or policy.clean_pod_policy == "All":
+            out.append(Action("delete", "v1", "Pod", _name(pod), why))
+    return out
+
+
+def _job_active(job: dict[str, Any]) -> bool:
+    spec, status = job.get("spec") or {}, job.get("status") or {}
+    if spec.get("suspend"):
+        return False
+    ended = {c.get("type") for c in status.get("conditions") or [] if c.get("status") == "True"}
+    return not ended & {"Complete", "Failed", "SuccessCriteriaMet", "FailureTarget"}
+
+
+def _volcano_running(obj: dict[str, Any]) -> bool:
+    if not str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+        return False
+    phase = ((obj.get("status") or {}).get("state") or {}).get("phase")
+    return phase not in ("Completed", "Completing", "Failed", "Aborted", "Terminated")
+
+
+def _deleting(obj: dict[str, Any]) -> bool:
+    return bool(obj.get("metadata", {}).get("deletionTimestamp"))
+
+
+def _name(obj: dict[str, Any]) -> str:
+    return str(obj["metadata"]["name"])
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _unique(actions: list[Action]) -> list[Action]:
+    return list(dict.fromkeys(actions))
+
+
+def volcano_command(job: dict[str, Any], action: str = "CompleteJob") -> dict[str, Any]:
+    """The Volcano bus Command that asks the Volcano controller to end `job`."""
+    metadata = job["metadata"]
+    return {
+        "apiVersion": "bus.volcano.sh/v1alpha1",
+        "kind": "Command",
+        "metadata": {
+            "generateName": f"{metadata['name']}-",
+            "namespace": metadata.get("namespace"),
+            "ownerReferences": [
+                {"apiVersion": job["apiVersion"], "kind": job["kind"], "name": metadata["name"],
+                 "uid": metadata.get("uid"), "controller": True}
+            ],
+        },
+        "action": action,
+        "target": {"apiVersion": job["apiVersion"], "kind": job["kind"], "name": metadata["name"]},
+    }

@@ -1,0 +1,193 @@
+"""Following a job on the cluster: its status, its progress, and the policy actions due.
+
+Used by `msgen apply --wait` and `msgen status --watch` (and the controller's loop). It
+polls (every `interval` seconds) instead of holding watches open: a poll cannot miss an
+event or go stale after a dropped connection, and every list is a fresh, complete view,
+which is what the pure decisions need. Each poll finds the job's objects by the label
+`training.kubeflow.org/job-name` and its policies in the workloads' `msgen/run-policy`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from lightkube import Client
+
+from .. import run_policy
+from ..run_policy import RunPolicy
+from ..targets.labels import JOB_NAME
+from . import actions, kube, status
+
+#: The workload kinds msgen renders, as (apiVersion, kind).
+WORKLOADS = (
+    ("batch/v1", "Job"), ("apps/v1", "StatefulSet"), ("v1", "Pod"),
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"), ("batch.volcano.sh/v1alpha1", "Job"),
+)  # fmt: skip
+#: Exit status of --wait / --watch when --timeout passes first (1 is a failed job).
+EXIT_TIMEOUT = 3
+_PENDING_REASONS = ("FailedScheduling", "FailedMount", "ErrImagePull", "ImagePullBackOff",
+                    "FailedAttachVolume", "FailedCreate")
+
+
+class NotFound(Exception):
+    pass
+
+
+def observe(
+    client: Client, job: str, namespace: str
+) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The job's policy, workloads and pods as the cluster has them now."""
+    labels = {JOB_NAME: job}
+    workloads: list[dict[str, Any]] = []
+    pods: list[dict[str, Any]] = []
+    for api_version, kind in WORKLOADS:
+        if api_version != "v1" and not kube.exists(client, api_version, kind, namespace):
+            continue
+        found = kube.listing(client, api_version, kind, namespace, labels)
+        if kind == "Pod":
+            pods = found
+        workloads += [o for o in found if run_policy.ANNOTATION in _annotations(o)]
+    if not workloads:
+        raise NotFound(f"no workload of job {job!r} in namespace {namespace!r} carries "
+                       f"{run_policy.ANNOTATION}")
+    policy = run_policy.parse(_annotations(workloads[0])[run_policy.ANNOTATION])
+    # Bare Pods are both; a Pod counts as a workload only for the pod target.
+    if policy.target != "pod":
+        workloads = [o for o in workloads if o.get("kind") != "Pod"]
+    return policy, workloads, pods
+
+
+def _annotations(obj: dict[str, Any]) -> dict[str, str]:
+    return dict((obj.get("metadata") or {}).get("annotations") or {})
+
+
+def progress(found: status.JobStatus) -> str:
+    roles = "  ".join(
+        f"{role}: {c.pending} pending, {c.running} running, {c.succeeded} succeeded, {c.failed} failed"
+        for role, c in found.replicas.items()
+    )
+    return f"{found.job}: {found.phase}  {roles}"
+
+
+def pending_reasons(client: Client, namespace: str, pods: list[dict[str, Any]]) -> list[str]:
+    """Why pods wait, from the cluster's events (FailedScheduling, image pulls, volumes)."""
+    waiting = {p["metadata"]["name"] for p in pods if (p.get("status") or {}).get("phase") == "Pending"}
+    if not waiting:
+        return []
+    out = []
+    for event in kube.listing(client, "v1", "Event", namespace, {}):
+        involved = event.get("involvedObject") or {}
+        if involved.get("name") in waiting and event.get("reason") in _PENDING_REASONS:
+            out.append(f"pod {involved['name']}: {event['reason']}: {event.get('message', '').strip()}")
+    return list(dict.fromkeys(out))
+
+
+def carry_out(client: Client, namespace: str, due: list[actions.Action],
+              workloads: list[dict[str, Any]], echo: Callable[[str], None]) -> None:
+    """Do the due policy actions; each is idempotent, so a repeat after a restart is harmless."""
+    by_name = {(o["kind"], o["metadata"]["name"]): o for o in workloads}
+    for action in due:
+        obj = {"apiVersion": action.api_version, "kind": action.kind,
+               "metadata": {"name": action.name, "namespace": namespace}}
+        echo(f"policy: {action.describe()}")
+        if action.verb == "delete":
+            kube.delete(client, obj, wait_pods=False)
+        elif action.verb == "suspend":
+            kube.merge_patch(client, obj, {"spec": {"suspend": True}})
+        elif action.verb == "complete":
+            kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
+
+
+class Lines:
+    """Progress redrawn in place on a terminal, one line per change otherwise; other lines
+    (policy actions, pending reasons) always go on lines of their own."""
+
+    def __init__(self, write: Callable[[str], None], terminal: bool) -> None:
+        self.write = write
+        self.terminal = terminal
+        self.open = False
+
+    def progress(self, line: str) -> None:
+        if self.terminal:
+            self.write("\r\033[K" + line)
+            self.open = True
+        else:
+            self.write(line + "\n")
+
+    def __call__(self, line: str) -> None:
+        self.close()
+        self.write(line + "\n")
+
+    def close(self) -> None:
+        if self.open:
+            self.write("\n")
+            self.open = False
+
+
+def follow(
+    client: Client,
+    job: str,
+    namespace: str,
+    *,
+    timeout: float | None,
+    echo: Lines,
+    act: bool = True,
+    interval: float = 2.0,
+) -> status.JobStatus:
+    """Poll until the job ends (or `timeout`); shows progress on change; acts on policies."""
+    started = time.monotonic()
+    shown = ""
+    reasons_shown: set[str] = set()
+    while True:
+        policy, workloads, pods = observe(client, job, namespace)
+        found = status.aggregate(policy, workloads, pods)
+        line = progress(found)
+        if line != shown:
+            echo.progress(line)
+            shown = line
+        for reason in pending_reasons(client, namespace, pods):
+            if reason not in reasons_shown:
+                echo(f"  waiting: {reason}")
+                reasons_shown.add(reason)
+        if act:
+            due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc))
+            carry_out(client, namespace, due, workloads, echo)
+        if found.finished:
+            echo.close()
+            return found
+        if timeout is not None and time.monotonic() - started > timeout:
+            echo.close()
+            raise TimeoutError(line)
+        time.sleep(interval)
+
+
+def summary(found: status.JobStatus, elapsed: float) -> list[str]:
+    lines = [f"{found.job}: {found.phase} after {elapsed:.0f}s"]
+    if found.conditions:
+        last = found.conditions[-1]
+        lines[0] += f" ({last.reason}{': ' + last.message if last.message else ''})"
+    for failure in found.failures:
+        where = f" container {failure.container}" if failure.container else ""
+        code = f" exit code {failure.exit_code}" if failure.exit_code is not None else ""
+        lines.append(f"  failed: pod {failure.pod}{where}{code} ({failure.reason})")
+    return lines
+
+
+def last_logs(client: Client, namespace: str, failure: status.PodFailure, lines: int = 10) -> list[str]:
+    """The failed container's last log lines, or one line saying there are none (its node
+    is gone, or no kubelet serves it). Not retried: a summary must not hang on it."""
+    import httpx2
+    from lightkube.core.exceptions import ApiError
+
+    try:
+        found = client.log(failure.pod, namespace=namespace, container=failure.container,
+                           tail_lines=lines, newlines=False)
+        shown = [f"    | {line}" for line in found]
+    except ApiError as exc:
+        return [f"    (no log lines: {exc.status.message})"]
+    except (httpx2.HTTPError, OSError) as exc:
+        return [f"    (no log lines: {type(exc).__name__})"]
+    return shown or ["    (no log lines)"]

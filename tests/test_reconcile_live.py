@@ -1,0 +1,397 @@
+"""`msgen apply`, `diff`, `status`, `delete` against a real API server.
+
+Runs when MSGEN_TEST_KUBECONFIG names a kubeconfig for a disposable cluster whose
+kube-controller-manager runs (the Job and garbage-collector controllers act); no scheduler
+or kubelet is needed: the tests set pod statuses through the API as a kubelet would.
+Each test works in a namespace of its own and deletes it afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from msgen.reconcile.applyset import applyset_id
+
+from .conftest import ROOT, SHARED, Run
+
+KUBECONFIG = os.environ.get("MSGEN_TEST_KUBECONFIG")
+pytestmark = pytest.mark.skipif(
+    not KUBECONFIG, reason="MSGEN_TEST_KUBECONFIG names no API server to test against"
+)
+KUBECTL = shutil.which("kubectl")
+
+JOB = """\
+apiVersion: mindspore.gitee.com/v1
+kind: MSJob
+metadata:
+  name: {name}
+spec:
+  runPolicy:
+    cleanPodPolicy: Running
+  msReplicaSpecs:
+    Scheduler:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: mindspore
+              image: {image}
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: mindspore
+              image: {image}
+"""
+
+
+def msgen(*args: str, timeout: float = 120) -> Run:
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
+    done = subprocess.run([sys.executable, "-m", "msgen", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=timeout)
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def kubectl(*args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    assert KUBECTL, "kubectl is needed for the live tests"
+    return subprocess.run([KUBECTL, "--kubeconfig", str(KUBECONFIG), *args], capture_output=True,
+                          text=True, check=check, env={**os.environ, **(env or {})}, timeout=60)
+
+
+@pytest.fixture
+def namespace() -> Any:
+    name = f"msgen-test-{uuid.uuid4().hex[:8]}"
+    kubectl("create", "namespace", name)
+    yield name
+    kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+def job_file(tmp_path: Path, name: str = "lenet", image: str = "mindspore/mindspore:2.2.14",
+             extra: str = "") -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(JOB.format(name=name, image=image) + extra)
+    return path
+
+
+def names(kind: str, namespace: str, selector: str = "") -> list[str]:
+    args = ["get", kind, "-n", namespace, "-o", "json"] + (["-l", selector] if selector else [])
+    return sorted(o["metadata"]["name"] for o in json.loads(kubectl(*args).stdout)["items"])
+
+
+def test_apply_is_idempotent_and_diff_exit_codes(tmp_path: Path, namespace: str) -> None:
+    job = job_file(tmp_path)
+    first = msgen("apply", str(job), "-n", namespace)
+    assert first.exit_code == 0, first.stderr
+    assert "service/lenet-scheduler-0 created" in first.stdout
+    assert "job.batch/lenet-worker created" in first.stdout
+    assert f"applyset msgen-lenet (Secret {namespace}/msgen-lenet" in first.stdout
+    again = msgen("apply", str(job), "-n", namespace)
+    assert again.exit_code == 0, again.stderr
+    lines = [line for line in again.stdout.splitlines() if not line.startswith("msgen:")]
+    assert lines and all(line.endswith(" unchanged") for line in lines), again.stdout
+    assert msgen("diff", str(job), "-n", namespace).exit_code == 0
+    changed = msgen("diff", str(job), "-n", namespace, "--argocd-sync-waves")
+    assert changed.exit_code == 1, changed.stderr
+    assert "argocd.argoproj.io/sync-wave" in changed.stdout and changed.stdout.startswith("---")
+    broken = msgen("diff", str(tmp_path / "missing.yaml"), "-n", namespace)
+    assert broken.exit_code == 2
+
+
+def test_members_are_those_kubectl_sees_and_prune_deletes_only_them(tmp_path: Path, namespace: str) -> None:
+    extra = "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: '1'\n"
+    assert msgen("apply", str(job_file(tmp_path, extra=extra)), "-n", namespace).exit_code == 0
+    set_id = applyset_id("msgen-lenet", namespace)
+    # kubectl finds the parent and exactly the members by the KEP-3659 labels.
+    assert names("secret", namespace, f"applyset.kubernetes.io/id={set_id}") == ["msgen-lenet"]
+    assert names("configmap,service,job", namespace, f"applyset.kubernetes.io/part-of={set_id}") == [
+        "lenet", "lenet-scheduler", "lenet-scheduler-0", "lenet-worker", "settings"]
+    parent = json.loads(kubectl("get", "secret", "msgen-lenet", "-n", namespace, "-o", "json").stdout)
+    assert parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"] == (
+        "ConfigMap,Job.batch,Service")
+    kubectl("create", "configmap", "bystander", "-n", namespace)
+    pruned = msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--prune")
+    assert pruned.exit_code == 0, pruned.stderr
+    assert "configmap/settings pruned" in pruned.stdout
+    left = names("configmap", namespace)
+    assert "bystander" in left and "settings" not in left
+    parent = json.loads(kubectl("get", "secret", "msgen-lenet", "-n", namespace, "-o", "json").stdout)
+    assert parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"] == "Job.batch,Service"
+
+
+def test_kubectl_and_msgen_each_refuse_the_others_applyset(tmp_path: Path, namespace: str) -> None:
+    assert msgen("apply", str(job_file(tmp_path)), "-n", namespace).exit_code == 0
+    env = {"KUBECTL_APPLYSET": "true"}
+    job_objects = msgen("render", str(job_file(tmp_path)), "-n", namespace).stdout
+    (tmp_path / "out.yaml").write_text(job_objects)
+    theirs = kubectl("apply", "--server-side", "--validate=false", "--prune", "--applyset", "msgen-lenet", "-n", namespace,
+                     "-f", str(tmp_path / "out.yaml"), check=False, env=env)
+    assert theirs.returncode != 0 and "managed by tooling \"msgen\"" in theirs.stderr
+    cm = tmp_path / "cm.yaml"
+    cm.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: k\ndata: {}\n")
+    made = kubectl("apply", "--server-side", "--validate=false", "--prune", "--applyset", "kubectl-set", "-n", namespace,
+                   "-f", str(cm), env=env, check=False)
+    assert made.returncode == 0, made.stderr
+    ours = msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--applyset", "kubectl-set")
+    assert ours.exit_code == 1 and "managed by 'kubectl/" in ours.stderr
+    # kubectl's set id is the one msgen computes for that parent.
+    assert names("configmap", namespace, f"applyset.kubernetes.io/part-of={applyset_id('kubectl-set', namespace)}") == ["k"]
+
+
+def test_changed_pod_template_names_recreate_and_recreate_works(tmp_path: Path, namespace: str) -> None:
+    assert msgen("apply", str(job_file(tmp_path)), "-n", namespace).exit_code == 0
+    changed = job_file(tmp_path, image="mindspore/mindspore:2.3.0")
+    refused = msgen("apply", str(changed), "-n", namespace)
+    assert refused.exit_code == 1
+    assert "Job training" not in refused.stderr and "Job " + namespace + "/lenet-scheduler" in refused.stderr
+    assert "immutable" in refused.stderr and "--recreate" in refused.stderr
+    redone = msgen("apply", str(changed), "-n", namespace, "--recreate", timeout=300)
+    assert redone.exit_code == 0, redone.stderr
+    live = json.loads(kubectl("get", "job", "lenet-worker", "-n", namespace, "-o", "json").stdout)
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "mindspore/mindspore:2.3.0"
+
+
+def test_missing_crd_or_namespace_applies_nothing(tmp_path: Path, namespace: str) -> None:
+    served = kubectl("get", "crd", "jobsets.jobset.x-k8s.io", check=False).returncode == 0
+    if served:
+        pytest.skip("this cluster serves JobSet; the missing-CRD case needs one that does not")
+    run = msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "jobset")
+    assert run.exit_code == 1 and "does not serve JobSet jobset.x-k8s.io/v1alpha2" in run.stderr
+    assert "nothing was applied" in run.stderr
+    assert names("service", namespace) == []
+    gone = msgen("apply", str(job_file(tmp_path)), "-n", "no-such-namespace-msgen")
+    assert gone.exit_code == 1 and "namespace 'no-such-namespace-msgen' does not exist" in gone.stderr
+
+
+def _set_pod_status(namespace: str, pod: str, phase: str, exit_code: int | None = None) -> None:
+    status: dict[str, Any] = {"phase": phase}
+    if exit_code is not None:
+        status["containerStatuses"] = [{
+            "name": "mindspore", "image": "x", "imageID": "", "ready": False, "restartCount": 0,
+            "state": {"terminated": {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
+                                     "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:01:00Z"}},
+        }]  # fmt: skip
+    kubectl("patch", "pod", pod, "-n", namespace, "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": status}))
+
+
+def test_wait_follows_bare_pods_and_carries_out_clean_pod_policy(tmp_path: Path, namespace: str) -> None:
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "msgen", "apply", str(job_file(tmp_path)), "-n", namespace,
+         "--target", "pod", "--wait", "--timeout", "120s"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    deadline = time.monotonic() + 60
+    while names("pod", namespace) != ["lenet-scheduler-0", "lenet-worker-0", "lenet-worker-1"]:
+        assert time.monotonic() < deadline, "pods did not appear"
+        time.sleep(0.5)
+    _set_pod_status(namespace, "lenet-scheduler-0", "Running")
+    _set_pod_status(namespace, "lenet-worker-1", "Running")
+    time.sleep(3)
+    _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
+    out, err = waiting.communicate(timeout=90)
+    assert waiting.returncode == 0, err
+    assert "lenet: Running" in out
+    assert "lenet: Succeeded after" in out and "worker 0 succeeded" in out
+    # cleanPodPolicy Running: the pods still running were deleted; worker 0 stays.
+    assert "policy: delete Pod lenet-scheduler-0" in out and "policy: delete Pod lenet-worker-1" in out
+    assert names("pod", namespace) == ["lenet-worker-0"]
+    shown = msgen("status", "lenet", "-n", namespace, "-o", "json")
+    assert json.loads(shown.stdout)["lenet"]["conditions"][-1]["type"] == "Succeeded"
+    by_path = msgen("status", str(job_file(tmp_path)), "-n", namespace, "-o", "json")
+    assert json.loads(by_path.stdout) == json.loads(shown.stdout)
+
+
+def test_wait_reports_a_failed_pod_with_its_exit_code(tmp_path: Path, namespace: str) -> None:
+    assert msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod").exit_code == 0
+    _set_pod_status(namespace, "lenet-worker-1", "Failed", exit_code=137)
+    run = msgen("status", "lenet", "-n", namespace, "--watch", "--timeout", "30s")
+    assert run.exit_code == 1
+    assert "failed: pod lenet-worker-1 container mindspore exit code 137 (Error)" in run.stdout
+    # No kubelet serves this pod's logs: the summary says so instead of hanging or failing.
+    assert "last log lines of pod lenet-worker-1:\n    (no log lines" in run.stdout
+
+
+def test_delete_removes_members_then_parent(tmp_path: Path, namespace: str) -> None:
+    job = job_file(tmp_path)
+    assert msgen("apply", str(job), "-n", namespace).exit_code == 0
+    run = msgen("delete", str(job), "-n", namespace, timeout=300)
+    assert run.exit_code == 0, run.stderr
+    assert names("job,service", namespace) == []
+    assert names("pod", namespace, "training.kubeflow.org/job-name=lenet") == []
+    assert "msgen-lenet" not in names("secret", namespace)
+
+
+def test_controller_carries_out_policies_of_a_job_applied_by_kubectl(tmp_path: Path, namespace: str) -> None:
+    rendered = msgen("render", str(job_file(tmp_path)), "-n", namespace, "--target", "pod")
+    (tmp_path / "out.yaml").write_text(rendered.stdout)
+    kubectl("apply", "--server-side", "--validate=false", "-f", str(tmp_path / "out.yaml"))
+    _set_pod_status(namespace, "lenet-scheduler-0", "Running")
+    _set_pod_status(namespace, "lenet-worker-1", "Running")
+    first = msgen("controller", "-n", namespace, "--once")
+    assert first.exit_code == 0, first.stderr
+    published = json.loads(kubectl("get", "pod", "lenet-worker-0", "-n", namespace, "-o", "json").stdout)
+    assert json.loads(published["metadata"]["annotations"]["msgen/status"])["phase"] == "Running"
+    _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
+    second = msgen("controller", "-n", namespace, "--once")
+    assert second.exit_code == 0, second.stderr
+    assert f"{namespace}/lenet: policy: delete Pod lenet-scheduler-0" in second.stdout
+    assert names("pod", namespace) == ["lenet-worker-0"]
+    published = json.loads(kubectl("get", "pod", "lenet-worker-0", "-n", namespace, "-o", "json").stdout)
+    assert json.loads(published["metadata"]["annotations"]["msgen/status"])["phase"] == "Succeeded"
+    events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json").stdout)["items"]
+    assert {e["reason"] for e in events if e.get("source", {}).get("component") == "msgen-controller"} >= {
+        "JobRunning", "JobSucceeded"}
+    # A restart loses nothing: a third pass finds the job finished and does nothing more.
+    third = msgen("controller", "-n", namespace, "--once")
+    assert third.exit_code == 0 and "policy:" not in third.stdout
+
+
+def test_controller_needs_no_more_than_its_overlay_rbac(tmp_path: Path, namespace: str) -> None:
+    """The overlay's ServiceAccount and ClusterRole suffice for a pass that acts."""
+    built = subprocess.run([KUBECTL or "kubectl", "kustomize", str(ROOT / "overlays" / "controller")],
+                           capture_output=True, text=True, check=True).stdout
+    rbac = [d for d in built.split("\n---\n") if "kind: Deployment" not in d]
+    (tmp_path / "rbac.yaml").write_text("\n---\n".join(rbac))
+    kubectl("apply", "--server-side", "--validate=false", "-f", str(tmp_path / "rbac.yaml"))
+    token = kubectl("create", "token", "msgen-controller", "-n", "msgen-system").stdout.strip()
+    config = json.loads(kubectl("config", "view", "--raw", "-o", "json").stdout)
+    server = config["clusters"][0]["cluster"]
+    limited = tmp_path / "controller.kubeconfig"
+    limited.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": server}],
+        "users": [{"name": "sa", "user": {"token": token}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "sa"}}],
+    }))  # fmt: skip
+    assert msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod").exit_code == 0
+    _set_pod_status(namespace, "lenet-scheduler-0", "Running")
+    _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
+    run = msgen("controller", "--kubeconfig", str(limited), "--once")
+    assert run.exit_code == 0, run.stderr
+    assert "skipped" not in run.stdout, run.stdout
+    assert f"{namespace}/lenet: policy: delete Pod lenet-scheduler-0" in run.stdout
+    assert f"{namespace}/lenet: Succeeded" in run.stdout
+    assert names("pod", namespace) == ["lenet-worker-0"]
+
+
+def test_server_dry_run_applies_nothing_and_shows_what_changes(tmp_path: Path, namespace: str) -> None:
+    dry = msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--dry-run", "server")
+    assert dry.exit_code == 0, dry.stderr
+    assert "job.batch/lenet-worker created (server dry run)" in dry.stdout
+    assert names("job,service", namespace) == [] and "msgen-lenet" not in names("secret", namespace)
+    assert msgen("apply", str(job_file(tmp_path)), "-n", namespace).exit_code == 0
+    waves = msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--argocd-sync-waves", "--dry-run", "server")
+    assert "service/lenet-scheduler-0 configured (server dry run)" in waves.stdout, waves.stdout
+    live = json.loads(kubectl("get", "service", "lenet-scheduler-0", "-n", namespace, "-o", "json").stdout)
+    assert "argocd.argoproj.io/sync-wave" not in (live["metadata"].get("annotations") or {})
+
+
+def test_watch_says_why_pods_wait_and_times_out_with_its_own_status(tmp_path: Path, namespace: str) -> None:
+    assert msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod").exit_code == 0
+    message = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+    event = {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "lenet-worker-0.scheduling", "namespace": namespace},
+        "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": "lenet-worker-0", "namespace": namespace},
+        "reason": "FailedScheduling", "message": message, "type": "Warning",
+        "source": {"component": "default-scheduler"},
+    }  # fmt: skip
+    (tmp_path / "event.yaml").write_text(json.dumps(event))
+    kubectl("create", "--validate=false", "-f", str(tmp_path / "event.yaml"))
+    run = msgen("status", "lenet", "-n", namespace, "--watch", "--timeout", "3s")
+    assert run.exit_code == 3, run.stderr
+    assert f"waiting: pod lenet-worker-0: FailedScheduling: {message}" in run.stdout
+    assert "timed out; the job keeps running" in run.stderr
+
+
+def _pods_of(namespace: str, selector: str, count: int) -> list[str]:
+    deadline = time.monotonic() + 60
+    while len(found := names("pod", namespace, selector)) < count:
+        assert time.monotonic() < deadline, f"the Job controller made no pods for {selector}"
+        time.sleep(0.5)
+    return found
+
+
+def test_wait_on_indexed_jobs_suspends_the_scheduler_job_when_worker_0_succeeds(tmp_path: Path, namespace: str) -> None:
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "msgen", "apply", str(job_file(tmp_path)), "-n", namespace, "--wait", "--timeout", "120s"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    workers = _pods_of(namespace, "training.kubeflow.org/replica-type=worker", 2)
+    for pod in _pods_of(namespace, "training.kubeflow.org/replica-type=scheduler", 1) + workers:
+        _set_pod_status(namespace, pod, "Running")
+    time.sleep(3)
+    worker0 = names("pod", namespace, "training.kubeflow.org/replica-type=worker,batch.kubernetes.io/job-completion-index=0")
+    _set_pod_status(namespace, worker0[0], "Succeeded", exit_code=0)
+    out, err = waiting.communicate(timeout=90)
+    assert waiting.returncode == 0, err
+    assert "policy: suspend Job lenet-scheduler: job succeeded; cleanPodPolicy Running" in out
+    live = json.loads(kubectl("get", "job", "lenet-scheduler", "-n", namespace, "-o", "json").stdout)
+    assert live["spec"]["suspend"] is True
+
+
+@pytest.fixture
+def crds() -> Any:
+    """JobSet and Volcano Job CRDs from ../shared/crds, installed for one test and removed."""
+    files = [SHARED / "crds" / name for name in ("jobset.x-k8s.io_jobsets.yaml", "batch.volcano.sh_jobs.yaml")]
+    if not all(f.exists() for f in files):
+        pytest.skip(f"the JobSet and Volcano CRDs are not in {SHARED / 'crds'}")
+    for f in files:
+        kubectl("apply", "--server-side", "--validate=false", "-f", str(f))
+    for name in ("jobsets.jobset.x-k8s.io", "jobs.batch.volcano.sh"):
+        kubectl("wait", "--for=condition=Established", f"crd/{name}", "--timeout=30s")
+    yield
+    kubectl("delete", "crd", "jobsets.jobset.x-k8s.io", "jobs.batch.volcano.sh", "--wait=false", check=False)
+
+
+def _patch_status(namespace: str, resource: str, status: dict[str, Any]) -> None:
+    kubectl("patch", resource, "-n", namespace, "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": status}))
+
+
+def test_jobset_and_volcano_jobs_apply_and_report_their_own_status(tmp_path: Path, namespace: str, crds: None) -> None:
+    job = job_file(tmp_path)
+    applied = msgen("apply", str(job), "-n", namespace, "--target", "jobset")
+    assert applied.exit_code == 0, applied.stderr
+    assert "jobset.jobset.x-k8s.io/lenet created" in applied.stdout
+    _patch_status(namespace, "jobset.jobset.x-k8s.io/lenet", {"conditions": [{
+        "type": "Failed", "status": "True", "reason": "FailedJobs", "message": "jobset failed: job lenet-worker-0 failed",
+        "lastTransitionTime": "2026-01-01T00:00:00Z"}]})  # fmt: skip
+    shown = json.loads(msgen("status", "lenet", "-n", namespace, "-o", "json").stdout)["lenet"]
+    assert shown["conditions"][-1]["type"] == "Failed" and shown["conditions"][-1]["reason"] == "FailedJobs"
+    assert msgen("delete", str(job), "-n", namespace, timeout=300).exit_code == 0
+    applied = msgen("apply", str(job), "-n", namespace, "--target", "volcano")
+    assert applied.exit_code == 0, applied.stderr
+    assert "job.batch.volcano.sh/lenet created" in applied.stdout
+    _patch_status(namespace, "jobs.batch.volcano.sh/lenet", {"state": {"phase": "Completed"}})
+    shown = json.loads(msgen("status", "lenet", "-n", namespace, "-o", "json").stdout)["lenet"]
+    assert shown["conditions"][-1]["type"] == "Succeeded"
+
+
+def test_a_field_of_another_manager_is_a_named_conflict_unless_forced(tmp_path: Path, namespace: str) -> None:
+    extra = "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: '1'\n"
+    job = job_file(tmp_path, extra=extra)
+    assert msgen("apply", str(job), "-n", namespace).exit_code == 0
+    theirs = tmp_path / "theirs.yaml"
+    theirs.write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: {namespace}\ndata:\n  a: '2'\n")
+    kubectl("apply", "--server-side", "--validate=false", "--field-manager", "someone-else", "--force-conflicts",
+            "-f", str(theirs))
+    run = msgen("apply", str(job), "-n", namespace)
+    assert run.exit_code == 1
+    assert f"ConfigMap {namespace}/settings" in run.stderr and 'conflict with "someone-else"' in run.stderr
+    assert ".data.a" in run.stderr and "--force-conflicts" in run.stderr
+    forced = msgen("apply", str(job), "-n", namespace, "--force-conflicts")
+    assert forced.exit_code == 0, forced.stderr
+    live = json.loads(kubectl("get", "configmap", "settings", "-n", namespace, "-o", "json").stdout)
+    assert live["data"]["a"] == "1"
