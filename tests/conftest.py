@@ -18,6 +18,8 @@ from msgen.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MSGEN_SHARED", ROOT.parent / "shared"))
+"""The project's reference material (operator CRDs, seed examples). CI checks it out next to the
+repository; a plain clone has none, so tests reach it only through `shared()`."""
 SAMPLES = ROOT / "samples"
 GOLDEN = ROOT / "golden"
 
@@ -62,6 +64,26 @@ def msgen_process(*args: str, input: str | None = None, env: dict[str, str] | No
         env={**os.environ, **(env or {})},
     )
     return Run(done.returncode, done.stdout, done.stderr)
+
+
+def shared(relative: str) -> Path:
+    """`SHARED/relative`, or skip the calling test naming what is missing.
+
+    Every test that reads the reference material goes through here, so a clone without it
+    runs the rest of the suite and reports these tests as skipped, not as crashes."""
+    path = SHARED / relative
+    if not path.exists():
+        origin = "$MSGEN_SHARED" if "MSGEN_SHARED" in os.environ else "../shared"
+        pytest.skip(f"{path} is missing: this test needs the reference material at {origin} ({relative})")
+    return path
+
+
+def shared_glob(directory: str, pattern: str) -> Path:
+    """The one file matching `pattern` in SHARED/directory, or skip naming what is missing."""
+    found = sorted(shared(directory).glob(pattern))
+    if not found:
+        pytest.skip(f"no {pattern} in {SHARED / directory}: this test needs that reference file")
+    return found[0]
 
 
 def sample_files() -> list[Path]:

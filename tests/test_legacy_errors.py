@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 
-from .conftest import SAMPLES, SHARED, msgen
+from .conftest import SAMPLES, msgen, shared_glob
 
 
 def seed_example() -> str:
     """The distributed MSJob of the 2020 ms-operator's README, verbatim."""
-    text = next((SHARED / "seeds").glob("000_*")).read_text()
+    text = shared_glob("seeds", "000_*").read_text()
     match = re.search(r"```yaml\n(# WIP example.*?)```", text, re.S)
     assert match is not None
     return match.group(1)
@@ -162,7 +162,7 @@ def test_legacy_master_port_and_container_port_must_agree() -> None:
 
 def test_seed_mxjob_gpu_example_gets_field_level_messages() -> None:
     """The original mxnet-operator's GPU example, a tf-operator leftover, as written."""
-    text = next((SHARED / "seeds").glob("002_*")).read_text()
+    text = shared_glob("seeds", "002_*").read_text()
     match = re.search(r'```\n(apiVersion: "mlkube.io/v1beta1".*?)```', text, re.S)
     assert match is not None
     err = fails(match.group(1))
