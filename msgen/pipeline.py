@@ -13,6 +13,7 @@ from . import devices, frameworks, kinds, processes, targets, versions
 from . import options as option_text
 from .diagnostics import Diagnostic, InputError, Severity, has_errors
 from .emit import canonical
+from .kinds.near_miss import near_miss
 from .names import dns1035_problem
 from .patch import apply_patches
 from .plan import Options, Plan, PodSlot
@@ -214,9 +215,21 @@ _NOT_AN_OBJECT = (
 
 
 def _unknown_job_like(document: Document, data: dict[str, Any]) -> list[Diagnostic]:
+    """A near miss of a compiled kind is an error; other job-like kinds pass with a warning."""
+    known = ", ".join(f"{api} {kind}" for api, kind in kinds.known_kinds())
+    meant = near_miss(str(data["apiVersion"]), str(data["kind"]))
+    if meant is not None:
+        field = "kind" if str(data["kind"]) != meant[1] else "apiVersion"
+        return [
+            document.diagnostic(
+                (field,),
+                f"{data['apiVersion']} {data['kind']} is not a kind msgen compiles "
+                f"(did you mean {meant[0]} {meant[1]}?); accepted: {known}, or a kind "
+                "that is none of these, which passes through unchanged",
+            )
+        ]
     if str(data["kind"]).lower() not in _JOB_LIKE_KINDS:
         return []
-    known = ", ".join(f"{api} {kind}" for api, kind in kinds.known_kinds())
     return [
         document.diagnostic(
             ("kind",),

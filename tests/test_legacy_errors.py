@@ -141,11 +141,11 @@ def test_caffe2_backend_type_is_checked() -> None:
 
 
 def test_unknown_job_like_kind_passes_through_naming_the_known_kinds() -> None:
-    text = MX_GPU.replace("apiVersion: kubeflow.org/v1\n", "apiVersion: kubeflow.org/v1beta2\n")
+    text = MX_GPU.replace("apiVersion: kubeflow.org/v1\n", "apiVersion: example.com/v1\n")
     run = msgen("render", "-", input=text)
     assert run.exit_code == 0
-    assert run.objects()[0]["apiVersion"] == "kubeflow.org/v1beta2"
-    assert "warning: kind: kubeflow.org/v1beta2 MXJob is passed through unchanged: msgen compiles" in run.stderr
+    assert run.objects()[0]["apiVersion"] == "example.com/v1"
+    assert "warning: kind: example.com/v1 MXJob is passed through unchanged: msgen compiles" in run.stderr
     for known in ("kubeflow.org/v1 MSJob", "kubeflow.org/v1 MXJob", "kubeflow.org/v1alpha1 Caffe2Job", "mlkube.io/v1beta1 MxJob", "mindspore.gitee.com/v1 MSJob"):
         assert known in run.stderr
 
