@@ -26,6 +26,7 @@ from .origin import find_original, yaml_files
 from .pipeline import compile_document
 from .plan import Options
 from .source import Document, Source, load_documents
+from .terminal import note_terminal_stdin
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -33,6 +34,11 @@ PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/
 
 def main() -> None:
     """Console entry point: no arguments, as `exec: {path: msgen-krm}` runs it."""
+    note_terminal_stdin(
+        "msgen-krm",
+        "a ResourceList",
+        "msgen-krm is a KRM function that kustomize runs; to render files: msgen render PATH.",
+    )
     status, output, messages = run(sys.stdin.read(), os.getcwd())
     for message in messages:
         print(message, file=sys.stderr)
