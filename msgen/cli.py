@@ -362,9 +362,12 @@ def argocd_generate(directory: str) -> None:
 
     Options come from Argo CD's environment: ARGOCD_APP_NAMESPACE (namespace of jobs that
     name none), KUBE_VERSION, then the plugin's env ARGOCD_ENV_MSGEN_<OPTION> and the
-    Application's parameters PARAM_<OPTION>, where <OPTION> is TARGET, KUBE_VERSION,
-    NAMESPACE, SCHEDULER_ADDRESS, ALLOW_ENV_OVERRIDE or ARGOCD_SYNC_WAVES. Prints nothing
-    unless the whole render succeeded, so Argo CD never prunes on a broken commit.
+    Application's parameters PARAM_<OPTION>, where <OPTION> is an option name upper-cased
+    with '_' for '-' (TARGET, SCHEDULER_ADDRESS, GANG_SCHEDULER, ...); a misspelt
+    ARGOCD_ENV_MSGEN_ variable is an error. A directory with a kustomization.yaml is built
+    with `kustomize build --enable-alpha-plugins --enable-exec` (msgen-krm on PATH), then
+    the jobs left in the build are compiled. Prints nothing unless the whole render
+    succeeded, so Argo CD never prunes on a broken commit.
 
     \b
     Example (what the cmp-server runs, in the application's directory):
@@ -372,6 +375,8 @@ def argocd_generate(directory: str) -> None:
     """
     from . import options as option_text
     from .argocd import options_from_env
+    from .argocd_kustomize import KustomizeError, kustomization_in
+    from .argocd_kustomize import build as build_kustomization
     from .emit import to_yaml
 
     try:
@@ -379,8 +384,30 @@ def argocd_generate(directory: str) -> None:
     except option_text.OptionError as exc:
         click.echo(f"msgen: {exc}", err=True)
         raise SystemExit(EXIT_INPUT) from None
-    compilation = compile_paths([directory], options)
+    if kustomization_in(directory) is None:
+        compilation = compile_paths([directory], options)
+    else:
+        try:
+            built = build_kustomization(directory, os.environ)
+        except KustomizeError as exc:
+            click.echo(f"msgen: {exc}", err=True)
+            raise SystemExit(EXIT_INPUT) from None
+        compilation = compile_built(f"kustomize build {directory}", built, options)
     _write(to_yaml(compilation.objects), None)
+
+
+def compile_built(name: str, text: str, options: Options) -> Compilation:
+    """Compile a stream another tool built; report; exit 1 on errors or an empty stream."""
+    from .pipeline import compile_sources
+    from .source import Source
+
+    compilation = compile_sources([Source(name, text)], options)
+    if compilation.ok and compilation.documents == 0:
+        compilation.diagnostics.append(_no_documents(name))
+    report(compilation.diagnostics, compilation.sources)
+    if not compilation.ok:
+        raise SystemExit(EXIT_INPUT)
+    return compilation
 
 
 @main.command("argocd-discover", context_settings=_CONTEXT)

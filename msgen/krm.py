@@ -6,8 +6,8 @@
   place, and everything else passes through unchanged, so overlays can patch an MSJob before
   it is compiled.
 
-Options come from the function config's `data` (a ConfigMap: `target`, `kube-version`,
-`namespace`, `scheduler-address`, `allow-env-override`, `argocd-sync-waves`) and, per job,
+Options come from the function config's `data` (a ConfigMap keyed by the option names of
+options.OPTION_NAMES) and, per job,
 from `msgen/<option>` annotations. kustomize ignores `results`, so every error is also
 written to stderr and the exit status is non-zero; warnings go to both without failing.
 """

@@ -154,7 +154,8 @@ def _position_key(diag: Diagnostic) -> tuple[int, int]:
     return (diag.position.line, diag.position.column) if diag.position else (0, 0)
 
 
-_KIND_RANK = {"ServiceAccount": 0, "ConfigMap": 0, "Service": 1, "PodGroup": 2}
+#: Output order by kind (lower first; workloads after); these kinds also get sync wave -1.
+KIND_RANK = {"ServiceAccount": 0, "ConfigMap": 0, "Service": 1, "PodGroup": 2}
 
 
 #: Argo CD applies lower waves first: configuration and Services before the workloads.
@@ -170,11 +171,11 @@ def decorate(plan: Plan, objects: list[dict[str, Any]], options: Options) -> lis
         if plan.namespace:
             metadata["namespace"] = plan.namespace
         if options.argocd_sync_waves:
-            wave = "-1" if obj["kind"] in _KIND_RANK else "0"
+            wave = "-1" if obj["kind"] in KIND_RANK else "0"
             metadata["annotations"] = {**(metadata.get("annotations") or {}), SYNC_WAVE: wave}
         decorated.append(canonical({**obj, "metadata": metadata}))
     # sorted() is stable: within a rank, targets already list roles Scheduler, PS, Worker.
-    return sorted(decorated, key=lambda o: _KIND_RANK.get(o["kind"], 3))
+    return sorted(decorated, key=lambda o: KIND_RANK.get(o["kind"], 3))
 
 
 def _check_names(plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
