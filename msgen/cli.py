@@ -227,13 +227,14 @@ def validate(**kwargs: Any) -> None:
 
 
 @main.command(context_settings=_CONTEXT)
-@click.argument("kind", required=False, default="MSJob")
+@click.argument("kind", required=False, default="mindspore.gitee.com/v1/MSJob")
 @click.option("--list", "list_kinds", is_flag=True, help="List the input kinds msgen compiles.")
 def schema(kind: str, list_kinds: bool) -> None:
-    """Print the JSON Schema of an input kind (default: MSJob).
+    """Print the JSON Schema of an input kind (default: mindspore.gitee.com/v1/MSJob).
 
-    KIND is a kind name (MSJob) or apiVersion/kind (mindspore.gitee.com/v1/MSJob). The
-    same schemas are checked in under schemas/ in msgen's source.
+    KIND is apiVersion/kind (mindspore.gitee.com/v1/MSJob) or a kind name that names one
+    kind (AscendJob); a name several kinds share (MSJob, mxjob) lists them to choose from.
+    The same schemas are checked in under schemas/ in msgen's source.
 
     \b
     Examples:
@@ -247,9 +248,13 @@ def schema(kind: str, list_kinds: bool) -> None:
         for api_version, name in kinds.known_kinds():
             click.echo(f"{api_version}/{name}")
         return
+    found = kinds.matching(kind)
+    if len(found) > 1:
+        choices = " or ".join(f"{api}/{name}" for api, name in found)
+        raise click.BadParameter(f"{kind!r} names {len(found)} kinds; accepted: {choices}", param_hint="KIND")
     job_kind = kinds.find_by_name(kind)
     if job_kind is None:
-        known = ", ".join(name for _, name in kinds.known_kinds())
+        known = ", ".join(f"{api}/{name}" for api, name in kinds.known_kinds())
         raise click.BadParameter(f"unknown kind {kind!r}; accepted: {known}", param_hint="KIND")
     click.echo(json.dumps(schema_for(job_kind), indent=2, sort_keys=True))
 
