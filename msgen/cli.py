@@ -110,7 +110,8 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--argocd-sync-waves",
             is_flag=True,
-            help="Annotate objects with Argo CD sync waves: ConfigMaps and Services in wave -1, "
+            help="Annotate objects with Argo CD sync waves: ConfigMaps, ServiceAccounts, Services "
+            "and PodGroups in wave -1, "
             "workloads in wave 0, so Argo CD creates the Services the pods rely on first.",
         ),
         click.option(

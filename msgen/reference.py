@@ -40,7 +40,8 @@ def object_order() -> str:
     return (
         f"Objects come out in this order: {', then '.join(groups)}, then the workloads in role "
         "order (Scheduler, PS, Worker); objects that pass through keep their place. With "
-        f"`--argocd-sync-waves`, {early} get sync wave -1 and every other object wave 0."
+        f"`--argocd-sync-waves`, the {early} msgen makes get sync wave -1 and its workloads wave 0 "
+        "(objects that pass through keep their own annotations)."
     )
 
 
