@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from . import __version__, versions
-from .diagnostics import Diagnostic, format_diagnostic
+from .diagnostics import Diagnostic, distinct, report_lines
 from .names import dns1123_problem
 from .plan import Options
 from .processes.cli import cli_options
@@ -193,6 +192,12 @@ def render(output: str | None, output_format: str, **kwargs: Any) -> None:
       cat job.yaml | msgen render --kube-version 1.29 --format json
       msgen render --target jobset --gang-scheduler volcano --kueue-queue team-a job.yaml
     """
+    if output is not None and not os.path.isdir(os.path.dirname(os.path.realpath(output))):
+        raise click.BadParameter(
+            f"no such directory: {os.path.dirname(output) or '.'}; accepted: a file in a "
+            "directory that exists",
+            param_hint="'--output'",
+        )
     compilation = _compile(kwargs)
     from .emit import to_json, to_yaml
 
@@ -205,7 +210,13 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        _write_atomically(output, text)
+        from .atomic_file import OutputError, write_whole
+
+        try:
+            write_whole(output, text)
+        except OutputError as exc:
+            click.echo(f"msgen: cannot write the output: {exc}", err=True)
+            raise SystemExit(EXIT_INPUT) from None
 
 
 @main.command(context_settings=_CONTEXT)
@@ -441,25 +452,12 @@ def _no_documents(where: str) -> Diagnostic:
 
 
 def report(diagnostics: list[Diagnostic], sources: dict[str, Any]) -> None:
-    for diag in diagnostics:
-        source = sources.get(diag.position.file) if diag.position else None
-        click.echo(format_diagnostic(diag, source.text if source else None), err=True)
-    errors = sum(d.is_error for d in diagnostics)
+    texts = {name: source.text for name, source in sources.items()}
+    for line in report_lines(diagnostics, texts):
+        click.echo(line, err=True)
+    errors = sum(d.is_error for d in distinct(diagnostics))
     if errors:
         click.echo(f"msgen: {errors} error(s); nothing was written", err=True)
-
-
-def _write_atomically(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temp = tempfile.mkstemp(dir=directory, prefix=".msgen-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
 
 
 def run() -> None:

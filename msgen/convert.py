@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import copy
 import io
-import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -30,6 +28,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from . import kinds
+from .atomic_file import OutputError, write_whole
 from .diagnostics import Diagnostic, InputError, format_diagnostic, has_errors
 from .inputs import MissingPath, expand_paths, read_source
 from .plan import Options
@@ -288,7 +287,11 @@ def convert_paths(given: list[str], in_place: bool) -> int:
         text = conversion.text if conversion.text is not None else conversion.source.text
         if in_place:
             if conversion.text is not None:
-                write_atomically(path, text)
+                try:
+                    write_atomically(path, text)
+                except OutputError as exc:
+                    click.echo(f"msgen: cannot rewrite {exc}", err=True)
+                    return 1
         else:
             outputs.append(text)
     if not in_place:
@@ -298,15 +301,4 @@ def convert_paths(given: list[str], in_place: bool) -> int:
 
 def write_atomically(path: str, text: str) -> None:
     """Replace `path` whole or not at all, keeping its permissions."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    handle, temp = tempfile.mkstemp(dir=directory, prefix=".msgen-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+    write_whole(path, text)

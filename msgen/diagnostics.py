@@ -8,8 +8,18 @@ function, plug-ins) decide how to show them and take the exit status from the wo
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
+
+#: At most this many diagnostics are printed per run; the rest are counted. A file with
+#: thousands of copies of a mistake needs the first ones fixed, not a flood.
+MAX_REPORTED = 200
+#: Excerpts show at most this many characters of a line, around the column.
+EXCERPT_WIDTH = 120
+#: The line breaks YAML counts lines by (libyaml's positions use the same).
+_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 
 
 class Severity(str, Enum):
@@ -51,7 +61,62 @@ def has_errors(diagnostics: list[Diagnostic]) -> bool:
     return any(d.is_error for d in diagnostics)
 
 
-def format_diagnostic(diag: Diagnostic, source_text: str | None = None) -> str:
+def distinct(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Each finding once: every alias expansion of one bad node reports the same error."""
+    seen: set[tuple[Severity, str, Position | None]] = set()
+    kept = []
+    for diag in diagnostics:
+        key = (diag.severity, diag.message, diag.position)
+        if key not in seen:
+            seen.add(key)
+            kept.append(diag)
+    return kept
+
+
+class Lines:
+    """One source text, indexed once so each excerpt costs the length of its line only."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._starts: list[int] | None = None
+
+    def line(self, number: int) -> str | None:
+        if self._starts is None:
+            self._starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+        if not 1 <= number <= len(self._starts):
+            return None
+        start = self._starts[number - 1]
+        end = self._starts[number] if number < len(self._starts) else len(self.text)
+        if start == end == len(self.text):
+            return None
+        return self.text[start:end].rstrip("\r\n\x85\u2028\u2029")
+
+
+def report_lines(diagnostics: list[Diagnostic], texts: Mapping[str, str]) -> list[str]:
+    """The printed report: distinct diagnostics with excerpts, at most MAX_REPORTED of them.
+
+    Costs O(size of the sources + number of diagnostics): each source is indexed once.
+    """
+    shown = distinct(diagnostics)
+    indexed: dict[str, Lines] = {}
+    out = []
+    for diag in shown[:MAX_REPORTED]:
+        lines = None
+        if diag.position is not None and diag.position.file in texts:
+            name = diag.position.file
+            lines = indexed.get(name) or indexed.setdefault(name, Lines(texts[name]))
+        out.append(format_diagnostic(diag, lines))
+    rest = shown[MAX_REPORTED:]
+    if rest:
+        errors = sum(d.is_error for d in rest)
+        out.append(
+            f"... and {len(rest)} more finding(s) ({errors} error(s)) not shown; "
+            f"the first {MAX_REPORTED} are above"
+        )
+    return out
+
+
+def format_diagnostic(diag: Diagnostic, source_text: str | Lines | None = None) -> str:
     """`file:line:col: severity: [path: ]message`, then the source line with a caret under it."""
     where = ""
     if diag.position is not None:
@@ -66,11 +131,18 @@ def format_diagnostic(diag: Diagnostic, source_text: str | None = None) -> str:
     return text
 
 
-def _excerpt(source_text: str, line: int, column: int) -> str:
-    lines = source_text.splitlines()
-    if not 1 <= line <= len(lines):
+def _excerpt(source_text: str | Lines, line: int, column: int) -> str:
+    lines = source_text if isinstance(source_text, Lines) else Lines(source_text)
+    text = lines.line(line)
+    if text is None:
         return ""
-    shown = lines[line - 1].replace("\t", " ")
+    if len(text) > EXCERPT_WIDTH:  # a long line: the part around the column
+        start = max(0, min(column - 1 - EXCERPT_WIDTH // 2, len(text) - EXCERPT_WIDTH))
+        text = ("..." if start else "") + text[start : start + EXCERPT_WIDTH] + (
+            "..." if start + EXCERPT_WIDTH < len(text) else ""
+        )
+        column = column - start + (3 if start else 0)
+    shown = text.replace("\t", " ")
     gutter = f"{line:>5} | "
     caret_pad = " " * (len(gutter) - 2) + "| " + " " * max(column - 1, 0)
     return f"{gutter}{shown}\n{caret_pad}^"

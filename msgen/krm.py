@@ -20,7 +20,16 @@ from typing import Any
 
 from . import kinds
 from . import options as option_text
-from .diagnostics import Diagnostic, InputError, Severity, format_diagnostic, has_errors
+from .diagnostics import (
+    MAX_REPORTED,
+    Diagnostic,
+    InputError,
+    Position,
+    Severity,
+    distinct,
+    has_errors,
+    report_lines,
+)
 from .emit import to_yaml
 from .origin import find_original, yaml_files
 from .pipeline import compile_document
@@ -32,6 +41,10 @@ RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alp
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
 
 
+#: Exit status when msgen-krm itself failed (a bug), as `msgen` uses.
+EXIT_INTERNAL = 70
+
+
 def main() -> None:
     """Console entry point: no arguments, as `exec: {path: msgen-krm}` runs it."""
     note_terminal_stdin(
@@ -39,11 +52,39 @@ def main() -> None:
         "a ResourceList",
         "msgen-krm is a KRM function that kustomize runs; to render files: msgen render PATH.",
     )
-    status, output, messages = run(sys.stdin.read(), os.getcwd())
+    raw = sys.stdin.buffer.read()
+    try:
+        status, output, messages = run_bytes(raw, os.getcwd())
+    except Exception as exc:  # the error boundary: kustomize gets a ResourceList whatever happens
+        if os.environ.get("MSGEN_DEBUG"):
+            raise
+        problem = Diagnostic(
+            Severity.ERROR,
+            f"msgen-krm: internal error: {type(exc).__name__}: {exc}; this is a bug in msgen "
+            "(MSGEN_DEBUG=1 shows the traceback)",
+        )
+        _, output, messages = _failed([problem], {}, [])
+        status = EXIT_INTERNAL
     for message in messages:
         print(message, file=sys.stderr)
     sys.stdout.write(output)
     raise SystemExit(status)
+
+
+def run_bytes(raw: bytes, cwd: str) -> tuple[int, str, list[str]]:
+    """`run` for the bytes kustomize wrote: text that is not UTF-8 is an error, positioned."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        problem = Diagnostic(
+            Severity.ERROR,
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); accepted: a ResourceList in UTF-8",
+            Position("<ResourceList>", line, column),
+        )
+        return _failed([problem], {}, [])
+    return run(text, cwd)
 
 
 def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
@@ -62,6 +103,9 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
         return _failed([not_a_list], {source.name: source}, [])
     resource_list = documents[0]
     data: dict[str, Any] = resource_list.data
+    envelope = _envelope_problems(resource_list)
+    if envelope:
+        return _failed(envelope, {source.name: source}, [])
     items: list[Any] = list(data.get("items") or [])
     function_config = data.get("functionConfig")
     diagnostics: list[Diagnostic] = []
@@ -85,12 +129,12 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
         sources[document.source.name] = document.source
         objects, found, _ = compile_document(document, options)
         output.extend(objects)
-        for diag in found:
+        for diag in distinct(found):
             results.append(_result(diag, item))
         diagnostics.extend(found)
     if has_errors(diagnostics):
         return _failed(diagnostics, sources, results)
-    messages = [format_diagnostic(d, _text(sources, d)) for d in diagnostics]
+    messages = report_lines(diagnostics, _texts(sources))
     reply: dict[str, Any] = {
         "apiVersion": "config.kubernetes.io/v1",
         "kind": "ResourceList",
@@ -99,6 +143,67 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
     if results:
         reply["results"] = results
     return 0, to_yaml([reply]), messages
+
+
+def _envelope_problems(resource_list: Document) -> list[Diagnostic]:
+    """What kustomize never sends but a hand-written or broken ResourceList may hold."""
+    data = resource_list.data
+    out = []
+    items = data.get("items")
+    if items is not None and not isinstance(items, list):
+        out.append(
+            resource_list.diagnostic(
+                ("items",), f"{_shown(items)} is not accepted; accepted: a list of objects"
+            )
+        )
+    for index, item in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(item, dict):
+            out.append(
+                resource_list.diagnostic(
+                    ("items", index),
+                    f"{_shown(item)} is not accepted; accepted: an object (a mapping)",
+                )
+            )
+        elif _is_job(item) and not isinstance(item.get("metadata"), dict):
+            out.append(
+                resource_list.diagnostic(
+                    ("items", index, "metadata"),
+                    f"{_shown(item.get('metadata'))} is not accepted; accepted: the job's "
+                    "metadata, a mapping with its name",
+                )
+            )
+    config = data.get("functionConfig")
+    if config is not None and not isinstance(config, dict):
+        out.append(
+            resource_list.diagnostic(
+                ("functionConfig",), f"{_shown(config)} is not accepted; accepted: a ConfigMap"
+            )
+        )
+    elif isinstance(config, dict) and not _is_job(config):
+        values = config.get("data")
+        if values is not None and not isinstance(values, dict):
+            out.append(
+                resource_list.diagnostic(
+                    ("functionConfig", "data"),
+                    f"{_shown(values)} is not accepted; accepted: a mapping of msgen options "
+                    "to strings (target: pod)",
+                )
+            )
+    elif isinstance(config, dict) and not isinstance(config.get("metadata"), dict):
+        out.append(
+            resource_list.diagnostic(
+                ("functionConfig", "metadata"),
+                f"{_shown(config.get('metadata'))} is not accepted; accepted: the job's "
+                "metadata, a mapping with its name",
+            )
+        )
+    return out
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return "a mapping" if isinstance(value, dict) else "a list"
+    return repr(value)
 
 
 def _item_document(resource_list: Document, index: int, item: dict[str, Any], cwd: str) -> Document:
@@ -114,16 +219,19 @@ def _item_document(resource_list: Document, index: int, item: dict[str, Any], cw
     return Document(resource_list.source, 0, item, positions)
 
 
-def _result(diag: Diagnostic, item: dict[str, Any]) -> dict[str, Any]:
-    metadata = item.get("metadata") or {}
-    ref = {"apiVersion": item.get("apiVersion"), "kind": item.get("kind"), "name": metadata.get("name")}
-    if metadata.get("namespace"):
-        ref["namespace"] = metadata["namespace"]
-    result: dict[str, Any] = {
-        "message": diag.message,
-        "severity": diag.severity.value,
-        "resourceRef": ref,
-    }
+def _result(diag: Diagnostic, item: dict[str, Any] | None) -> dict[str, Any]:
+    result: dict[str, Any] = {"message": diag.message, "severity": diag.severity.value}
+    if item is not None:
+        metadata = item.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        ref = {
+            "apiVersion": item.get("apiVersion"),
+            "kind": item.get("kind"),
+            "name": metadata.get("name"),
+        }
+        if metadata.get("namespace"):
+            ref["namespace"] = metadata["namespace"]
+        result["resourceRef"] = ref
     if diag.field_path:
         result["field"] = {"path": diag.field_path}
     if diag.position is not None:
@@ -135,18 +243,22 @@ def _result(diag: Diagnostic, item: dict[str, Any]) -> dict[str, Any]:
 def _failed(
     diagnostics: list[Diagnostic], sources: dict[str, Source], results: list[dict[str, Any]]
 ) -> tuple[int, str, list[str]]:
-    messages = [format_diagnostic(d, _text(sources, d)) for d in diagnostics]
-    errors = sum(d.is_error for d in diagnostics)
+    messages = report_lines(diagnostics, _texts(sources))
+    errors = sum(d.is_error for d in distinct(diagnostics))
     messages.append(f"msgen-krm: {errors} error(s); the build must not use this output")
     if not results:
-        results = [{"message": d.message, "severity": d.severity.value} for d in diagnostics]
+        results = [_result(d, None) for d in distinct(diagnostics)]
+    if len(results) > MAX_REPORTED:
+        rest = len(results) - MAX_REPORTED
+        results = results[:MAX_REPORTED] + [
+            {"message": f"... and {rest} more result(s) not shown", "severity": "error"}
+        ]
     reply = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": [], "results": results}
     return 1, to_yaml([reply]), messages
 
 
-def _text(sources: dict[str, Source], diag: Diagnostic) -> str | None:
-    source = sources.get(diag.position.file) if diag.position else None
-    return source.text if source else None
+def _texts(sources: dict[str, Source]) -> dict[str, str]:
+    return {name: source.text for name, source in sources.items()}
 
 
 def _is_resource_list(data: Any) -> bool:
@@ -164,7 +276,9 @@ def _is_job(data: dict[str, Any]) -> bool:
 def _same(a: Any, b: dict[str, Any]) -> bool:
     if not isinstance(a, dict):
         return False
-    meta_a, meta_b = a.get("metadata") or {}, b.get("metadata") or {}
+    meta_a, meta_b = a.get("metadata"), b.get("metadata")
+    meta_a = meta_a if isinstance(meta_a, dict) else {}
+    meta_b = meta_b if isinstance(meta_b, dict) else {}
     return (a.get("apiVersion"), a.get("kind"), meta_a.get("name")) == (
         b.get("apiVersion"),
         b.get("kind"),

@@ -6,20 +6,23 @@ that is not a job kind msgen knows passes through unchanged, in place.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import devices, frameworks, kinds, processes, targets, versions
 from . import options as option_text
-from .diagnostics import Diagnostic, InputError, Severity, has_errors
+from .diagnostics import Diagnostic, InputError, Position, Severity, has_errors
 from .emit import canonical
+from .kinds import pod_schema
 from .kinds.near_miss import near_miss
 from .names import dns1035_problem
 from .patch import apply_patches
 from .plan import Options, Plan, PodSlot
-from .source import Document, Source, load_documents
+from .source import Document, Path, Source, load_documents
 from .targets import labels
 from .targets.addressing import Addressing, Naming
+from .targets.limits import replica_problems
 
 #: Kinds that look like training jobs; met under an apiVersion msgen does not compile, they
 #: pass through with a warning rather than silently.
@@ -48,6 +51,7 @@ def compile_sources(
 ) -> Compilation:
     """Compile every document; `locate` may re-position documents a plug-in host re-wrote."""
     result = Compilation()
+    seen: dict[ObjectKey, Position] = {}
     for source in sources:
         result.sources[source.name] = source
         try:
@@ -64,6 +68,7 @@ def compile_sources(
             result.jobs += is_job
             result.objects.extend(objects)
             result.diagnostics.extend(sorted(diagnostics, key=_position_key))
+            result.diagnostics.extend(duplicate_objects(document, objects, seen))
     return result
 
 
@@ -74,6 +79,9 @@ def compile_document(
     data = document.data
     if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
         return [], [document.diagnostic((), _NOT_AN_OBJECT)], False
+    not_json = _non_finite_numbers(document)
+    if not_json:
+        return [], not_json, kinds.lookup(data["apiVersion"], data["kind"]) is not None
     job_kind = kinds.lookup(data["apiVersion"], data["kind"])
     if job_kind is None:
         return [data], _unknown_job_like(document, data), False
@@ -88,6 +96,9 @@ def compile_document(
     plan, diagnostics = job_kind.to_plan(document, options)
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True
+    diagnostics.extend(pod_schema.check_plan(plan, options.kube_version))
+    if has_errors(diagnostics):
+        return [], diagnostics, True
     objects, found = render_plan(plan, options)
     diagnostics.extend(found)
     if has_errors(diagnostics):
@@ -96,6 +107,9 @@ def compile_document(
 
 
 def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    too_many = replica_problems(plan, options.target)
+    if too_many:
+        return [], too_many
     framework = frameworks.lookup(plan.framework)
     diagnostics = framework.check(plan, options) + devices.check(plan)
     diagnostics += processes.check(plan, options)
@@ -107,7 +121,22 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     needs_index = framework.needs_pod_index(plan)
     problem = _unsupported(plan, options, naming, slots, needs_index)
     if problem is not None:
-        return [], [plan.document.diagnostic(("kind",), problem)]
+        where: tuple[Any, ...] = ("kind",)
+        reason = getattr(framework, "pod_index_reason", None)
+        found_reason = reason(plan) if reason is not None and needs_index else None
+        if plan.static_indexes:
+            where = plan.roles[0].path[:-1]  # the replica specs, whose ranks span the roles
+        elif found_reason is not None:
+            where, why = found_reason
+            problem = f"{why}, and {problem}"
+        else:  # the first role whose pods share a template, so need the index at run time
+            role = next(slot.role for slot in slots if slot.index is None)
+            where = role.path
+            problem = (
+                f"{plan.kind} puts each {role.replica_type} pod's index in its environment, "
+                f"and {problem}"
+            )
+        return [], [plan.document.diagnostic(where, problem)]
     addressing = Addressing(plan, options.scheduler_address, naming, framework.endpoints(plan))
     pods = []
     extra: dict[tuple[str, str], dict[str, Any]] = {}  # ConfigMaps the pods need, once each
@@ -122,6 +151,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
                 extra.setdefault((obj["kind"], obj["metadata"]["name"]), obj)
     objects, found = target.render(plan, pods, addressing, options)
     diagnostics.extend(found)
+    processes.finish_objects(plan, options, objects)
     objects = decorate(plan, [*extra.values(), *objects], options)
     diagnostics.extend(_check_names(plan, objects))
     return objects, diagnostics
@@ -143,9 +173,10 @@ def _unsupported(
         )
     if needs_index and naming.dynamic_index is None and any(s.index is None for s in slots):
         return (
-            f"{plan.kind} puts each pod's index in its environment, and target "
-            f"{options.target} cannot tell a pod its index (statefulset can from Kubernetes "
-            f"{versions.since('PodIndexLabel')}); accepted: --target indexed-job, pod or jobset"
+            f"target {options.target} cannot tell a pod its index at Kubernetes "
+            f"{options.kube_version[0]}.{options.kube_version[1]} (statefulset can from "
+            f"Kubernetes {versions.since('PodIndexLabel')}); accepted: --target indexed-job, "
+            "pod, jobset or volcano"
         )
     return None
 
@@ -206,6 +237,64 @@ def _check_names(plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
                     f"job name {plan.name!r} makes the name {name!r}, which {problem}",
                 )
             )
+    return out
+
+
+def _non_finite_numbers(document: Document) -> list[Diagnostic]:
+    """`.nan` and `.inf`: YAML has them, JSON (what the API server stores) does not."""
+    out = []
+    stack: list[tuple[Any, Path]] = [(document.data, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((item, path + (key,)) for key, item in value.items())
+        elif isinstance(value, list):
+            stack.extend((item, path + (i,)) for i, item in enumerate(value))
+        elif isinstance(value, float) and not math.isfinite(value):
+            out.append(
+                document.diagnostic(
+                    path,
+                    f"{str(value).replace('nan', '.nan').replace('inf', '.inf')} is not accepted: "
+                    "Kubernetes objects are JSON, which has no NaN or infinity; accepted: a "
+                    "finite number, or a quoted string",
+                )
+            )
+    return sorted(out, key=_position_key)
+
+
+ObjectKey = tuple[str, str, str, str]
+
+
+def duplicate_objects(
+    document: Document, objects: list[dict[str, Any]], seen: dict[ObjectKey, Position]
+) -> list[Diagnostic]:
+    """Objects of `document` that an earlier document made too (same kind, namespace and name):
+    the cluster would keep one of them. `seen` remembers where each object's document named it.
+    """
+    clashes: dict[Position, list[str]] = {}
+    here = document.positions.at(("metadata", "name"))
+    for obj in objects:
+        metadata = obj.get("metadata")
+        if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
+            continue
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        namespace = str(metadata.get("namespace") or "")
+        key = (group, str(obj.get("kind")), namespace, metadata["name"])
+        earlier = seen.setdefault(key, here)
+        if earlier is not here:
+            shown = f"{key[1]} {namespace + '/' if namespace else ''}{key[3]}"
+            clashes.setdefault(earlier, []).append(shown)
+    out = []
+    for where, names in clashes.items():
+        more = f" (and {len(names) - 1} more object(s))" if len(names) > 1 else ""
+        out.append(
+            document.diagnostic(
+                ("metadata", "name"),
+                f"this document makes {names[0]}{more}, which the document at {where.file}:"
+                f"{where.line}:{where.column} makes too; accepted: one object per kind, "
+                "namespace and name (rename a job, or give it another namespace)",
+            )
+        )
     return out
 
 

@@ -82,7 +82,8 @@ class Plan:
     #: plus the replicas of the roles before it, and Kubernetes cannot add at run time), so
     #: every target must give every pod a static index.
     static_indexes: bool = False
-    #: Values of the input a framework's env needs beyond roles and ports (Caffe2's backend).
+    #: Values of the input a framework's env needs beyond roles and ports (Caffe2's backend;
+    #: an AscendJob's fault-tolerance env, name → value).
     framework_settings: dict[str, str] = field(default_factory=dict)
     #: How a Worker pod's processes are told apart. `ms-operator`: one process per pod, or per
     #: device when a Worker asks for several (msgen's launcher starts them by default).

@@ -5,6 +5,9 @@ PyYAML's composer gives a node graph with marks; we turn it into plain data ours
 - duplicate keys are errors (kubectl rejects them too), not a silent last-one-wins;
 - aliases are measured before they are expanded: a billion-laughs document fails fast, in
   memory proportional to its text, instead of exhausting the machine;
+- nesting deeper than `MAX_DEPTH` (counted after alias expansion) is refused with its position:
+  libyaml's composer and the emitter recurse per level, and a deep enough input would crash them;
+- a scalar whose explicit tag cannot hold its text (`!!int abc`) is an error at its position;
 - scalars follow what Kubernetes' own YAML reader produces (timestamps stay strings).
 """
 
@@ -19,13 +22,23 @@ from .diagnostics import Diagnostic, InputError, Position, Severity
 
 try:  # libyaml is several times faster; fall back to the pure-Python parser where it is missing
     from yaml import CSafeLoader as _Loader
+
+    _LIBYAML = True
 except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+    _LIBYAML = False
 
 Path = tuple[str | int, ...]
 
 #: How many nodes alias expansion may add to one document beyond the nodes it spells out.
 ALIAS_EXPANSION_BUDGET = 100_000
+#: How deeply collections may nest in one document. Kubernetes objects need about 20 levels;
+#: msgen's targets wrap a pod template in at most 10 more, which the emitter must still write.
+MAX_DEPTH = 100
+#: libyaml's composer is known to survive this depth; shorter texts cannot nest deeper, so only
+#: longer ones are first measured event by event (the composer would crash, not fail, on them).
+_COMPOSER_SAFE_DEPTH = 10_000
 
 _STR = "tag:yaml.org,2002:str"
 _SCALAR_BUILDERS = {
@@ -37,6 +50,12 @@ _SCALAR_BUILDERS = {
 # Kubernetes reads YAML into JSON: these stay as the text the user wrote.
 _TEXT_TAGS = {_STR, "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary"}
 _MERGE = "tag:yaml.org,2002:merge"
+_TAG_ACCEPTS = {
+    "int": "digits (1, -2, 0x1f, 0o17)",
+    "float": "a number (1.5, 1e3, .inf, .nan)",
+    "bool": "true or false (also yes/no, on/off)",
+    "null": "null, ~ or nothing",
+}
 
 
 @dataclass(frozen=True)
@@ -107,7 +126,11 @@ def format_path(path: Path) -> str:
 def load_documents(source: Source) -> list[Document]:
     """Every non-empty document of `source`; raises InputError for text that is not usable YAML."""
     try:
+        if not _LIBYAML or len(source.text) > _COMPOSER_SAFE_DEPTH:
+            _check_event_depth(source)
         nodes = list(yaml.compose_all(source.text, Loader=_Loader))
+    except yaml.reader.ReaderError as exc:
+        raise InputError([_reader_error(source, exc)]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
@@ -131,6 +154,50 @@ def load_documents(source: Source) -> list[Document]:
             continue
         documents.append(_Builder(source, index).document(node))
     return documents
+
+
+def _check_event_depth(source: Source) -> None:
+    """Refuse nesting deeper than MAX_DEPTH from parser events, which need no recursion."""
+    depth = 0
+    for event in yaml.parse(source.text, Loader=_Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+                raise InputError([_too_deep(Position(source.name, line, column))])
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _too_deep(position: Position, index: int = 0) -> Diagnostic:
+    return Diagnostic(
+        Severity.ERROR,
+        f"YAML collections nest deeper than {MAX_DEPTH} levels here; accepted: at most "
+        f"{MAX_DEPTH} levels of mappings and lists (aliases expanded)",
+        position,
+        document_index=index,
+    )
+
+
+def _reader_error(source: Source, exc: yaml.reader.ReaderError) -> Diagnostic:
+    """A character YAML does not allow (NUL, BEL, ...), at its line and column.
+
+    libyaml counts the offset in UTF-8 bytes, the pure-Python reader in characters.
+    """
+    offset = exc.position
+    if _LIBYAML:
+        offset = len(source.text.encode("utf-8")[:offset].decode("utf-8", "ignore"))
+    line = source.text.count("\n", 0, offset) + 1
+    column = offset - (source.text.rfind("\n", 0, offset) + 1) + 1
+    char = source.text[offset] if offset < len(source.text) else ""
+    return Diagnostic(
+        Severity.ERROR,
+        f"not valid YAML: the character U+{ord(char or chr(0)):04X} is not allowed in YAML "
+        "text; accepted: printable characters, tabs and line breaks (escape others in a "
+        'double-quoted string, as "\\u0007")',
+        Position(source.name, line, column),
+    )
 
 
 class _Builder:
@@ -164,6 +231,7 @@ class _Builder:
     def _check_alias_budget(self, root: yaml.Node) -> None:
         """Measure the expanded size of the node graph without expanding it."""
         sizes: dict[int, int] = {}
+        heights: dict[int, int] = {}
         distinct = 0
         on_path: set[int] = set()
         # Iterative post-order walk: a hostile document must not hit Python's recursion limit.
@@ -173,7 +241,10 @@ class _Builder:
             key = id(node)
             if children_done:
                 on_path.discard(key)
-                sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+                children = _children(node)
+                sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+                collection = not isinstance(node, yaml.ScalarNode)
+                heights[key] = collection + max((heights[id(c)] for c in children), default=0)
                 continue
             if key in sizes:
                 continue
@@ -193,6 +264,18 @@ class _Builder:
                 f"accepted: at most {ALIAS_EXPANSION_BUDGET} nodes added by aliases",
             )
             raise InputError(self.errors)
+        if heights[id(root)] > MAX_DEPTH:
+            self._refuse_depth(root, heights)
+
+    def _refuse_depth(self, root: yaml.Node, heights: dict[int, int]) -> None:
+        """Report the first collection below MAX_DEPTH on the deepest path."""
+        node, depth = root, 1
+        while depth <= MAX_DEPTH:
+            node = max(_children(node), key=lambda child: heights[id(child)])
+            depth += not isinstance(node, yaml.ScalarNode)
+        mark = node.start_mark
+        position = Position(self.source.name, mark.line + 1, mark.column + 1)
+        raise InputError([_too_deep(position, self.index)])
 
     def _build(self, node: yaml.Node, path: Path) -> Any:
         self.positions.values[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
@@ -209,7 +292,16 @@ class _Builder:
         if builder is None:
             self._error(node, f"unsupported YAML tag {node.tag!r}; accepted: plain JSON-like YAML")
             return None
-        return getattr(self._constructor, builder)(node)
+        try:
+            return getattr(self._constructor, builder)(node)
+        except (ValueError, KeyError, IndexError, TypeError, yaml.YAMLError):
+            tag = node.tag.rsplit(":", 1)[-1]
+            self._error(
+                node,
+                f"{node.value!r} is not a YAML {tag}, as its tag !!{tag} says; accepted: "
+                f"{_TAG_ACCEPTS.get(tag, 'a value of that type')}, or no tag",
+            )
+            return None
 
     def _mapping(self, node: yaml.MappingNode, path: Path) -> dict[str, Any]:
         result: dict[str, Any] = {}

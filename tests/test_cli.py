@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SAMPLES, msgen, msgen_process, sample_files
+from .conftest import ROOT, SAMPLES, msgen, msgen_process, sample_files
 
 SAMPLE = SAMPLES / "mindspore" / "widedeep-ps.yaml"
 STANDALONE = SAMPLES / "mindspore" / "standalone-worker.yaml"
@@ -119,8 +119,10 @@ def test_kube_version_comes_from_argo_cd_environment() -> None:
 
 
 def test_same_bytes_whatever_the_hash_seed() -> None:
+    # the 2020 sample names its job as lenet-cpu does: rendered together, they would clash
+    dirs = sorted(str(d.relative_to(ROOT)) for d in SAMPLES.iterdir() if d.name != "mindspore-legacy")
     outputs = {
-        msgen_process("render", "samples", env={"PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "4242")
+        msgen_process("render", *dirs, env={"PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "4242")
     }
     assert len(outputs) == 1
     assert outputs.pop().count("\nkind: ") > 10

@@ -101,12 +101,15 @@ PER_POD_TARGETS = ["indexed-job", "pod"]
 
 
 def test_targets_that_cannot_carry_the_index_refuse_the_job() -> None:
-    run = msgen("render", str(SAMPLES / "mxnet" / "mx-job-dist.yaml"), "--target", "volcano")
+    run = msgen("render", str(SAMPLES / "mxnet" / "mx-job-dist.yaml"), "--target", "statefulset", "--kube-version", "1.27")
     assert run.exit_code == 1 and run.stdout == ""
-    assert "target volcano cannot tell a pod its index" in run.stderr
+    assert "target statefulset cannot tell a pod its index at Kubernetes 1.27" in run.stderr
+    # at the first role whose pods need it, not at `kind`
+    assert "mx-job-dist.yaml:22:7: error: spec.replicaSpecs[1]: MxJob puts each Server pod's index in its environment" in run.stderr
     legacy = str(SAMPLES / "mindspore-legacy" / "msjob-mnist-dist.yaml")
     run = msgen("render", legacy, "--target", "jobset")
     assert run.exit_code == 1 and "which target jobset cannot render" in run.stderr
+    assert "msjob-mnist-dist.yaml:12:5: error: spec.replicaSpecs: MSJob gives each pod values computed from its index" in run.stderr
     run = msgen("render", str(SAMPLES / "caffe2" / "resnet50-redis.yaml"), "--target", "statefulset", "--kube-version", "1.27")
     assert run.exit_code == 1 and "statefulset can from Kubernetes 1.28" in run.stderr
 

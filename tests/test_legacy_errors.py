@@ -117,8 +117,8 @@ def test_mxjob_one_scheduler_and_mode_roles() -> None:
     assert "<stdin>:13:17: error: spec.mxReplicaSpecs.Scheduler.replicas: more than one Scheduler: replicas 2; accepted: 1" in err
     err = fails(MX_GPU.replace("    Server:", "    Tuner:"))
     assert "error: spec.mxReplicaSpecs.Tuner: replica type 'Tuner' is not accepted in jobMode MXTrain (a MXTune replica type); accepted: Scheduler, Server, Worker" in err
-    err = fails(MX_GPU.replace("    Server:", "    server:"))
-    assert "replica type 'server' is not accepted in jobMode MXTrain (did you mean 'Server'?)" in err
+    err = fails(MX_GPU.replace("    Server:", "    TunerServer:"))
+    assert "replica type 'TunerServer' is not accepted in jobMode MXTrain (a MXTune replica type)" in err
 
 
 def test_mxjob_needs_the_mxnet_container() -> None:

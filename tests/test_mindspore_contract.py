@@ -306,7 +306,7 @@ def test_exit_code_restart_policy_becomes_a_pod_failure_policy() -> None:
     assert spec["template"]["spec"]["restartPolicy"] == "Never"
     assert "backoffLimit" not in spec, "signals and OOM kills are retried up to Kubernetes' default"
     ignore, fail = spec["podFailurePolicy"]["rules"]
-    assert ignore == {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
+    assert ignore == {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
     assert fail["action"] == "FailJob"
     assert fail["onExitCodes"] == {"containerName": "mindspore", "operator": "In", "values": list(range(1, 128))}
 

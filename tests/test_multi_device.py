@@ -23,7 +23,10 @@ COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-ind
 POD_INDEX = "metadata.labels['apps.kubernetes.io/pod-index']"
 #: Every target but volcano, which cannot tell a pod its index and refuses multi-device jobs
 #: (pinned by the golden .refused.txt files).
-INDEX_TARGETS = [t for t in TARGETS if t != "volcano"]
+INDEX_TARGETS = list(TARGETS)  # volcano too: pods read volcano.sh/task-index (Volcano 1.9+)
+TASK_INDEX = "metadata.labels['volcano.sh/task-index']"
+#: MindCluster fills an operator rank table only for workloads it recognises.
+RANK_TABLE_TARGETS = ("volcano", "statefulset")
 
 
 def worker_pods(objects: list[dict[str, Any]], container: str = "mindspore") -> list[tuple[int, dict[str, Any]]]:
@@ -44,7 +47,7 @@ def resolved_env(template: dict[str, Any], index: int, container: str = "mindspo
     for name, entry in env_of(template, container).items():
         if "value" in entry:
             env[name] = entry["value"]
-        elif entry["valueFrom"]["fieldRef"]["fieldPath"] in (COMPLETION_INDEX, POD_INDEX):
+        elif entry["valueFrom"]["fieldRef"]["fieldPath"] in (COMPLETION_INDEX, POD_INDEX, TASK_INDEX):
             env[name] = str(index)
     return env
 
@@ -91,7 +94,9 @@ def run_launcher(objects: list[dict[str, Any]], tmp_path: Path) -> list[int]:
 @pytest.mark.parametrize("target", INDEX_TARGETS)
 @pytest.mark.parametrize("sample", ["ascend-2x8", "ascend-2x8-rank-table", "gpu-2x8"])
 def test_per_device_launcher_ids_cover_every_process_once(sample: str, target: str, tmp_path: Path) -> None:
-    objects = render(str(MS / f"{sample}.yaml"), "--target", target)
+    if sample.endswith("rank-table") and target not in RANK_TABLE_TARGETS:
+        pytest.skip("refused: MindCluster fills no rank table for this target's workloads")
+    objects = render("-", "--target", target, input=unpinned(MS / f"{sample}.yaml"))
     ids = run_launcher(objects, tmp_path)
     worker_num = {env_of(t)["MS_WORKER_NUM"]["value"] for _, t, _ in pod_templates(objects)}
     assert worker_num == {"16"}, "every role agrees on MS_WORKER_NUM"
@@ -151,8 +156,12 @@ def test_ascendjob_single_device_workers_still_get_rank_and_local_worker() -> No
 
 
 def test_rank_table_operator() -> None:
-    objects = render(str(MS / "ascend-2x8-rank-table.yaml"))
+    objects = render(str(MS / "ascend-2x8-rank-table.yaml"), "--target", "volcano")
     table = config_maps(objects)["rings-config-ms-resnet50-rank-table"]
+    # MindCluster fills rings-config-<Volcano Job> only for a Volcano Job labelled ring-controller.atlas.
+    vcjob = next(o for o in objects if o["kind"] == "Job")
+    assert vcjob["metadata"]["name"] == "ms-resnet50-rank-table"
+    assert vcjob["metadata"]["labels"]["ring-controller.atlas"] == "ascend-910b"
     assert table["metadata"]["labels"]["ring-controller.atlas"] == "ascend-910b"
     assert table["data"] == {"hccl.json": '{"status":"initializing"}'}
     worker = next(t for _, t, _ in pod_templates(objects) if role_of(t) == "worker")
@@ -167,11 +176,41 @@ def test_rank_table_operator() -> None:
     assert [o["kind"] for o in objects][:2] == ["ConfigMap", "ConfigMap"], "ConfigMaps come first"
 
 
+def unpinned(sample: Path) -> str:
+    """The sample's text without its `msgen/target` annotation, so --target chooses."""
+    return sample.read_text().replace("    msgen/target: volcano\n", "")
+
+
+def test_rank_table_operator_statefulset_names_the_worker_statefulset() -> None:
+    objects = render("-", "--target", "statefulset", input=unpinned(MS / "ascend-2x8-rank-table.yaml"))
+    assert "rings-config-ms-resnet50-rank-table-worker" in config_maps(objects)
+    sets = {o["metadata"]["name"]: o for o in objects if o["kind"] == "StatefulSet"}
+    worker = sets["ms-resnet50-rank-table-worker"]
+    # ascend-operator's StatefulSet plugin: the workload labelled ring-controller.atlas, its
+    # pods found by deploy-name; the CPU Scheduler's StatefulSet is not a rank-table workload.
+    assert worker["metadata"]["labels"]["ring-controller.atlas"] == "ascend-910b"
+    assert worker["spec"]["template"]["metadata"]["labels"]["deploy-name"] == "ms-resnet50-rank-table-worker"
+    scheduler = sets["ms-resnet50-rank-table-scheduler"]
+    assert "ring-controller.atlas" not in scheduler["metadata"]["labels"]
+    assert "deploy-name" not in scheduler["spec"]["template"]["metadata"]["labels"]
+    volume = next(v for v in worker["spec"]["template"]["spec"]["volumes"] if "configMap" in v)
+    assert volume["configMap"]["name"] == "rings-config-ms-resnet50-rank-table-worker"
+
+
+@pytest.mark.parametrize("target", ["indexed-job", "pod", "jobset"])
+def test_rank_table_operator_is_refused_where_mindcluster_fills_no_table(target: str) -> None:
+    run = msgen("render", "-", "--target", target, input=unpinned(MS / "ascend-2x8-rank-table.yaml"))
+    assert run.exit_code == 1 and run.stdout == ""
+    assert ":14:23: error: metadata.annotations.msgen/rank-table: --rank-table operator: " in run.stderr
+    assert "which MindCluster's rank-table plugins do not recognise" in run.stderr
+    assert "accepted: --target volcano or statefulset, or --rank-table none" in run.stderr
+
+
 def test_rank_table_label_follows_the_chip() -> None:
     text = (MS / "ascend-2x8-rank-table.yaml").read_text().replace("module-910b-8", "module")
-    objects = render("-", input=text)
+    objects = render("-", "--target", "volcano", input=text)
     assert config_maps(objects)["rings-config-ms-resnet50-rank-table"]["metadata"]["labels"]["ring-controller.atlas"] == "ascend-910"
-    run = msgen("render", "-", input=text.replace("    msgen/accelerator-type: module\n", ""))
+    run = msgen("render", "-", "--target", "volcano", input=text.replace("    msgen/accelerator-type: module\n", ""))
     assert run.exit_code == 0
     assert "the chip is unknown, so rings-config-ms-resnet50-rank-table is labelled ring-controller.atlas: ascend-910b" in run.stderr
 

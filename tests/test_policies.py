@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import kubernetes_validate
 import pytest
 
 from msgen.targets import NAMES as TARGETS
@@ -125,7 +126,16 @@ def test_exit_code_is_a_pod_failure_policy_from_1_26(target: str) -> None:
     objects, _ = render(job("ExitCode"), "--target", target, "--kube-version", "1.26")
     spec = worker_job_spec(objects, target)
     ignore, fail = spec["podFailurePolicy"]["rules"]
-    assert ignore == {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
+    # status is required by Kubernetes 1.26 to 1.34
+    condition = {"type": "DisruptionTarget", "status": "True"}
+    assert ignore == {"action": "Ignore", "onPodConditions": [condition]}
+    only_ignore = {**spec, "podFailurePolicy": {"rules": [ignore]}}
+    for version in ("1.26", "1.34"):
+        kubernetes_validate.validate(
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": only_ignore},
+            version,
+            strict=True,
+        )
     assert fail["action"] == "FailJob" and fail["onExitCodes"]["values"] == list(range(1, 128))
     assert spec["template"]["spec"]["restartPolicy"] == "Never"
     objects, stderr = render(job("ExitCode"), "--target", target, "--kube-version", "1.25")

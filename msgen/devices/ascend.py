@@ -3,17 +3,27 @@
 Ascend's device plugin writes the devices it allocated into a pod annotation named after the
 resource; `ASCEND_VISIBLE_DEVICES` reads it through the downward API, as ascend-operator does.
 On host networking, HCCL must bind the node's address: `HCCL_IF_IP` from `status.hostIP`.
+
+ascend-operator also gives every NPU pod of an AscendJob `HCCL_LOGIC_SUPERPOD_ID`
+(`addHcclSuperPodIdEnv`): the pod's rank divided by the pods per logical super-pod (the job's
+`sp-block` annotation ÷ NPUs per pod), `0` without `sp-block`; under the job label
+`super-pod-affinity: soft` the scheduler's pod annotation `super-pod-rank` instead.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..patch import Patch, field_ref
+from ..patch import EnvValue, Patch, field_ref, literal
+from ..source import Document
 
 RESOURCE_PREFIXES = ("huawei.com/Ascend", "huawei.com/npu")
 VISIBLE_DEVICES = "ASCEND_VISIBLE_DEVICES"
 HCCL_IF_IP = "HCCL_IF_IP"
+SUPERPOD_ID = "HCCL_LOGIC_SUPERPOD_ID"
+SP_BLOCK = "sp-block"
+SUPERPOD_AFFINITY = "super-pod-affinity"
+NPU_RESOURCE = "huawei.com/npu"
 
 
 def contribute(template: dict[str, Any], containers: list[dict[str, Any]]) -> Patch:
@@ -37,3 +47,33 @@ def _ascend_resource(container: dict[str, Any]) -> str | None:
         if name.startswith(RESOURCE_PREFIXES):
             return str(name)
     return None
+
+
+def superpod_pods(document: Document, npus_per_pod: int) -> int | None:
+    """Pods per logical super-pod (ascend-operator `getLogicSuperPodNodes`); None without an
+    `sp-block` annotation (or with a useless one), where the id is always 0."""
+    annotations = (document.data.get("metadata") or {}).get("annotations") or {}
+    text = str(annotations.get(SP_BLOCK, ""))
+    block = int(text) if text.isdigit() else 0
+    if block <= 0 or npus_per_pod <= 0:
+        return None
+    return 1 if block < npus_per_pod else block // npus_per_pod
+
+
+def superpod_id(
+    document: Document,
+    job_labels: dict[str, str],
+    resource: str,
+    npus_per_pod: int,
+    index: int | None,
+    dynamic_index: EnvValue | None,
+) -> EnvValue | None:
+    """`HCCL_LOGIC_SUPERPOD_ID` of an NPU pod; None where the target cannot compute it."""
+    if job_labels.get(SUPERPOD_AFFINITY) == "soft" and resource != NPU_RESOURCE:
+        return field_ref("metadata.annotations['super-pod-rank']")
+    pods = superpod_pods(document, npus_per_pod)
+    if pods is None:
+        return literal(0)
+    if index is not None:
+        return literal(index // pods)
+    return dynamic_index if pods == 1 else None

@@ -18,8 +18,14 @@ worker rank).
 
 MindSpore runs one process per device (contracts §2). A Worker pod that asks for N > 1 devices
 runs N processes: it gets `MS_LOCAL_WORKER` = N and `MS_NODE_RANK` = its index instead of
-`MS_NODE_ID`, which each process gets from whoever starts it (`msgen.processes`). A job without a Scheduler (a standalone Worker) gets no MindSpore env and no
-Service, as with ms-operator.
+`MS_NODE_ID`, which each process gets from whoever starts it (`msgen.processes`). A job
+without a Scheduler (a standalone Worker) gets no MindSpore env and no Service, as with
+ms-operator.
+
+An AscendJob gets ascend-operator's env instead, on every role, the Scheduler included
+(`_ascend_operator_env`: `MS_LOCAL_WORKER`, `MS_NODE_RANK`, `NPU_POD`, ... and no
+`MS_NODE_ID`). A target that cannot tell a pod its index refuses a job that needs it, at what
+needs it (`pod_index_reason`).
 """
 
 from __future__ import annotations
@@ -27,8 +33,10 @@ from __future__ import annotations
 from ..diagnostics import Diagnostic, Severity
 from ..patch import EnvValue, Patch, field_ref, literal
 from ..plan import Options, Plan, PodSlot, Role
+from ..source import Path
 from ..targets.addressing import Addressing, Endpoint
 from .. import devices
+from ..devices import ascend
 
 ROLE_VALUES = {"Scheduler": "MS_SCHED", "PS": "MS_PSERVER", "Worker": "MS_WORKER"}
 ENV_NAMES = (
@@ -80,6 +88,31 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
                     "--scheduler-address dns",
                 )
             )
+    out += _superpod_check(plan, options)
+    return out
+
+
+def _superpod_check(plan: Plan, options: Options) -> list[Diagnostic]:
+    """`HCCL_LOGIC_SUPERPOD_ID` = rank ÷ pods per super-pod: Kubernetes cannot divide at run
+    time, so only a target with one template per pod can give it."""
+    if plan.process_contract != "ascend-operator" or options.target == "pod":
+        return []
+    out = []
+    for role in plan.roles:
+        request = devices.role_request(plan, role)
+        if request.kind != "ascend" or role.replicas <= 1:
+            continue
+        pods = ascend.superpod_pods(plan.document, request.count)
+        if pods is not None and pods > 1 and plan.labels.get(ascend.SUPERPOD_AFFINITY) != "soft":
+            out.append(
+                plan.document.diagnostic(
+                    ("metadata", "annotations", ascend.SP_BLOCK),
+                    f"{ascend.SUPERPOD_ID} is the pod's rank divided by {pods} (pods per "
+                    f"logical super-pod), which target {options.target} cannot compute at run "
+                    f"time: {role.replica_type} pods get none; use --target pod for it",
+                    severity=Severity.WARNING,
+                )
+            )
     return out
 
 
@@ -96,8 +129,10 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
         else addressing.host(scheduler)
     )
     main = plan.main_container
+    if plan.process_contract == "ascend-operator":
+        return _ascend_operator_env(plan, slot, addressing, host, port)
     local = processes_per_pod(plan, role)
-    if local > 1 or (role.replica_type == "Worker" and plan.process_contract == "ascend-operator"):
+    if local > 1:
         # One process per device: each process's MS_NODE_ID comes from the launcher (or the
         # user's script) as MS_NODE_RANK × MS_LOCAL_WORKER + i, ascend-operator's names.
         identity: tuple[tuple[str, str, EnvValue], ...] = (
@@ -124,6 +159,48 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
     )
 
 
+def _ascend_operator_env(
+    plan: Plan, slot: PodSlot, addressing: Addressing, host: EnvValue, port: int
+) -> Patch:
+    """ascend-operator's `setMindSporeEnv`, on every role, the Scheduler included.
+
+    MindCluster's launch scripts read these on the Scheduler too (`train_start.sh` passes
+    `--device_num=${MS_LOCAL_WORKER}`). `MS_NODE_RANK` is the pod's index in its role (the
+    Scheduler's is 0); `NPU_POD` says whether this pod's container asks for NPUs;
+    `HostNetwork` and `REPLICA_TYPE` are `setCommonEnv`'s. The job's recovery env
+    (`kinds.ascend_recovery`) follows, as ascend-operator appends it.
+    """
+    main = plan.main_container
+    workers = plan.workers()
+    local = processes_per_pod(plan, workers) if workers is not None else 1
+    npu_pod = devices.role_request(plan, slot.role).kind == "ascend"
+    host_network = bool(slot.role.template["spec"].get("hostNetwork"))
+    env: list[tuple[str, str, EnvValue]] = [
+        (main, "MS_SCHED_HOST", host),
+        (main, "MS_LOCAL_WORKER", literal(local)),
+        (main, "MS_WORKER_NUM", literal(worker_processes(plan))),
+        (main, "MS_NODE_RANK", _required(addressing.index(slot))),
+        (main, "MS_SCHED_PORT", literal(port)),
+        (main, "MS_SERVER_NUM", literal(plan.replicas("PS"))),
+        (main, "MS_ROLE", literal(ROLE_VALUES[slot.role.replica_type])),
+        (main, "NPU_POD", literal("true" if npu_pod else "false")),
+        # setCommonEnv's static part; its MindCluster addresses (MINDX_SERVER_IP, the job
+        # UID as MINDX_TASK_ID) belong to the components msgen's output runs without
+        (main, "HostNetwork", literal("true" if host_network else "false")),
+        (main, "REPLICA_TYPE", literal(slot.role.replica_type)),
+    ]
+    request = devices.role_request(plan, slot.role)
+    if npu_pod and request.resource is not None:
+        superpod = ascend.superpod_id(
+            plan.document, plan.labels, request.resource, request.count,
+            slot.index, addressing.index(slot),
+        )  # fmt: skip
+        if superpod is not None:  # else reported by check()
+            env.append((main, ascend.SUPERPOD_ID, superpod))
+    env += [(main, name, literal(value)) for name, value in plan.framework_settings.items()]
+    return Patch(contributor="MindSpore", env=tuple(env))
+
+
 def processes_per_pod(plan: Plan, role: Role) -> int:
     """MindSpore processes in one pod of `role`: one per device of a multi-device Worker."""
     if role.replica_type != "Worker":
@@ -144,11 +221,38 @@ def _main_container(plan: Plan, containers: list[dict]) -> dict:  # type: ignore
 def needs_pod_index(plan: Plan) -> bool:
     """Multi-device Workers need their pod's index (MS_NODE_RANK); one process per pod can
     fall back to the pod name as its node id."""
-    return any(
-        role.replica_type == "Worker"
-        and (processes_per_pod(plan, role) > 1 or plan.process_contract == "ascend-operator")
-        for role in plan.roles
-    )
+    return pod_index_reason(plan) is not None
+
+
+def pod_index_reason(plan: Plan) -> tuple[Path, str] | None:
+    """Where the job asks for each pod's index, and why: the position a refusal names."""
+    if not endpoints(plan):
+        return None
+    for role in plan.roles:
+        if role.replica_type != "Worker" or role.replicas <= 1:
+            continue
+        if plan.process_contract == "ascend-operator":
+            return (
+                role.path,
+                f"an {plan.kind} gives each {role.replica_type} pod its index as MS_NODE_RANK, "
+                "as ascend-operator does",
+            )
+        local = processes_per_pod(plan, role)
+        if local > 1:
+            request = devices.role_request(plan, role)
+            index = next(
+                i for i, c in enumerate(role.containers()) if c["name"] == plan.main_container
+            )
+            path = role.path + ("template", "spec", "containers", index, "resources")
+            limits = (role.containers()[index].get("resources") or {}).get("limits") or {}
+            if request.resource is not None and request.resource in limits:
+                path += ("limits", request.resource)
+            return (
+                path,
+                f"each {role.replica_type} pod asks for {local} devices and runs one process "
+                "per device, so it needs its pod index (MS_NODE_RANK) to number them",
+            )
+    return None
 
 
 def _required(index: EnvValue | None) -> EnvValue:

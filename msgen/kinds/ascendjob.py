@@ -6,6 +6,10 @@ unless the container names one). Its pods see ascend-operator's environment: eve
 gets `MS_LOCAL_WORKER` (devices per pod) and `MS_NODE_RANK` (its index), `MS_WORKER_NUM`
 counts devices × Worker pods, and the pod's own launch script starts one process per device
 (launcher `none` by default), so launch scripts written for ascend-operator keep working.
+Replica keys match in any letter case; `cleanPodPolicy` defaults to None and, without a
+`successPolicy`, the job succeeds when all its pods have (ascend-operator's defaults, not
+ms-operator's). The job's `recover-strategy` annotation and fault-tolerance labels become the
+env ascend-operator derives from them (`ascend_recovery`).
 PyTorch and TensorFlow AscendJobs use other env contracts (`Master`/`Chief` replicas) and are
 refused with a clear message.
 """
@@ -22,7 +26,8 @@ from ..plan import Options, Plan, Role
 from ..source import Document, Path
 from .msjob import MSReplicaSpec, MSRunPolicy, MSSchedulingPolicy, _run_policy
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
-from .shared import job_name
+from . import ascend_recovery as recovery
+from .shared import job_name, replica_type_of
 from .validation import validate_model
 
 API_VERSION = "mindxdl.gitee.com/v1"
@@ -103,11 +108,15 @@ class AscendJobKind:
                 main_container=MAIN_CONTAINER,
                 port_name=PORT_NAME,
                 roles=roles,
-                run_policy=_run_policy(job.spec.runPolicy),
-                success_policy=job.spec.successPolicy or "",
+                # ascend-operator's defaults (SetDefaultsAscendJob, checkSpecStatus): pods
+                # are left as they are when the job ends, and without a successPolicy the job
+                # succeeds when all its pods have.
+                run_policy=_run_policy(job.spec.runPolicy, default_clean_pod_policy="None"),
+                success_policy=job.spec.successPolicy or "AllWorkers",
                 enable_dynamic_worker=False,
                 document=document,
                 process_contract="ascend-operator",
+                framework_settings=recovery.recovery_env(document, diagnostics),
             ),
             diagnostics,
         )
@@ -144,20 +153,23 @@ def _check_framework(job: AscendJob, document: Document, out: list[Diagnostic]) 
 def _roles(job: AscendJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
     raw_specs: dict[str, Any] = document.data["spec"]["replicaSpecs"]
     found: dict[str, Role] = {}
+    keys: dict[str, str] = {}
     for key, spec in job.spec.replicaSpecs.items():
         path: Path = ("spec", "replicaSpecs", key)
-        if key not in REPLICA_TYPES:
-            out.append(
-                document.diagnostic(
-                    path,
-                    f"replica type {key!r} is not part of a MindSpore AscendJob; accepted: "
-                    f"{', '.join(REPLICA_TYPES)}",
-                    key=True,
+        replica_type = replica_type_of(key, REPLICA_TYPES, keys, document, path, out)
+        if replica_type is None:
+            if key.lower() not in {t.lower() for t in REPLICA_TYPES}:
+                out.append(
+                    document.diagnostic(
+                        path,
+                        f"replica type {key!r} is not part of a MindSpore AscendJob; accepted: "
+                        f"{', '.join(REPLICA_TYPES)} (in any letter case)",
+                        key=True,
+                    )
                 )
-            )
             continue
         replicas = 1 if spec.replicas is None else spec.replicas
-        if key == "Scheduler" and replicas > 1:
+        if replica_type == "Scheduler" and replicas > 1:
             out.append(
                 document.diagnostic(
                     path + ("replicas",),
@@ -165,9 +177,9 @@ def _roles(job: AscendJob, document: Document, out: list[Diagnostic]) -> tuple[R
                 )
             )
         template = copy.deepcopy(raw_specs[key]["template"])
-        _check_containers(template, document, path, key, out)
-        found[key] = Role(
-            replica_type=key,
+        _check_containers(template, document, path, replica_type, out)
+        found[replica_type] = Role(
+            replica_type=replica_type,
             replicas=replicas,
             restart_policy=spec.restartPolicy or "Never",
             template=template,
@@ -203,7 +215,9 @@ def _check_containers(
         return
     ports = main[0].get("ports") or []  # (`ports: null` too)
     main[0]["ports"] = ports
-    if not any(p.get("name") == PORT_NAME for p in ports):
+    # ascend-operator's SetDefaultsAscendJob gives every role but Worker the default port:
+    # only the Scheduler's port is reached by others.
+    if replica_type != "Worker" and not any(p.get("name") == PORT_NAME for p in ports):
         ports.append({"containerPort": DEFAULT_PORT, "name": PORT_NAME})
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
-from ..plan import Options, Plan, Role, RunPolicy, SchedulingPolicy
+from ..plan import CleanPodPolicy, Options, Plan, Role, RunPolicy, SchedulingPolicy
 from ..source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, Quantity, _Model
 from .shared import job_name
@@ -196,12 +196,15 @@ def _check_containers(
         ports.append({"containerPort": DEFAULT_PORT, "name": PORT_NAME})
 
 
-def _run_policy(policy: MSRunPolicy | None) -> RunPolicy:
+def _run_policy(
+    policy: MSRunPolicy | None, default_clean_pod_policy: CleanPodPolicy = "Running"
+) -> RunPolicy:
+    """The run policy with the operator's defaults (ms-operator: cleanPodPolicy Running)."""
     if policy is None:
-        return RunPolicy()
+        return RunPolicy(clean_pod_policy=default_clean_pod_policy)
     scheduling = policy.schedulingPolicy
     return RunPolicy(
-        clean_pod_policy=policy.cleanPodPolicy or "Running",
+        clean_pod_policy=policy.cleanPodPolicy or default_clean_pod_policy,
         clean_pod_policy_written=policy.cleanPodPolicy is not None,
         ttl_seconds_after_finished=policy.ttlSecondsAfterFinished,
         active_deadline_seconds=policy.activeDeadlineSeconds,

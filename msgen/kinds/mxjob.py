@@ -21,7 +21,7 @@ from ..plan import Options, Plan, Role, RunPolicy
 from ..source import Document, Path
 from .msjob import MSRunPolicy, MSSchedulingPolicy, _run_policy
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
-from .shared import ensure_port, job_name, main_container
+from .shared import ensure_port, job_name, main_container, replica_type_of
 from .validation import validate_model
 
 API_VERSION = "kubeflow.org/v1"
@@ -156,14 +156,19 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
     accepted = MODES[mode]
     raw_specs: dict[str, Any] = document.data["spec"]["mxReplicaSpecs"]
     found: dict[str, Role] = {}
+    keys: dict[str, str] = {}
     for key, spec in job.spec.mxReplicaSpecs.items():
         path: Path = ("spec", "mxReplicaSpecs", key)
-        if key not in accepted:
-            other = next((m for m, types in MODES.items() if key in types), None)
+        known = {t.lower() for t in accepted}
+        replica_type = replica_type_of(key, accepted, keys, document, path, out)
+        if replica_type is None:
+            if key.lower() in known:
+                continue  # a second key for one type, reported
+            other = next(
+                (m for m, types in MODES.items() if key.lower() in {t.lower() for t in types}),
+                None,
+            )
             hint = f" (a {other} replica type)" if other else ""
-            cased = next((t for t in accepted if t.lower() == key.lower()), None)
-            if cased:
-                hint = f" (did you mean {cased!r}?)"
             out.append(
                 document.diagnostic(
                     path,
@@ -176,7 +181,8 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
         replicas = 1 if spec.replicas is None else spec.replicas
         template = copy.deepcopy(raw_specs[key]["template"])
         check_replica(
-            template, document, path, key, replicas, out, replicas_path=path + ("replicas",)
+            template, document, path, replica_type, replicas, out,
+            replicas_path=path + ("replicas",),
         )
         if spec.template.spec.restartPolicy is not None:
             out.append(
@@ -188,8 +194,8 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
                     severity=Severity.WARNING,
                 )
             )
-        found[key] = Role(
-            replica_type=key,
+        found[replica_type] = Role(
+            replica_type=replica_type,
             replicas=replicas,
             restart_policy=spec.restartPolicy or "Never",
             template=template,

@@ -175,3 +175,35 @@ def check_volumes(
                     severity=Severity.WARNING,
                 )
             )
+
+
+def replica_type_of(
+    key: str,
+    accepted: tuple[str, ...],
+    seen: dict[str, str],
+    document: Document,
+    path: Path,
+    out: list[Diagnostic],
+) -> str | None:
+    """The replica type a replica-spec key names, matched case-insensitively.
+
+    The kubeflow/common operators (ms-operator, ascend-operator `setTypeNamesToCamelCase`,
+    mxnet-operator `setMXNetTypeNamesToCamelCase`) accept `worker` or `WORKER` for `Worker`;
+    so does msgen. Two keys naming one type (`Worker` and `worker`) are an error, where the
+    operators would silently keep one. `seen` maps the types found so far to their keys.
+    """
+    replica_type = next((t for t in accepted if t.lower() == key.lower()), None)
+    if replica_type is None:
+        return None
+    if replica_type in seen:
+        out.append(
+            document.diagnostic(
+                path,
+                f"more than one {replica_type}: keys {seen[replica_type]!r} and {key!r} name "
+                "the same replica type; accepted: one key per replica type",
+                key=True,
+            )
+        )
+        return None
+    seen[replica_type] = key
+    return replica_type

@@ -9,6 +9,8 @@ them with the same conflict rules as the core's env.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..diagnostics import Diagnostic
 from ..patch import Patch
 from ..plan import Options, Plan, PodSlot
@@ -31,3 +33,8 @@ def contribute(
         patches += launcher.contribute(plan, slot, options)
         patches += cluster.contribute(plan, slot, options)
     return patches
+
+
+def finish_objects(plan: Plan, options: Options, objects: list[dict[str, Any]]) -> None:
+    """What the options add to the rendered workloads themselves (in place)."""
+    ascend.mark_rank_table_workload(plan, options, objects)

@@ -38,8 +38,66 @@ RANK_TABLE_VOLUME = "ascend-910-config"
 RING_LABEL = "ring-controller.atlas"
 
 
-def rank_table_name(plan: Plan) -> str:
-    return f"rings-config-{plan.name}"
+#: The workloads MindCluster's rank-table plugins recognise (ascend-operator
+#: `pkg/ranktable/plugins.go`: Deployment, StatefulSet, Volcano Job, besides AscendJob), per
+#: msgen target: the workload whose name the ConfigMap `rings-config-<name>` must carry.
+_FILLED_TARGETS = ("volcano", "statefulset")
+#: ascend-operator finds a StatefulSet's pods by this label (`genLabels` for apps/v1).
+DEPLOY_NAME_LABEL = "deploy-name"
+
+
+def rank_table_workload(plan: Plan, options: Options) -> tuple[str, str] | str:
+    """(kind, name) of the workload MindCluster fills the rank table for, or why none is."""
+    if options.target == "volcano":
+        return "Job", plan.name
+    if options.target == "statefulset":
+        roles = ascend_roles(plan)
+        if len(roles) != 1:
+            return (
+                "each role is its own StatefulSet, and MindCluster fills one rank table per "
+                f"StatefulSet, but {len(roles)} roles ask for NPUs"
+            )
+        return "StatefulSet", f"{plan.name}-{roles[0].key}"
+    shape = {"indexed-job": "Jobs", "pod": "bare Pods", "jobset": "a JobSet"}[options.target]
+    return (
+        f"target {options.target} renders {shape}, which MindCluster's rank-table plugins do "
+        "not recognise (they fill rings-config-<name> for AscendJobs, Volcano Jobs, "
+        "Deployments and StatefulSets only), so the rank table would stay initializing"
+    )
+
+
+def rank_table_name(plan: Plan, options: Options) -> str:
+    found = rank_table_workload(plan, options)
+    name = found[1] if isinstance(found, tuple) else plan.name
+    return f"rings-config-{name}"
+
+
+def mark_rank_table_workload(
+    plan: Plan, options: Options, objects: list[dict[str, Any]]
+) -> None:
+    """Label the workload MindCluster fills the rank table for, as its plugins require.
+
+    A Volcano Job or StatefulSet is handled only when labelled `ring-controller.atlas`
+    (`ShouldGenerateRankTable`); a StatefulSet's pods are found by `deploy-name: <name>`.
+    """
+    if options.rank_table != "operator" or plan.framework != "mindspore":
+        return
+    found = rank_table_workload(plan, options)
+    if not isinstance(found, tuple):
+        return
+    kind, name = found
+    ring = _ring_kind(plan, options) or "ascend-910b"
+    for obj in objects:
+        if obj["kind"] != kind or obj["metadata"]["name"] != name:
+            continue
+        metadata = obj["metadata"]
+        metadata["labels"] = {**(metadata.get("labels") or {}), RING_LABEL: ring}
+        if kind == "StatefulSet":
+            template = obj["spec"]["template"]
+            template["metadata"]["labels"] = {
+                **template["metadata"]["labels"],
+                DEPLOY_NAME_LABEL: name,
+            }
 
 
 def ascend_roles(plan: Plan) -> list[Role]:
@@ -61,11 +119,22 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
                 "huawei.com/npu*); accepted: --rank-table none",
             )
         )
+    if options.rank_table == "operator" and roles:
+        workload = rank_table_workload(plan, options)
+        if isinstance(workload, str):
+            out.append(
+                plan.document.diagnostic(
+                    _option_path(plan, "rank-table"),
+                    f"--rank-table operator: {workload}; accepted: --target volcano or "
+                    "statefulset, or --rank-table none",
+                )
+            )
     if options.rank_table == "operator" and roles and _ring_kind(plan, options) is None:
         out.append(
             plan.document.diagnostic(
                 _option_path(plan, "rank-table"),
-                f"--rank-table operator: the chip is unknown, so rings-config-{plan.name} is "
+                "--rank-table operator: the chip is unknown, so "
+                f"{rank_table_name(plan, options)} is "
                 f"labelled {RING_LABEL}: ascend-910b; name the chip with --accelerator-type "
                 "(module-910b-8, module-a3-16, module, ...)",
                 severity=Severity.WARNING,
@@ -135,7 +204,10 @@ def contribute(plan: Plan, slot: PodSlot, options: Options) -> list[Patch]:
                     (main, "RANK_SIZE", literal(worker_processes(plan))),
                 ),
                 volumes=(
-                    {"name": RANK_TABLE_VOLUME, "configMap": {"name": rank_table_name(plan)}},
+                    {
+                        "name": RANK_TABLE_VOLUME,
+                        "configMap": {"name": rank_table_name(plan, options)},
+                    },
                 ),
                 mounts=((main, {"name": RANK_TABLE_VOLUME, "mountPath": RANK_TABLE_DIR}),),
                 objects=(_rank_table(plan, options),),
@@ -174,7 +246,7 @@ def _rank_table(plan: Plan, options: Options) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
-            "name": rank_table_name(plan),
+            "name": rank_table_name(plan, options),
             "labels": {RING_LABEL: _ring_kind(plan, options) or "ascend-910b"},
         },
         "data": {"hccl.json": '{"status":"initializing"}'},

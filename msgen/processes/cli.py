@@ -40,7 +40,8 @@ def cli_options() -> list[Callable[..., Any]]:
             default="none",
             show_default=True,
             help="Ascend rank table: none = MindSpore's dynamic cluster; operator = the "
-            "ConfigMap rings-config-<job> that the cluster's Ascend components fill.",
+            "ConfigMap rings-config-<workload> that the cluster's Ascend components fill "
+            "(targets volcano and statefulset).",
         ),
         click.option(
             "--shm-size",

@@ -205,7 +205,11 @@ def exit_code_policy(container: str, action: str = "FailJob") -> dict[str, Any]:
     backoff limit."""
     return {
         "rules": [
-            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+            # status: required by the API server from 1.26 to 1.34 (later it defaults to True)
+            {
+                "action": "Ignore",
+                "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+            },
             {
                 "action": action,
                 "onExitCodes": {

@@ -1,7 +1,23 @@
-"""Labels every generated object carries, so `kubectl get -l` habits and dashboards keep working."""
+"""Labels every generated object carries, so `kubectl get -l` habits and dashboards keep working.
+
+Pods also carry the labels their operator gave them through kubeflow/common's `GenLabels` and
+`SetReplicaType` / `SetReplicaIndex` (ms-operator, ascend-operator and training-operator's
+MXJob all use them): the unprefixed `job-name`, `replica-type`, `replica-index` and
+`group-name` (the job's API group), `training.kubeflow.org/operator-name` with the operator's
+own name, and `training.kubeflow.org/job-role: master` on the pods an operator calls master
+(`IsMasterRole`: ascend-operator's Scheduler, training-operator's MXNet Servers). Users
+select on them: MindCluster's samples put a required pod anti-affinity on `job-name` +
+`replica-type`.
+
+`replica-index` needs the pod's index as a label value, so it is written only where the index
+is static (one pod template per replica: the `pod` target, roles of one replica). Elsewhere
+the target's own label carries it: `batch.kubernetes.io/job-completion-index` (Indexed Jobs,
+JobSets), `apps.kubernetes.io/pod-index` (StatefulSets), `volcano.sh/task-index` (Volcano).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..diagnostics import Diagnostic
@@ -12,6 +28,34 @@ APP_NAME = "app.kubernetes.io/name"
 JOB_NAME = "training.kubeflow.org/job-name"
 REPLICA_TYPE = "training.kubeflow.org/replica-type"
 REPLICA_INDEX = "training.kubeflow.org/replica-index"
+OPERATOR_NAME = "training.kubeflow.org/operator-name"
+JOB_ROLE = "training.kubeflow.org/job-role"
+#: kubeflow/common's deprecated, unprefixed labels, which the operators still set
+LEGACY_JOB_NAME = "job-name"
+LEGACY_REPLICA_TYPE = "replica-type"
+LEGACY_REPLICA_INDEX = "replica-index"
+LEGACY_GROUP_NAME = "group-name"
+
+
+@dataclass(frozen=True)
+class OperatorLabels:
+    """What one kubeflow/common-based operator put on its pods."""
+
+    operator_name: str
+    #: replica types whose pods carry `job-role: master`
+    master_roles: tuple[str, ...] = ()
+
+
+#: (apiVersion, kind) → the operator's labels. Names are each operator's own constants:
+#: ms-operator `controllerName`, ascend-operator `api.ControllerName`, training-operator's
+#: MXJob `controllerName`. Kinds whose operators predate kubeflow/common are not listed.
+OPERATORS: dict[tuple[str, str], OperatorLabels] = {
+    ("mindspore.gitee.com/v1", "MSJob"): OperatorLabels("msjob-controller"),
+    ("mindxdl.gitee.com/v1", "AscendJob"): OperatorLabels(
+        "ascendjob-controller", master_roles=("Scheduler",)
+    ),
+    ("kubeflow.org/v1", "MXJob"): OperatorLabels("mxjob-controller", master_roles=("Server",)),
+}
 
 
 def object_labels(plan: Plan) -> dict[str, str]:
@@ -34,6 +78,7 @@ def pod_metadata(plan: Plan, slot: PodSlot) -> tuple[dict[str, Any], list[Diagno
     ours = {MANAGED_BY: "msgen", APP_NAME: plan.name, **role_selector(plan, slot.role)}
     if slot.index is not None:
         ours[REPLICA_INDEX] = str(slot.index)
+    ours.update(operator_pod_labels(plan, slot))
     diagnostics = []
     for key, value in ours.items():
         if key in user and user[key] != value:
@@ -46,3 +91,21 @@ def pod_metadata(plan: Plan, slot: PodSlot) -> tuple[dict[str, Any], list[Diagno
             )
     metadata["labels"] = {**user, **ours}
     return metadata, diagnostics
+
+
+def operator_pod_labels(plan: Plan, slot: PodSlot) -> dict[str, str]:
+    """The labels the job's operator put on this pod (none for kinds it did not label)."""
+    operator = OPERATORS.get((plan.api_version, plan.kind))
+    if operator is None:
+        return {}
+    out = {
+        OPERATOR_NAME: operator.operator_name,
+        LEGACY_GROUP_NAME: plan.api_version.split("/")[0],
+        LEGACY_JOB_NAME: plan.name,
+        LEGACY_REPLICA_TYPE: slot.role.key,
+    }
+    if slot.index is not None:
+        out[LEGACY_REPLICA_INDEX] = str(slot.index)
+    if slot.role.replica_type in operator.master_roles:
+        out[JOB_ROLE] = "master"
+    return out

@@ -20,6 +20,7 @@ from ..plan import Options, Plan, PodSlot, SchedulingPolicy
 
 VOLCANO_SCHEDULER = "volcano"
 VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+VOLCANO_TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
 #: The name scheduler-plugins' own deployment gives its second scheduler.
 PLUGINS_SCHEDULER = "scheduler-plugins-scheduler"
 PLUGINS_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
@@ -185,6 +186,9 @@ def join_pod(
         metadata["annotations"] = {
             **(metadata.get("annotations") or {}),
             VOLCANO_GROUP_ANNOTATION: plan.name,
+            # the task a pod belongs to, as ms-operator (createNewPod) and ascend-operator
+            # (setGangScheduleInfo) annotate it; Volcano reads it for per-task scheduling
+            VOLCANO_TASK_SPEC_ANNOTATION: slot.role.key,
         }
     else:
         metadata["labels"] = {**metadata["labels"], PLUGINS_GROUP_LABEL: plan.name}

@@ -3,10 +3,14 @@
 A Volcano Job is its own gang: the volcano scheduler starts its pods together once
 `minAvailable` of them fit (the job's `schedulingPolicy.minAvailable`, else every pod), in
 the job's `queue` and priority. Pods are `<job>-<rt>-<i>`; the `svc` plugin gives them that
-host name, the subdomain `<job>` and the headless Service `<job>`, and the `env` plugin tells
-each process its index (`VC_TASK_INDEX`). Volcano appends that variable after the pod's own
-environment, so no `$(...)` value can use it: Workers get their pod name as `MS_NODE_ID`, as
-ms-operator gave it, and ranks follow the order workers register in.
+host name, the subdomain `<job>` and the headless Service `<job>`.
+
+A pod learns its index in its task from the label `volcano.sh/task-index`, which Volcano's job
+controller puts on every pod since Volcano 1.9 (`createJobPod`), read through the downward
+API into `MSGEN_TASK_INDEX`, defined before any value that uses it. (The `env` plugin's
+`VC_TASK_INDEX` is appended after the pod's own env, where `$(...)` cannot use it; it is still
+enabled for scripts that read it.) Volcano 1.9 is therefore the oldest Volcano this target
+supports: on older Volcano the label is missing and the index reads as empty.
 
 Policies map onto Volcano's events and actions, per task:
 
@@ -31,6 +35,12 @@ from .common import finish_pod, role_slots, shared_objects
 from .scheduling import warn
 
 
+#: Set on every pod by Volcano's job controller since Volcano 1.9 (label and annotation).
+TASK_INDEX_LABEL = "volcano.sh/task-index"
+#: Defined first in each container, so later values can use `$(MSGEN_TASK_INDEX)`.
+TASK_INDEX_VARIABLE = "MSGEN_TASK_INDEX"
+
+
 class VolcanoTarget:
     name = "volcano"
     summary = "one Volcano Job (batch.volcano.sh/v1alpha1) with a task per role, gang-scheduled"
@@ -38,7 +48,9 @@ class VolcanoTarget:
     def naming(self, plan: Plan, options: Options) -> Naming:
         return Naming(
             hostname=lambda role, index: f"{plan.name}-{role.key}-{index}",
-            dynamic_index=None,
+            dynamic_index=field_ref(f"metadata.labels['{TASK_INDEX_LABEL}']"),
+            index_variable=TASK_INDEX_VARIABLE,
+            index_selector=lambda role, index: {TASK_INDEX_LABEL: str(index)},
             dynamic_pod_name=field_ref("metadata.name"),
             controller_sets_subdomain=True,
             controller_creates_headless_service=True,
@@ -72,17 +84,6 @@ class VolcanoTarget:
                     plan,
                     ("spec", "runPolicy", "schedulingPolicy", "minResources"),
                     "a Volcano Job has no minResources: Volcano sums its tasks' requests itself",
-                )
-            )
-        workers = plan.workers()
-        if addressing.distributed and workers is not None and workers.replicas > 1:
-            diagnostics.append(
-                warn(
-                    plan,
-                    workers.path,
-                    "Volcano gives a pod its index only as VC_TASK_INDEX, after the pod's own "
-                    "environment: Workers get their pod name as MS_NODE_ID, as with "
-                    "ms-operator, and ranks follow the order workers register in",
                 )
             )
         tasks = []

@@ -1,0 +1,55 @@
+"""The `volcano` target tells each pod its index through the `volcano.sh/task-index` label.
+
+Volcano's job controller sets that label on every pod since Volcano 1.9; msgen reads it with
+the downward API, defined before any value that expands it, and documents 1.9 as the oldest
+Volcano the target supports (older Volcano would leave the index empty).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .conftest import ROOT, SAMPLES, msgen
+
+TASK_INDEX = "metadata.labels['volcano.sh/task-index']"
+
+
+def tasks(path: str) -> dict[str, dict[str, Any]]:
+    run = msgen("render", path, "--target", "volcano")
+    assert run.exit_code == 0, run.stderr
+    vcjob = next(o for o in run.objects() if o["apiVersion"] == "batch.volcano.sh/v1alpha1")
+    return {t["name"]: t["template"] for t in vcjob["spec"]["tasks"]}
+
+
+def env_list(template: dict[str, Any]) -> list[dict[str, Any]]:
+    env: list[dict[str, Any]] = template["spec"]["containers"][0]["env"]
+    return env
+
+
+def test_workers_get_their_index_as_numeric_node_id() -> None:
+    worker = tasks(str(SAMPLES / "mindspore" / "widedeep-ps.yaml"))["worker"]
+    node_id = next(e for e in env_list(worker) if e["name"] == "MS_NODE_ID")
+    assert node_id["valueFrom"]["fieldRef"]["fieldPath"] == TASK_INDEX
+
+
+def test_multi_device_workers_render_with_their_rank_from_volcano() -> None:
+    worker = tasks(str(SAMPLES / "mindspore" / "gpu-2x8.yaml"))["worker"]
+    rank = next(e for e in env_list(worker) if e["name"] == "MS_NODE_RANK")
+    assert rank["valueFrom"]["fieldRef"]["fieldPath"] == TASK_INDEX
+
+
+def test_index_is_defined_before_values_that_expand_it() -> None:
+    for path in (SAMPLES / "mxnet" / "mx-job-dist.yaml", SAMPLES / "caffe2" / "resnet50-redis.yaml"):
+        for template in tasks(str(path)).values():
+            names = [e["name"] for e in env_list(template)]
+            users = [i for i, e in enumerate(env_list(template)) if "$(MSGEN_TASK_INDEX)" in e.get("value", "")]
+            if not users:
+                continue
+            defined = names.index("MSGEN_TASK_INDEX")
+            assert env_list(template)[defined]["valueFrom"]["fieldRef"]["fieldPath"] == TASK_INDEX
+            assert defined < min(users)
+
+
+def test_the_oldest_supported_volcano_is_documented() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "**Volcano 1.9**" in readme and "the oldest Volcano the `volcano` target supports" in readme
