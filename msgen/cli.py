@@ -109,7 +109,8 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--argocd-sync-waves",
             is_flag=True,
-            help="Annotate objects with Argo CD sync waves: ConfigMaps and Services in wave -1, "
+            help="Annotate objects with Argo CD sync waves: ConfigMaps, ServiceAccounts, Services "
+            "and PodGroups in wave -1, "
             "workloads in wave 0, so Argo CD creates the Services the pods rely on first.",
         ),
         click.option(
@@ -238,13 +239,14 @@ def validate(**kwargs: Any) -> None:
 
 
 @main.command(context_settings=_CONTEXT)
-@click.argument("kind", required=False, default="MSJob")
+@click.argument("kind", required=False, default="mindspore.gitee.com/v1/MSJob")
 @click.option("--list", "list_kinds", is_flag=True, help="List the input kinds msgen compiles.")
 def schema(kind: str, list_kinds: bool) -> None:
-    """Print the JSON Schema of an input kind (default: MSJob).
+    """Print the JSON Schema of an input kind (default: mindspore.gitee.com/v1/MSJob).
 
-    KIND is a kind name (MSJob) or apiVersion/kind (mindspore.gitee.com/v1/MSJob). The
-    same schemas are checked in under schemas/ in msgen's source.
+    KIND is apiVersion/kind (mindspore.gitee.com/v1/MSJob) or a kind name that names one
+    kind (AscendJob); a name several kinds share (MSJob, mxjob) lists them to choose from.
+    The same schemas are checked in under schemas/ in msgen's source.
 
     \b
     Examples:
@@ -258,9 +260,13 @@ def schema(kind: str, list_kinds: bool) -> None:
         for api_version, name in kinds.known_kinds():
             click.echo(f"{api_version}/{name}")
         return
+    found = kinds.matching(kind)
+    if len(found) > 1:
+        choices = " or ".join(f"{api}/{name}" for api, name in found)
+        raise click.BadParameter(f"{kind!r} names {len(found)} kinds; accepted: {choices}", param_hint="KIND")
     job_kind = kinds.find_by_name(kind)
     if job_kind is None:
-        known = ", ".join(name for _, name in kinds.known_kinds())
+        known = ", ".join(f"{api}/{name}" for api, name in kinds.known_kinds())
         raise click.BadParameter(f"unknown kind {kind!r}; accepted: {known}", param_hint="KIND")
     click.echo(json.dumps(schema_for(job_kind), indent=2, sort_keys=True))
 
@@ -373,9 +379,12 @@ def argocd_generate(directory: str) -> None:
 
     Options come from Argo CD's environment: ARGOCD_APP_NAMESPACE (namespace of jobs that
     name none), KUBE_VERSION, then the plugin's env ARGOCD_ENV_MSGEN_<OPTION> and the
-    Application's parameters PARAM_<OPTION>, where <OPTION> is TARGET, KUBE_VERSION,
-    NAMESPACE, SCHEDULER_ADDRESS, ALLOW_ENV_OVERRIDE or ARGOCD_SYNC_WAVES. Prints nothing
-    unless the whole render succeeded, so Argo CD never prunes on a broken commit.
+    Application's parameters PARAM_<OPTION>, where <OPTION> is an option name upper-cased
+    with '_' for '-' (TARGET, SCHEDULER_ADDRESS, GANG_SCHEDULER, ...); a misspelt
+    ARGOCD_ENV_MSGEN_ variable is an error. A directory with a kustomization.yaml is built
+    with `kustomize build --enable-alpha-plugins --enable-exec` (msgen-krm on PATH), then
+    the jobs left in the build are compiled. Prints nothing unless the whole render
+    succeeded, so Argo CD never prunes on a broken commit.
 
     \b
     Example (what the cmp-server runs, in the application's directory):
@@ -383,6 +392,8 @@ def argocd_generate(directory: str) -> None:
     """
     from . import options as option_text
     from .argocd import options_from_env
+    from .argocd_kustomize import KustomizeError, kustomization_in
+    from .argocd_kustomize import build as build_kustomization
     from .emit import to_yaml
 
     try:
@@ -390,8 +401,30 @@ def argocd_generate(directory: str) -> None:
     except option_text.OptionError as exc:
         click.echo(f"msgen: {exc}", err=True)
         raise SystemExit(EXIT_INPUT) from None
-    compilation = compile_paths([directory], options)
+    if kustomization_in(directory) is None:
+        compilation = compile_paths([directory], options)
+    else:
+        try:
+            built = build_kustomization(directory, os.environ)
+        except KustomizeError as exc:
+            click.echo(f"msgen: {exc}", err=True)
+            raise SystemExit(EXIT_INPUT) from None
+        compilation = compile_built(f"kustomize build {directory}", built, options)
     _write(to_yaml(compilation.objects), None)
+
+
+def compile_built(name: str, text: str, options: Options) -> Compilation:
+    """Compile a stream another tool built; report; exit 1 on errors or an empty stream."""
+    from .pipeline import compile_sources
+    from .source import Source
+
+    compilation = compile_sources([Source(name, text)], options)
+    if compilation.ok and compilation.documents == 0:
+        compilation.diagnostics.append(_no_documents(name))
+    report(compilation.diagnostics, compilation.sources)
+    if not compilation.ok:
+        raise SystemExit(EXIT_INPUT)
+    return compilation
 
 
 @main.command("argocd-discover", context_settings=_CONTEXT)

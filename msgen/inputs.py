@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .diagnostics import Diagnostic, Position, Severity
 from .source import Source
+from .terminal import note_terminal_stdin
 
 YAML_SUFFIXES = (".yaml", ".yml")
 #: kustomize's own files live beside manifests; they are instructions to kustomize, not objects.
@@ -41,6 +42,8 @@ def expand_paths(paths: list[str]) -> list[str]:
 
 def read_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     name = "<stdin>" if path == "-" else path
+    if path == "-":
+        note_terminal_stdin("msgen", "YAML", "To read files instead: msgen COMMAND PATH... (msgen --help).")
     raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     try:
         return Source(name, raw.decode("utf-8-sig")), None

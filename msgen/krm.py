@@ -6,8 +6,8 @@
   place, and everything else passes through unchanged, so overlays can patch an MSJob before
   it is compiled.
 
-Options come from the function config's `data` (a ConfigMap: `target`, `kube-version`,
-`namespace`, `scheduler-address`, `allow-env-override`, `argocd-sync-waves`) and, per job,
+Options come from the function config's `data` (a ConfigMap keyed by the option names of
+options.OPTION_NAMES) and, per job,
 from `msgen/<option>` annotations. kustomize ignores `results`, so every error is also
 written to stderr and the exit status is non-zero; warnings go to both without failing.
 """
@@ -35,6 +35,7 @@ from .origin import find_original, yaml_files
 from .pipeline import compile_document
 from .plan import Options
 from .source import Document, Source, load_documents
+from .terminal import note_terminal_stdin
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -46,6 +47,11 @@ EXIT_INTERNAL = 70
 
 def main() -> None:
     """Console entry point: no arguments, as `exec: {path: msgen-krm}` runs it."""
+    note_terminal_stdin(
+        "msgen-krm",
+        "a ResourceList",
+        "msgen-krm is a KRM function that kustomize runs; to render files: msgen render PATH.",
+    )
     raw = sys.stdin.buffer.read()
     try:
         status, output, messages = run_bytes(raw, os.getcwd())

@@ -15,6 +15,7 @@ from . import options as option_text
 from .diagnostics import Diagnostic, InputError, Position, Severity, has_errors
 from .emit import canonical
 from .kinds import pod_schema
+from .kinds.near_miss import near_miss
 from .names import dns1035_problem
 from .patch import apply_patches
 from .plan import Options, Plan, PodSlot
@@ -184,7 +185,8 @@ def _position_key(diag: Diagnostic) -> tuple[int, int]:
     return (diag.position.line, diag.position.column) if diag.position else (0, 0)
 
 
-_KIND_RANK = {"ServiceAccount": 0, "ConfigMap": 0, "Service": 1, "PodGroup": 2}
+#: Output order by kind (lower first; workloads after); these kinds also get sync wave -1.
+KIND_RANK = {"ServiceAccount": 0, "ConfigMap": 0, "Service": 1, "PodGroup": 2}
 
 
 #: Argo CD applies lower waves first: configuration and Services before the workloads.
@@ -205,11 +207,11 @@ def decorate(plan: Plan, objects: list[dict[str, Any]], options: Options) -> lis
             annotations = metadata.get("annotations") or {}
             metadata["annotations"] = {**annotations, run_policy.ANNOTATION: policy}
         if options.argocd_sync_waves:
-            wave = "-1" if obj["kind"] in _KIND_RANK else "0"
+            wave = "-1" if obj["kind"] in KIND_RANK else "0"
             metadata["annotations"] = {**(metadata.get("annotations") or {}), SYNC_WAVE: wave}
         decorated.append(canonical({**obj, "metadata": metadata}))
     # sorted() is stable: within a rank, targets already list roles Scheduler, PS, Worker.
-    return sorted(decorated, key=lambda o: _KIND_RANK.get(o["kind"], 3))
+    return sorted(decorated, key=lambda o: KIND_RANK.get(o["kind"], 3))
 
 
 def _check_names(plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
@@ -308,9 +310,21 @@ _NOT_AN_OBJECT = (
 
 
 def _unknown_job_like(document: Document, data: dict[str, Any]) -> list[Diagnostic]:
+    """A near miss of a compiled kind is an error; other job-like kinds pass with a warning."""
+    known = ", ".join(f"{api} {kind}" for api, kind in kinds.known_kinds())
+    meant = near_miss(str(data["apiVersion"]), str(data["kind"]))
+    if meant is not None:
+        field = "kind" if str(data["kind"]) != meant[1] else "apiVersion"
+        return [
+            document.diagnostic(
+                (field,),
+                f"{data['apiVersion']} {data['kind']} is not a kind msgen compiles "
+                f"(did you mean {meant[0]} {meant[1]}?); accepted: {known}, or a kind "
+                "that is none of these, which passes through unchanged",
+            )
+        ]
     if str(data["kind"]).lower() not in _JOB_LIKE_KINDS:
         return []
-    known = ", ".join(f"{api} {kind}" for api, kind in kinds.known_kinds())
     return [
         document.diagnostic(
             ("kind",),

@@ -18,6 +18,9 @@ from msgen.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MSGEN_SHARED", ROOT.parent / "shared"))
+"""The project's reference material (operator CRDs, seed examples). CI checks it out next to the
+repository; a plain clone has none, so tests reach it only through `shared()`, `shared_glob()`,
+`shared_files()` and `needs_shared()`, which skip naming what is missing."""
 SAMPLES = ROOT / "samples"
 GOLDEN = ROOT / "golden"
 
@@ -62,6 +65,45 @@ def msgen_process(*args: str, input: str | None = None, env: dict[str, str] | No
         env={**os.environ, **(env or {})},
     )
     return Run(done.returncode, done.stdout, done.stderr)
+
+
+def _missing_reason(relative: str) -> str | None:
+    path = SHARED / relative
+    if path.exists():
+        return None
+    origin = "$MSGEN_SHARED" if "MSGEN_SHARED" in os.environ else "../shared"
+    return f"{path} is missing: this test needs the reference material at {origin} ({relative})"
+
+
+def needs_shared(*relative: str) -> pytest.MarkDecorator:
+    """A skip marker for tests (or parameter sets collected from SHARED) that need these paths."""
+    reasons = [r for r in map(_missing_reason, relative) if r is not None]
+    return pytest.mark.skipif(bool(reasons), reason="; ".join(reasons))
+
+
+def shared_files(directory: str, pattern: str) -> list[Path]:
+    """The files matching `pattern` in SHARED/directory, for parametrizing; none when absent."""
+    base = SHARED / directory
+    return sorted(base.glob(pattern)) if base.is_dir() else []
+
+
+def shared(relative: str) -> Path:
+    """`SHARED/relative`, or skip the calling test naming what is missing.
+
+    Every test that reads the reference material goes through here, so a clone without it
+    runs the rest of the suite and reports these tests as skipped, not as crashes."""
+    reason = _missing_reason(relative)
+    if reason is not None:
+        pytest.skip(reason)
+    return SHARED / relative
+
+
+def shared_glob(directory: str, pattern: str) -> Path:
+    """The one file matching `pattern` in SHARED/directory, or skip naming what is missing."""
+    found = sorted(shared(directory).glob(pattern))
+    if not found:
+        pytest.skip(f"no {pattern} in {SHARED / directory}: this test needs that reference file")
+    return found[0]
 
 
 def sample_files() -> list[Path]:

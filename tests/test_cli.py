@@ -149,3 +149,9 @@ def test_public_api() -> None:
     with pytest.raises(InputError) as caught:
         package.render(text.replace("replicas: 2", "replicas: -2"))
     assert caught.value.diagnostics[0].field_path == "spec.msReplicaSpecs.Worker.replicas"
+
+
+def test_schema_by_exact_kind_name_picks_that_kind() -> None:
+    assert msgen("schema", "MxJob").stdout == msgen("schema", "mlkube.io/v1beta1/MxJob").stdout
+    assert msgen("schema", "MXJob").stdout == msgen("schema", "kubeflow.org/v1/MXJob").stdout
+    assert msgen("schema", "MxJob").stdout != msgen("schema", "MXJob").stdout

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 import yaml
 
-from .conftest import SHARED, msgen, refused, sample_files
+from .conftest import msgen, refused, sample_files, shared
 
 CRDS = {
     ("mindspore.gitee.com/v1", "MSJob"): ["mindspore.gitee.com_msjobs.yaml"],
@@ -29,7 +29,7 @@ WITHOUT_SCHEMA = {
 
 
 def crd_schema(file_name: str) -> dict[str, Any]:
-    crd = yaml.safe_load((SHARED / "crds" / file_name).read_text())
+    crd = yaml.safe_load((shared(f"crds/{file_name}")).read_text())
     spec = crd["spec"]
     if "versions" in spec and "schema" in spec["versions"][0]:
         schema: dict[str, Any] = spec["versions"][0]["schema"]["openAPIV3Schema"]
@@ -88,7 +88,7 @@ spec:
 
 
 def crd_validator(api_version: str, kind: str) -> jsonschema.Draft7Validator:
-    crd = yaml.safe_load((SHARED / "crds" / OUTPUT_CRDS[(api_version, kind)]).read_text())
+    crd = yaml.safe_load((shared(f"crds/{OUTPUT_CRDS[(api_version, kind)]}")).read_text())
     version = api_version.split("/")[1]
     found = next(v for v in crd["spec"]["versions"] if v["name"] == version)
     return jsonschema.Draft7Validator(found["schema"]["openAPIV3Schema"])

@@ -175,3 +175,125 @@ REPO_SERVER = {
         },
     },
 }
+
+
+# ---- applications that are kustomize overlays -------------------------------------------
+
+
+@pytest.fixture
+def overlay_repo(tmp_path: Path) -> Path:
+    """A copy of overlays/ as an application repository; kustomize on the sidecar's PATH."""
+    kustomize = kustomize_binary()
+    if kustomize is None:
+        pytest.skip("kustomize not installed (.ci/fetch-kustomize installs it)")
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "overlays", repo)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "kustomize").symlink_to(kustomize)
+    return repo
+
+
+def sidecar_env(repo: Path, app: Path, **extra: str) -> dict[str, str]:
+    """Argo CD's environment; PATH as in the sidecar image, where kustomize is installed."""
+    return {**argocd_env(app, **extra), "PATH": f"{repo.parent / 'tools'}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def run_in_sidecar(spec: dict[str, Any], app: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    argv = list(spec["command"]) + list(spec.get("args") or [])
+    return subprocess.run(
+        argv,
+        cwd=app,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={"HOME": str(app), **env, "PATH": BIN + os.pathsep + env["PATH"]},
+    )
+
+
+def sorted_objects(text: str) -> list[dict[str, Any]]:
+    return sorted((d for d in yaml.safe_load_all(text) if d), key=lambda o: (o["kind"], o["metadata"]["name"]))
+
+
+@pytest.mark.parametrize("overlay", ["gpu", "ascend", "production", "base"])
+def test_discover_finds_kustomize_overlays_that_reach_a_job(overlay_repo: Path, overlay: str) -> None:
+    app = overlay_repo / overlay
+    found = run_in_sidecar(PLUGIN["spec"]["discover"]["find"], app, sidecar_env(overlay_repo, app))
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.split() == ["kustomization.yaml"]
+
+
+def test_discover_ignores_a_kustomization_without_jobs(overlay_repo: Path) -> None:
+    app = overlay_repo / "plain"
+    app.mkdir()
+    (app / "kustomization.yaml").write_text("resources: [deploy.yaml]\n")
+    (app / "deploy.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n")
+    found = run_in_sidecar(PLUGIN["spec"]["discover"]["find"], app, sidecar_env(overlay_repo, app))
+    assert found.returncode == 0 and found.stdout == ""
+
+
+@pytest.mark.parametrize("overlay", ["gpu", "production"])
+def test_generate_builds_a_kustomize_overlay_with_msgens_function(overlay_repo: Path, overlay: str) -> None:
+    app = overlay_repo / overlay
+    env = sidecar_env(overlay_repo, app)
+    done = run_in_sidecar(PLUGIN["spec"]["generate"], app, env)
+    assert done.returncode == 0, done.stderr
+    direct = subprocess.run(
+        ["kustomize", "build", "--enable-alpha-plugins", "--enable-exec", str(app)],
+        capture_output=True, text=True, env={**os.environ, "PATH": BIN + os.pathsep + env["PATH"]},
+    )
+    assert direct.returncode == 0, direct.stderr
+    objects = sorted_objects(done.stdout)
+    assert objects == sorted_objects(direct.stdout)
+    assert "MSJob" not in {o["kind"] for o in objects}
+    assert {"Job", "Service"} <= {o["kind"] for o in objects}
+
+
+def test_generate_compiles_the_jobs_a_kustomization_leaves_with_the_apps_options(overlay_repo: Path) -> None:
+    app = overlay_repo / "base"
+    env = sidecar_env(overlay_repo, app, ARGOCD_ENV_MSGEN_TARGET="pod")
+    done = run_in_sidecar(PLUGIN["spec"]["generate"], app, env)
+    assert done.returncode == 0, done.stderr
+    expected = msgen("render", str(app / "msjob.yaml"), "--target", "pod", "--namespace", "team-a", "--kube-version", "1.29")
+    assert sorted_objects(done.stdout) == sorted_objects(expected.stdout)
+
+
+def test_generate_without_kustomize_in_the_sidecar_prints_nothing(overlay_repo: Path) -> None:
+    app = overlay_repo / "gpu"
+    env = {**argocd_env(app), "PATH": "/usr/bin:/bin"}
+    if shutil.which("kustomize", path=env["PATH"]):
+        pytest.skip("kustomize is installed system-wide")
+    done = run_in_sidecar(PLUGIN["spec"]["generate"], app, env)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "holds a kustomization, and kustomize is not installed" in done.stderr
+
+
+def test_a_failing_kustomize_build_prints_nothing(overlay_repo: Path) -> None:
+    app = overlay_repo / "gpu"
+    (overlay_repo / "base" / "msjob.yaml").write_text(
+        (overlay_repo / "base" / "msjob.yaml").read_text().replace("replicas: 1", "replicas: -1")
+    )
+    done = run_in_sidecar(PLUGIN["spec"]["generate"], app, sidecar_env(overlay_repo, app))
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "kustomize build . failed" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "variable, hint",
+    [("ARGOCD_ENV_MSGEN_TARGETS", "did you mean ARGOCD_ENV_MSGEN_TARGET?"), ("ARGOCD_ENV_MSGEN_SCHEDULER", "accepted: ARGOCD_ENV_MSGEN_TARGET")],
+)
+def test_a_misspelt_plugin_variable_is_an_error(app: Path, variable: str, hint: str) -> None:
+    done = run_command(PLUGIN["spec"]["generate"], app, argocd_env(app, **{variable: "pod"}))
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert f"unknown msgen variable '{variable}'" in done.stderr
+    assert hint in done.stderr
+
+
+def test_plugin_announces_every_option_as_a_parameter() -> None:
+    from msgen.options import OPTION_NAMES
+
+    announced = [p["name"] for p in PLUGIN["spec"]["parameters"]["static"]]
+    assert announced == list(OPTION_NAMES)

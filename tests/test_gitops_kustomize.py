@@ -153,3 +153,37 @@ def test_a_bad_job_fails_the_build_with_msgens_message(kustomize: str, route: st
     # the message names the user's own file and line, not kustomize's temporary copy
     assert f"{job_file}:{line}:" in done.stderr
     assert "Worker.replicas: -2 is not accepted; accepted: greater than or equal to 0" in done.stderr
+
+
+# ---- hosts that skip exec KRM functions fail loudly instead of emitting the raw MSJob ------
+
+KRM_OVERLAYS = {
+    "generator": "nothing selected by Job.[noVer].[noGrp]/lenet-worker",
+    "gpu": "msgen-krm-did-not-run--build-with--enable-alpha-plugins--enable-exec",
+    "ascend": "msgen-krm-did-not-run--build-with--enable-alpha-plugins--enable-exec",
+    "production": "msgen-krm-did-not-run--build-with--enable-alpha-plugins--enable-exec",
+}
+
+
+@pytest.mark.parametrize("overlay", sorted(KRM_OVERLAYS))
+def test_krm_overlay_without_enable_exec_fails_loudly(kustomize: str, overlay: str) -> None:
+    done = build(kustomize, OVERLAYS / overlay, "--enable-alpha-plugins")
+    assert done.returncode != 0, done.stdout
+    assert done.stdout == ""
+    assert KRM_OVERLAYS[overlay] in done.stderr
+
+
+@pytest.mark.parametrize("overlay", sorted(KRM_OVERLAYS))
+def test_krm_overlay_under_kubectl_kustomize_fails_loudly(overlay: str) -> None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")
+    done = subprocess.run(
+        [kubectl, "kustomize", "--enable-alpha-plugins", str(OVERLAYS / overlay)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", "")},
+    )
+    assert done.returncode != 0, done.stdout
+    assert done.stdout == ""
+    assert KRM_OVERLAYS[overlay] in done.stderr

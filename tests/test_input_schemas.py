@@ -33,7 +33,7 @@ def test_checked_in_schema_matches_model(api_version: str, kind: str, update_gol
 
 
 def test_schema_command_prints_the_checked_in_schema() -> None:
-    run = msgen("schema", "MSJob")
+    run = msgen("schema", "mindspore.gitee.com/v1/MSJob")
     assert run.exit_code == 0
     assert json.loads(run.stdout) == json.loads(
         (SCHEMAS / "mindspore.gitee.com_v1_msjob.json").read_text()

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 
-from .conftest import SAMPLES, SHARED, msgen
+from .conftest import SAMPLES, msgen, shared_glob
 
 
 def seed_example() -> str:
     """The distributed MSJob of the 2020 ms-operator's README, verbatim."""
-    text = next((SHARED / "seeds").glob("000_*")).read_text()
+    text = shared_glob("seeds", "000_*").read_text()
     match = re.search(r"```yaml\n(# WIP example.*?)```", text, re.S)
     assert match is not None
     return match.group(1)
@@ -141,11 +141,11 @@ def test_caffe2_backend_type_is_checked() -> None:
 
 
 def test_unknown_job_like_kind_passes_through_naming_the_known_kinds() -> None:
-    text = MX_GPU.replace("apiVersion: kubeflow.org/v1\n", "apiVersion: kubeflow.org/v1beta2\n")
+    text = MX_GPU.replace("apiVersion: kubeflow.org/v1\n", "apiVersion: example.com/v1\n")
     run = msgen("render", "-", input=text)
     assert run.exit_code == 0
-    assert run.objects()[0]["apiVersion"] == "kubeflow.org/v1beta2"
-    assert "warning: kind: kubeflow.org/v1beta2 MXJob is passed through unchanged: msgen compiles" in run.stderr
+    assert run.objects()[0]["apiVersion"] == "example.com/v1"
+    assert "warning: kind: example.com/v1 MXJob is passed through unchanged: msgen compiles" in run.stderr
     for known in ("kubeflow.org/v1 MSJob", "kubeflow.org/v1 MXJob", "kubeflow.org/v1alpha1 Caffe2Job", "mlkube.io/v1beta1 MxJob", "mindspore.gitee.com/v1 MSJob"):
         assert known in run.stderr
 
@@ -162,7 +162,7 @@ def test_legacy_master_port_and_container_port_must_agree() -> None:
 
 def test_seed_mxjob_gpu_example_gets_field_level_messages() -> None:
     """The original mxnet-operator's GPU example, a tf-operator leftover, as written."""
-    text = next((SHARED / "seeds").glob("002_*")).read_text()
+    text = shared_glob("seeds", "002_*").read_text()
     match = re.search(r'```\n(apiVersion: "mlkube.io/v1beta1".*?)```', text, re.S)
     assert match is not None
     err = fails(match.group(1))

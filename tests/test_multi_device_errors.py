@@ -114,3 +114,14 @@ def test_null_ports_get_the_default_port() -> None:
         assert run.exit_code == 0, run.stderr
         scheduler = next(o for o in run.objects() if o["kind"] == "Job" and o["metadata"]["name"].endswith("-scheduler"))
         assert scheduler["spec"]["template"]["spec"]["containers"][0]["ports"] == [{"containerPort": 2222, "name": port}]
+
+
+def test_accelerator_type_on_a_job_without_npus_is_a_warning() -> None:
+    run = msgen("render", "-", "--accelerator-type", "module-910b-8", input=GPU)
+    assert run.exit_code == 0, run.stderr
+    assert "warning: metadata.name: --accelerator-type module-910b-8 is ignored: no role asks for Ascend NPUs" in run.stderr
+    assert all("accelerator-type" not in str(o) for o in run.objects())
+    text = GPU.replace("  name: ms-resnet50-gpu\n", "  name: ms-resnet50-gpu\n  annotations:\n    msgen/accelerator-type: module-910b-8\n")
+    run = msgen("render", "-", input=text)
+    assert f"<stdin>:{line_of(text, 'msgen/accelerator-type')}:" in run.stderr
+    assert "is ignored: no role asks for Ascend NPUs" in run.stderr

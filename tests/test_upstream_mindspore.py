@@ -17,16 +17,13 @@ import yaml
 
 from msgen.targets import NAMES as TARGETS
 
-from .conftest import SHARED, msgen
+from .conftest import SHARED, msgen, needs_shared, shared_files
 from .test_mindspore_contract import pod_templates
 
 UPSTREAM = SHARED / "upstream"
-MS_OPERATOR = sorted((UPSTREAM / "ms-operator").glob("*.yaml")) if UPSTREAM.is_dir() else []
-MINDXDL = sorted((UPSTREAM / "mindxdl-deploy").glob("*.yaml")) if UPSTREAM.is_dir() else []
-needs_upstream = pytest.mark.skipif(
-    not (MS_OPERATOR and MINDXDL),
-    reason=f"no upstream job files at {UPSTREAM}/ms-operator and /mindxdl-deploy (set MSGEN_SHARED)",
-)
+MS_OPERATOR = shared_files("upstream/ms-operator", "*.yaml")
+MINDXDL = shared_files("upstream/mindxdl-deploy", "*.yaml")
+needs_upstream = needs_shared("upstream/ms-operator", "upstream/mindxdl-deploy")
 
 #: fieldPaths through which a target tells a pod its index
 INDEX_FIELDS = {

@@ -50,10 +50,29 @@ def lookup(api_version: object, kind: object) -> JobKind | None:
     return found
 
 
+def matching(name: str) -> list[tuple[str, str]]:
+    """The kinds `name` can mean: `Kind`, `group/version/Kind` or `apiVersion Kind`.
+
+    An exact spelling wins; otherwise case is ignored, which can match several kinds
+    (`mxjob` is both `kubeflow.org/v1 MXJob` and `mlkube.io/v1beta1 MxJob`; `MSJob` both
+    MindSpore's and the 2020 `kubeflow.org/v1` one): the caller must then ask which."""
+    wanted = name.replace(" ", "/")
+    for exact in (True, False):
+        found = [
+            (api_version, kind)
+            for api_version, kind in known_kinds()
+            if _same(wanted, kind, exact) or _same(wanted, f"{api_version}/{kind}", exact)
+        ]
+        if found:
+            return found
+    return []
+
+
+def _same(given: str, known: str, exact: bool) -> bool:
+    return given == known if exact else given.lower() == known.lower()
+
+
 def find_by_name(name: str) -> JobKind | None:
-    """A kind by `Kind`, `group/version/Kind` or `apiVersion Kind`, case-insensitively."""
-    wanted = name.replace(" ", "/").lower()
-    for api_version, kind in _REGISTRY:
-        if wanted in (kind.lower(), f"{api_version}/{kind}".lower()):
-            return lookup(api_version, kind)
-    return None
+    """The one kind `name` means, or None when it means none or several (see `matching`)."""
+    found = matching(name)
+    return lookup(*found[0]) if len(found) == 1 else None

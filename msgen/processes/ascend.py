@@ -140,6 +140,18 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
                 severity=Severity.WARNING,
             )
         )
+    if options.accelerator_type is not None and not roles:
+        # The node selector goes on Ascend pods only; a job without NPUs would run anywhere
+        # while its author believes it is pinned to that chip.
+        out.append(
+            plan.document.diagnostic(
+                _option_path(plan, "accelerator-type"),
+                f"--accelerator-type {options.accelerator_type} is ignored: no role asks for "
+                "Ascend NPUs (huawei.com/Ascend*, huawei.com/npu*), and only Ascend pods get "
+                "the node selector accelerator-type",
+                severity=Severity.WARNING,
+            )
+        )
     if options.shm_size is not None:
         for role in roles:
             for ci, container in enumerate(role.containers()):

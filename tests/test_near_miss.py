@@ -1,0 +1,56 @@
+"""A near miss of a kind msgen compiles is an error naming the kind meant; other kinds pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import msgen
+
+JOB = "apiVersion: {api}\nkind: {kind}\nmetadata: {{name: x}}\nspec: {{}}\n"
+
+NEAR_MISSES = [
+    # (apiVersion, kind as written, the line:column pointed at, what was meant)
+    ("mindspore.gitee.com/v2", "MSJob", "1:13", "mindspore.gitee.com/v1 MSJob"),
+    ("mindspore.gitee.com/v1", "MsJob", "2:7", "mindspore.gitee.com/v1 MSJob"),
+    ("mindspore.gitee.com/v1", "MSjob", "2:7", "mindspore.gitee.com/v1 MSJob"),
+    ("mindspore.gitee.com/v1", "MSJobs", "2:7", "mindspore.gitee.com/v1 MSJob"),
+    ("mindspore.gitee.cn/v1", "MSJob", "1:13", "mindspore.gitee.com/v1 MSJob"),
+    ("kubeflow.org/v2", "MSJob", "1:13", "kubeflow.org/v1 MSJob"),
+    ("kubeflow.org/v1", "MxJob", "2:7", "kubeflow.org/v1 MXJob"),
+    ("kubeflow.org/v1beta2", "MXJob", "1:13", "kubeflow.org/v1 MXJob"),
+    ("mlkube.io/v1beta1", "MXJob", "2:7", "mlkube.io/v1beta1 MxJob"),
+    ("mlkube.io/v1", "MxJob", "1:13", "mlkube.io/v1beta1 MxJob"),
+    ("kubeflow.org/v1", "Caffe2Job", "1:13", "kubeflow.org/v1alpha1 Caffe2Job"),
+    ("kubeflow.org/v1alpha1", "caffe2job", "2:7", "kubeflow.org/v1alpha1 Caffe2Job"),
+    ("mindxdl.gitee.com/v2", "AscendJob", "1:13", "mindxdl.gitee.com/v1 AscendJob"),
+    ("mindxdl.gitee.com/v1", "Ascendjob", "2:7", "mindxdl.gitee.com/v1 AscendJob"),
+]
+
+
+@pytest.mark.parametrize("api, kind, where, meant", NEAR_MISSES, ids=lambda v: str(v))
+@pytest.mark.parametrize("command", ["render", "validate"])
+def test_near_miss_of_a_compiled_kind_is_an_error(command: str, api: str, kind: str, where: str, meant: str) -> None:
+    run = msgen(command, "-", input=JOB.format(api=api, kind=kind))
+    assert run.exit_code == 1, run.stderr
+    assert run.stdout == ""
+    assert f"<stdin>:{where}: error:" in run.stderr
+    assert f"{api} {kind} is not a kind msgen compiles (did you mean {meant}?)" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    "api, kind",
+    [
+        ("kubeflow.org/v1", "TFJob"),
+        ("kubeflow.org/v1", "PyTorchJob"),
+        ("kubeflow.org/v2beta1", "MPIJob"),
+        ("example.com/v1", "MSJob"),
+        ("batch/v1", "Job"),
+        ("apps/v1", "Deployment"),
+    ],
+)
+def test_unrelated_kinds_still_pass_through(api: str, kind: str) -> None:
+    run = msgen("render", "-", input=JOB.format(api=api, kind=kind))
+    assert run.exit_code == 0, run.stderr
+    assert run.objects() == [{"apiVersion": api, "kind": kind, "metadata": {"name": "x"}, "spec": {}}]
+    assert "error" not in run.stderr
