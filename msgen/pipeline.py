@@ -203,7 +203,7 @@ def decorate(plan: Plan, objects: list[dict[str, Any]], options: Options) -> lis
         metadata["labels"] = {**(metadata.get("labels") or {}), **labels.object_labels(plan)}
         if plan.namespace:
             metadata["namespace"] = plan.namespace
-        if obj["kind"] not in _KIND_RANK:  # workloads: what the reconciler reads policies from
+        if obj["kind"] not in KIND_RANK:  # workloads: what the reconciler reads policies from
             annotations = metadata.get("annotations") or {}
             metadata["annotations"] = {**annotations, run_policy.ANNOTATION: policy}
         if options.argocd_sync_waves:
