@@ -202,15 +202,17 @@ def test_caffe2_shard_env(target: str) -> None:
         assert env["NUM_SHARDS"] == "2"
         assert env["REDIS_HOST"] == "redis-service"
         assert env["REDIS_PORT"] == "6379"
-        assert "NFS_PATH" not in env
+        assert env["NFS_PATH"] == "", "caffe2-operator set all three, empty when unused"
         assert json.loads(env["CAFFE2_CONFIG"]) == {
             "cluster": {"worker": [f"{h}:2222" for h in hosts]},
             "task": {"type": "worker", "index": pod["index"]},
         }
         run_ids.add(env["RUN_ID"])
-    # One value for every shard of a run; from the Job's UID where there is a Job.
-    # One value for every shard of a run; from the Job's UID where there is one Job.
-    assert run_ids == ({RUN_UID} if target == "indexed-job" else {"example-job"})
+    # One value for every shard of a run: the UID of the run's workload where there is one.
+    assert run_ids == {
+        "indexed-job": {RUN_UID},
+        "jobset": {"<metadata.labels['jobset.sigs.k8s.io/jobset-uid']>"},
+    }.get(target, {"example-job"})
 
 
 def test_caffe2_says_when_run_id_cannot_change_between_runs() -> None:
@@ -229,7 +231,7 @@ def test_caffe2_nfs_backend() -> None:
     assert run.exit_code == 0, run.stderr
     env = pods(run.objects())[0]["env"]["caffe2"]
     assert env["NFS_PATH"] == "/mnt/rendezvous"
-    assert "REDIS_HOST" not in env
+    assert (env["REDIS_HOST"], env["REDIS_PORT"]) == ("", "0"), "unused, as caffe2-operator set them"
 
 
 # --- kubeflow.org/v1 MSJob (2020) ------------------------------------------------------------

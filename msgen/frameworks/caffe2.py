@@ -1,25 +1,34 @@
 """Caffe2's shard environment, as caffe2-operator gave it (contracts §6).
 
-On every container: `SHARD_ID` (the pod's index), `NUM_SHARDS` (replicas), `RUN_ID`,
-`CAFFE2_CONFIG` (`{"cluster":{"worker":["<host>:<port>",...]},"task":{"type":"worker",
-"index":<i>}}`), then `REDIS_HOST` and `REDIS_PORT` (redis backend) or `NFS_PATH` (nfs).
+On every container, in the operator's order (`controller_pod.go` `createNewPod`):
+`REDIS_HOST`, `REDIS_PORT`, `NFS_PATH` (always all three, from `backendSpecs`), `SHARD_ID`
+(the pod's index), `NUM_SHARDS` (replicas), `RUN_ID`, `CAFFE2_CONFIG`
+(`{"cluster":{"worker":["<host>:2222",...]},"task":{"type":"worker","index":<i>}}`).
 
 Caffe2 has no parameter server: shards meet through Redis keys or files under `NFS_PATH`,
 scoped by `RUN_ID`. caffe2-operator used a fresh timestamp per run. msgen's output must not
-change from render to render, so `RUN_ID` is derived at run time from the identity of the
-workload object the target creates (the Job's UID: one value for every shard of one run, a
-new value when the Job is created again). A target without such an object (`pod`) gets the
-job name, and the README says to clear the rendezvous between runs.
+change from render to render, so `RUN_ID` is read at run time from the identity of the
+workload object the target creates (`Naming.run_identity`: the Job's, JobSet's or Volcano
+Job's UID; one value for every shard of one run, a new value when the object is created
+again). A target without such an object (`pod`, `statefulset`) gets the job name, with a
+warning to clear the rendezvous between runs.
+
+The shards reach each other by host name, so no Service needs a port and none is added to the
+container: `CAFFE2_CONFIG` names the operator's port 2222 (or the container's own port called
+`caffe2job-port`, where one is declared).
 """
 
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic, Severity
 from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
-from ..plan import Options, Plan, PodSlot
+from ..plan import Options, Plan, PodSlot, Role
 from ..targets.addressing import Addressing, Endpoint
 from .jsonenv import INDEX, with_index
-from .ports import check_listed_replicas, every_replica_by_name, main_port
+from .ports import check_listed_replicas
+
+#: The port caffe2-operator wrote into `CAFFE2_CONFIG` (`api.Caffe2Port`); it added none.
+DEFAULT_PORT = 2222
 
 #: Keys of `Plan.framework_settings`, set by the Caffe2Job kind from `spec.backendSpecs`.
 REDIS_HOST = "REDIS_HOST"
@@ -32,8 +41,23 @@ def needs_pod_index(plan: Plan) -> bool:
     return True
 
 def endpoints(plan: Plan) -> list[Endpoint]:
-    """Every shard is addressed by name (`CAFFE2_CONFIG` lists them all)."""
-    return every_replica_by_name(plan)
+    """Every shard is addressed by name (`CAFFE2_CONFIG` lists them all), so the job's only
+    Service is the headless one, which needs no port."""
+    return [
+        Endpoint(role, index, (), by_name=True)
+        for role in plan.roles
+        for index in range(role.replicas)
+    ]
+
+
+def config_port(plan: Plan, role: Role) -> int:
+    """The port `CAFFE2_CONFIG` lists: the container's own `caffe2job-port`, else 2222."""
+    for container in role.containers():
+        if container["name"] == plan.main_container:
+            for port in container.get("ports") or []:
+                if port.get("name") == plan.port_name:
+                    return int(port["containerPort"])
+    return DEFAULT_PORT
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
@@ -56,7 +80,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
 def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
     role = slot.role
     index, requires = addressing.index_text(slot)
-    port = main_port(plan, role)
+    port = config_port(plan, role)
     hosts = [f"{addressing.replica_host(role, k)}:{port}" for k in range(role.replicas)]
     config = with_index(
         {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": INDEX}}, index
@@ -65,12 +89,13 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
     shard = addressing.index(slot)
     assert shard is not None, "the pipeline refuses targets that cannot give the index"
     env: list[tuple[str, str, EnvValue]] = [
+        (ALL_CONTAINERS, name, literal(plan.framework_settings.get(name, "")))
+        for name in (REDIS_HOST, REDIS_PORT, NFS_PATH)
+    ]
+    env += [
         (ALL_CONTAINERS, "SHARD_ID", shard),
         (ALL_CONTAINERS, "NUM_SHARDS", literal(role.replicas)),
         (ALL_CONTAINERS, "RUN_ID", run_id),
         (ALL_CONTAINERS, "CAFFE2_CONFIG", EnvValue(value=config, requires=requires)),
     ]
-    for name in (REDIS_HOST, REDIS_PORT, NFS_PATH):
-        if name in plan.framework_settings:
-            env.append((ALL_CONTAINERS, name, literal(plan.framework_settings[name])))
     return Patch(contributor="Caffe2", env=tuple(env))

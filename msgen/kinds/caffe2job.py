@@ -2,8 +2,15 @@
 
 One replica set of workers (`spec.replicaSpecs`, no parameter server) meeting through a Redis
 server or an NFS directory (`spec.backendSpecs`). Every replica has a container named
-`caffe2` with an image, which gets port `caffe2job-port` 2222 unless it names one itself.
-The job ends with its chief, worker 0 (`spec.terminationPolicy.chief`).
+`caffe2` with an image. No port is added to it: caffe2-operator added none (its port
+defaulting is commented out), and the example jobs run on the host network, where a container
+port becomes a host port and lets one shard only onto each node.
+
+The backend's fields become the shards' env whatever `backendType` says, as the operator
+passed them on; without `backendSpecs` the operator chose redis for more than one replica,
+with no host. The job succeeds when every shard has and fails when any fails
+(`status.go` `updateStatus`): `spec.terminationPolicy` is accepted and, as by the operator,
+not read.
 """
 
 from __future__ import annotations
@@ -18,15 +25,15 @@ from ..frameworks import caffe2
 from ..plan import Options, Plan, Role, RunPolicy
 from ..source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
-from .shared import ensure_port, job_name, main_container
+from .shared import job_name, main_container
 from .validation import validate_model
 
 API_VERSION = "kubeflow.org/v1alpha1"
 KIND_NAME = "Caffe2Job"
 MAIN_CONTAINER = "caffe2"
+#: A port of this name on container `caffe2`, where the user declares one, is the port
+#: `CAFFE2_CONFIG` lists; otherwise it lists the operator's constant 2222.
 PORT_NAME = "caffe2job-port"
-DEFAULT_PORT = 2222
-DEFAULT_REDIS_PORT = 6379
 
 
 class BackendSpec(_Model):
@@ -81,12 +88,10 @@ class Caffe2JobKind:
         settings = _backend(job, document, out)
         path: Path = ("spec", "replicaSpecs")
         template = copy.deepcopy(document.data["spec"]["replicaSpecs"]["template"])
-        main = main_container(
+        main_container(
             template, document, path, "the Caffe2Job", MAIN_CONTAINER, out, only_one_is_main=False
         )
-        if main is not None:
-            ensure_port(main, PORT_NAME, DEFAULT_PORT)
-        _check_chief(job, document, out)
+        _check_termination_policy(job, document, out)
         if name is None or any(d.is_error for d in out):
             return None, out
         spec = job.spec.replicaSpecs
@@ -109,7 +114,8 @@ class Caffe2JobKind:
             port_name=PORT_NAME,
             roles=(role,),
             run_policy=RunPolicy(clean_pod_policy="None"),
-            success_policy="",
+            # caffe2-operator: Succeeded once every shard has; Failed once any has.
+            success_policy="AllWorkers",
             enable_dynamic_worker=False,
             document=document,
             framework_settings=settings,
@@ -118,10 +124,35 @@ class Caffe2JobKind:
 
 
 def _backend(job: Caffe2Job, document: Document, out: list[Diagnostic]) -> dict[str, str]:
+    """`REDIS_HOST`, `REDIS_PORT`, `NFS_PATH` as caffe2-operator set them (`createNewPod`):
+    always all three, straight from `backendSpecs` (empty, and `"0"` for the port, when
+    unset), whatever the backend type."""
     backend = job.spec.backendSpecs
     path: Path = ("spec", "backendSpecs")
+    settings = {
+        caffe2.REDIS_HOST: (backend.redisHost if backend else None) or "",
+        caffe2.REDIS_PORT: str((backend.redisPort if backend else None) or 0),
+        caffe2.NFS_PATH: (backend.nfsPath if backend else None) or "",
+    }
+    replicas = job.spec.replicaSpecs.replicas or 1
     if backend is None or backend.backendType == "none":
-        return {}
+        if replicas > 1:
+            what = (
+                "no backendSpecs: caffe2-operator chose backendType redis, with no host"
+                if backend is None
+                else "backendType none"
+            )
+            out.append(
+                document.diagnostic(
+                    path if backend is not None else ("spec",),
+                    f"{what}, for {replicas} shards: REDIS_HOST and NFS_PATH are empty and "
+                    'REDIS_PORT is "0", so the shards have nowhere to meet unless the command '
+                    "names a rendezvous itself; accepted: backendType redis with redisHost, "
+                    "or nfs with nfsPath",
+                    severity=Severity.WARNING,
+                )
+            )
+        return settings
     if backend.backendType == "redis":
         if not backend.redisHost:
             out.append(
@@ -129,43 +160,39 @@ def _backend(job: Caffe2Job, document: Document, out: list[Diagnostic]) -> dict[
                     path, "backendType redis needs redisHost; accepted: the Redis server's host"
                 )
             )
-            return {}
-        return {
-            caffe2.REDIS_HOST: backend.redisHost,
-            caffe2.REDIS_PORT: str(backend.redisPort or DEFAULT_REDIS_PORT),
-        }
+        elif backend.redisPort is None:
+            out.append(
+                document.diagnostic(
+                    path,
+                    'backendType redis without redisPort: REDIS_PORT is "0", as caffe2-operator '
+                    "set it, which no Redis server listens on; accepted: redisPort, the "
+                    "server's port (Redis's own default is 6379)",
+                    severity=Severity.WARNING,
+                )
+            )
+        return settings
     if not backend.nfsPath:
         out.append(
             document.diagnostic(
                 path, "backendType nfs needs nfsPath; accepted: a directory every worker mounts"
             )
         )
-        return {}
-    return {caffe2.NFS_PATH: backend.nfsPath}
+    return settings
 
 
-def _check_chief(job: Caffe2Job, document: Document, out: list[Diagnostic]) -> None:
-    policy = job.spec.terminationPolicy
-    chief = policy.chief if policy is not None else None
-    if chief is None:
+def _check_termination_policy(job: Caffe2Job, document: Document, out: list[Diagnostic]) -> None:
+    """caffe2-operator defaulted `terminationPolicy.chief` to worker 0 and never read it: the
+    job ends when every shard has. msgen does the same, and says so where one is written."""
+    if job.spec.terminationPolicy is None:
         return
-    path: Path = ("spec", "terminationPolicy", "chief")
-    if chief.replicaName not in (None, "worker", "Worker", "WORKER"):
-        out.append(
-            document.diagnostic(
-                path + ("replicaName",),
-                f"chief replicaName {chief.replicaName!r} names no replica; accepted: worker",
-            )
+    out.append(
+        document.diagnostic(
+            ("spec", "terminationPolicy"),
+            "terminationPolicy is not used, as caffe2-operator did not use it: the job "
+            "succeeds when every shard has succeeded and fails when any shard fails",
+            severity=Severity.WARNING,
         )
-    if chief.replicaIndex not in (None, 0):
-        out.append(
-            document.diagnostic(
-                path + ("replicaIndex",),
-                f"chief replicaIndex {chief.replicaIndex} is not expressed: the job ends with "
-                "worker 0, as it does by default",
-                severity=Severity.WARNING,
-            )
-        )
+    )
 
 
 KIND = Caffe2JobKind()
