@@ -6,7 +6,8 @@ controller sees the whole training job: it starts the roles in order (the schedu
 declares success when the Worker Job succeeds, fails the job when any role fails, and deletes
 every running pod when it ends (`cleanPodPolicy: Running`). With DNS host names on, pod
 `i` of role `rt` is `<job>-<rt>-0-<i>.<job>`; the JobSet controller creates the headless
-Service `<job>` itself.
+Service `<job>` itself. Since JobSet 0.9 it labels every pod with its JobSet's UID
+(`jobset.sigs.k8s.io/jobset-uid`, `labelAndAnnotateObject`): the identity of one run.
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..diagnostics import Diagnostic
+from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
 from . import scheduling
 from .addressing import Addressing, Naming
 from .common import finish_pod, role_slots, shared_objects
 from .indexed_job import completion_index_naming, job_restart_policy, job_spec
+
+#: Put on every pod by the JobSet controller since JobSet 0.9: one value per run of the JobSet.
+JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
 
 
 class JobSetTarget:
@@ -33,6 +38,7 @@ class JobSetTarget:
             lambda role, index: f"{self.job_name(plan, role)}-{index}",
             controller_sets_subdomain=True,
             controller_creates_headless_service=True,
+            run_identity=field_ref(f"metadata.labels['{JOBSET_UID_LABEL}']"),
         )
 
     @staticmethod

@@ -10,7 +10,9 @@ controller puts on every pod since Volcano 1.9 (`createJobPod`), read through th
 API into `MSGEN_TASK_INDEX`, defined before any value that uses it. (The `env` plugin's
 `VC_TASK_INDEX` is appended after the pod's own env, where `$(...)` cannot use it; it is still
 enabled for scripts that read it.) Volcano 1.9 is therefore the oldest Volcano this target
-supports: on older Volcano the label is missing and the index reads as empty.
+supports: on older Volcano the label is missing and the index reads as empty. The job
+controller also annotates every pod `scheduling.k8s.io/group-name: <job>-<job UID>` (its
+PodGroup's name, since Volcano 1.6): the identity of one run of the job.
 
 Policies map onto Volcano's events and actions, per task:
 
@@ -39,6 +41,8 @@ from .scheduling import warn
 TASK_INDEX_LABEL = "volcano.sh/task-index"
 #: Defined first in each container, so later values can use `$(MSGEN_TASK_INDEX)`.
 TASK_INDEX_VARIABLE = "MSGEN_TASK_INDEX"
+#: `<job>-<job UID>` on every pod, set by Volcano's job controller: one value per run.
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 
 
 class VolcanoTarget:
@@ -54,6 +58,7 @@ class VolcanoTarget:
             dynamic_pod_name=field_ref("metadata.name"),
             controller_sets_subdomain=True,
             controller_creates_headless_service=True,
+            run_identity=field_ref(f"metadata.annotations['{GROUP_NAME_ANNOTATION}']"),
         )
 
     def slots(self, plan: Plan) -> list[PodSlot]:
