@@ -234,6 +234,45 @@ def test_caffe2_nfs_backend() -> None:
     assert (env["REDIS_HOST"], env["REDIS_PORT"]) == ("", "0"), "unused, as caffe2-operator set them"
 
 
+def _caffe2(old: str, new: str, *args: str) -> tuple[dict[str, Any], str]:
+    text = (SAMPLES / "caffe2" / "resnet50-redis.yaml").read_text()
+    assert old in text
+    run = msgen("render", "-", *args, input=text.replace(old, new))
+    assert run.exit_code == 0, run.stderr
+    return pods(run.objects())[0]["env"]["caffe2"], run.stderr
+
+
+def test_caffe2_without_backend_gets_the_operators_empty_redis_default() -> None:
+    backend = "  backendSpecs:\n      backendType: redis\n      redisHost: redis-service\n      redisPort: 6379\n"
+    env, err = _caffe2(backend, "")
+    assert (env["REDIS_HOST"], env["REDIS_PORT"], env["NFS_PATH"]) == ("", "0", "")
+    assert "warning: spec: no backendSpecs: caffe2-operator chose backendType redis, with no host, for 2 shards" in err
+    # One shard needs no rendezvous: the operator chose backendType none, and so no warning.
+    env, err = _caffe2(backend + "  replicaSpecs:\n      replicas: 2", "  replicaSpecs:\n      replicas: 1")
+    assert (env["REDIS_HOST"], env["REDIS_PORT"], env["NFS_PATH"]) == ("", "0", "") and "warning" not in err
+    _, err = _caffe2("backendType: redis\n      redisHost: redis-service\n      redisPort: 6379", "backendType: none")
+    assert "warning: spec.backendSpecs: backendType none, for 2 shards" in err
+
+
+def test_caffe2_redis_port_is_the_operators_zero_when_unset() -> None:
+    env, err = _caffe2("      redisPort: 6379\n", "")
+    assert env["REDIS_PORT"] == "0"
+    assert 'warning: spec.backendSpecs: backendType redis without redisPort: REDIS_PORT is "0"' in err
+
+
+def test_caffe2_termination_policy_is_accepted_and_not_used() -> None:
+    policy = "  terminationPolicy:\n    chief:\n      replicaName: worker\n      replicaIndex: 1\n  replicaSpecs:"
+    _, err = _caffe2("  replicaSpecs:", policy)
+    assert "warning: spec.terminationPolicy: terminationPolicy is not used, as caffe2-operator did not use it" in err
+
+
+def test_caffe2_config_keeps_a_declared_port_and_adds_none() -> None:
+    env, _ = _caffe2("            name: caffe2\n", "            name: caffe2\n            ports:\n            - {name: caffe2job-port, containerPort: 3333}\n")
+    assert json.loads(env["CAFFE2_CONFIG"])["cluster"]["worker"][0].endswith(":3333")
+    objects = render(str(SAMPLES / "caffe2" / "resnet50-redis.yaml"))
+    assert all("ports" not in c for o in objects if o["kind"] == "Job" for c in o["spec"]["template"]["spec"]["containers"])
+
+
 # --- kubeflow.org/v1 MSJob (2020) ------------------------------------------------------------
 
 
