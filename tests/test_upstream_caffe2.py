@@ -205,7 +205,8 @@ def test_the_job_succeeds_when_every_shard_has(path: Path, target: str) -> None:
         assert "failurePolicy" not in spec, "the JobSet fails with its Job and is not restarted"
     elif target == "volcano":
         (task,) = spec["tasks"]
-        # No CompleteJob on TaskCompleted: a Volcano Job completes once all its pods have.
+        # No CompleteJob on TaskCompleted: a Volcano Job completes once all its pods have ended
+        # with minAvailable of them succeeded (state/running.go), here every shard.
         assert {"event": "PodFailed", "action": "TerminateJob"} in task["policies"]
         assert all(p["action"] != "CompleteJob" for p in task["policies"])
         assert spec["minAvailable"] == task["replicas"] == replicas
