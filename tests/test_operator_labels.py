@@ -21,6 +21,7 @@ KUBEFLOW_COMMON = {
     "mxnet/mxjob-gpu-workers.yaml": ("kubeflow.org", "mxjob-controller", {"server"}),
 }
 OLDER = ["mxnet/mx-job-dist.yaml", "caffe2/resnet50-redis.yaml", "mindspore-legacy/msjob-mnist-dist.yaml"]
+CAFFE2 = "caffe2/resnet50-redis.yaml"
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -60,6 +61,37 @@ def test_older_kinds_get_msgens_labels_only(sample: str) -> None:
     for _, template, _ in pod_templates(run.objects()):
         labels = template["metadata"]["labels"]
         assert not {"job-name", "replica-type", "group-name", "training.kubeflow.org/operator-name"} & set(labels)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_caffe2_operators_own_labels(target: str) -> None:
+    """caffe2-operator's `genLabels` plus its replica labels (pkg/controller), no runtime_id."""
+    run = msgen("render", str(SAMPLES / CAFFE2), "--target", target, "-n", "training")
+    assert run.exit_code == 0, run.stderr
+    templates = pod_templates(run.objects())
+    assert templates
+    indexes = []
+    for _, template, _ in templates:
+        labels = template["metadata"]["labels"]
+        job = labels["training.kubeflow.org/job-name"]
+        assert labels["group_name"] == "kubeflow.org"
+        assert labels["caffe2_replica_type"] == "worker"
+        assert labels["caffe2_job_key"] == f"training-{job}"
+        assert "runtime_id" not in labels
+        # an index as a label value only where this template is one pod's
+        assert ("caffe2_replica_index" in labels) == ("training.kubeflow.org/replica-index" in labels)
+        indexes.append(labels.get("caffe2_replica_index"))
+    if target == "pod":
+        assert sorted(indexes) == [str(i) for i in range(len(templates))]
+
+
+def test_caffe2_job_key_needs_a_namespace() -> None:
+    run = msgen("render", str(SAMPLES / CAFFE2), "--target", "pod")
+    assert run.exit_code == 0, run.stderr
+    for _, template, _ in pod_templates(run.objects()):
+        labels = template["metadata"]["labels"]
+        assert "caffe2_replica_type" in labels
+        assert ("caffe2_job_key" in labels) == (template["metadata"].get("namespace") is not None)
 
 
 SPREAD = """\

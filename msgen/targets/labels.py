@@ -93,8 +93,35 @@ def pod_metadata(plan: Plan, slot: PodSlot) -> tuple[dict[str, Any], list[Diagno
     return metadata, diagnostics
 
 
+#: caffe2-operator's own pod labels (it predates kubeflow/common): `genLabels` and the
+#: replica labels in pkg/controller, with the API group it registered.
+CAFFE2_KIND = ("kubeflow.org/v1alpha1", "Caffe2Job")
+CAFFE2_GROUP_NAME = "group_name"
+CAFFE2_JOB_KEY = "caffe2_job_key"
+CAFFE2_REPLICA_TYPE = "caffe2_replica_type"
+CAFFE2_REPLICA_INDEX = "caffe2_replica_index"
+
+
+def caffe2_pod_labels(plan: Plan, slot: PodSlot) -> dict[str, str]:
+    """caffe2-operator's labels, as far as they are known at render time.
+
+    `caffe2_job_key` is `<namespace>-<job>`, so it is written only when the job names its
+    namespace (or one is given on the command line); `runtime_id` was the operator's
+    creation timestamp and has no render-time value, so it is left out. The operator's only
+    replica type was the lower-case `worker`.
+    """
+    out = {CAFFE2_GROUP_NAME: "kubeflow.org", CAFFE2_REPLICA_TYPE: "worker"}
+    if plan.namespace:
+        out[CAFFE2_JOB_KEY] = f"{plan.namespace}-{plan.name}"
+    if slot.index is not None:
+        out[CAFFE2_REPLICA_INDEX] = str(slot.index)
+    return out
+
+
 def operator_pod_labels(plan: Plan, slot: PodSlot) -> dict[str, str]:
     """The labels the job's operator put on this pod (none for kinds it did not label)."""
+    if (plan.api_version, plan.kind) == CAFFE2_KIND:
+        return caffe2_pod_labels(plan, slot)
     operator = OPERATORS.get((plan.api_version, plan.kind))
     if operator is None:
         return {}
