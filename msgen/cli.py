@@ -157,7 +157,7 @@ def main() -> None:
     Examples:
       msgen render samples/mindspore/widedeep-gpu-dataparallel.yaml > out.yaml
       msgen validate samples/
-      msgen schema MSJob
+      msgen schema AscendJob
     """
 
 
