@@ -14,7 +14,7 @@ import copy
 import dataclasses
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
 from ..plan import Options, Plan, Role, RunPolicy
