@@ -7,7 +7,6 @@ nothing, so a generator host never sees a partial stream.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable
@@ -253,6 +252,8 @@ def schema(kind: str, list_kinds: bool) -> None:
       msgen schema > msjob.schema.json
       msgen schema --list
     """
+    import json
+
     from . import kinds
     from .schemas import schema_for
 

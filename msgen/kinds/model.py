@@ -23,6 +23,7 @@ fully handled by the checker.
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 import typing
@@ -126,8 +127,15 @@ def _resolve(cls: type, annotation: Any, *, for_pydantic: bool) -> Any:
     if not isinstance(annotation, str):
         return _swap(annotation) if for_pydantic else annotation
     module_globals = vars(sys.modules[cls.__module__])
-    local = _Declared(module_globals) if for_pydantic else None
-    return eval(annotation, module_globals, local)  # noqa: S307 - the module's own annotation
+    if for_pydantic:
+        return eval(annotation, module_globals, _Declared(module_globals))  # noqa: S307
+    return _evaluated(cls.__module__, annotation)
+
+
+@functools.lru_cache(maxsize=None)
+def _evaluated(module: str, annotation: str) -> Any:
+    """A module's annotation text as an object; cached, as most (`str | None`) recur often."""
+    return eval(annotation, vars(sys.modules[module]))  # noqa: S307 - the module's own text
 
 
 def _swap(annotation: Any) -> Any:

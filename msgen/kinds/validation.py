@@ -8,7 +8,6 @@ it first, so pydantic is imported only to explain a mistake.
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..diagnostics import Diagnostic
@@ -74,6 +73,8 @@ def _diagnostic(model: type[BaseModel], document: Document, err: Any) -> Diagnos
     kind = err["type"]
     value = err.get("input")
     if kind == "extra_forbidden":
+        import difflib
+
         fields = sorted(_fields_at(model, document.data, path[:-1]))
         close = difflib.get_close_matches(str(path[-1]), fields, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -1,0 +1,102 @@
+"""Which modules a render imports: start-up is most of a render's cost, so heavy ones stay out.
+
+Argo CD and kustomize start msgen afresh on every refresh and build. pydantic (only to explain
+invalid input), ruamel.yaml (`msgen convert`), jsonschema and kubernetes-validate (tests), the
+reconciler's Kubernetes client and the standard library's slower helpers must not load when
+valid input is rendered. Each check runs msgen in a fresh interpreter and lists `sys.modules`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, SAMPLES, sample_files
+
+TYPICAL = SAMPLES / "mindspore" / "widedeep-gpu-dataparallel.yaml"
+
+#: Top-level modules a valid render must not import, and why they would be there.
+NOT_ON_THE_RENDER_PATH = {
+    "pydantic": "explains invalid input only",
+    "pydantic_core": "explains invalid input only",
+    "annotated_types": "pydantic's",
+    "ruamel": "msgen convert only",
+    "jsonschema": "tests only",
+    "kubernetes_validate": "tests only",
+    "lightkube": "the reconciler's client",
+    "httpx": "the reconciler's client",
+    "difflib": "did-you-mean hints, for mistakes only",
+    "tempfile": "importlib.resources and others pull it in",
+    "shutil": "importlib.resources and others pull it in",
+}
+
+_WRAPPER = """
+import io, json, sys
+entry, out = sys.argv[1], sys.argv[2]
+sys.argv = [entry, *sys.argv[3:]]
+module, _, function = {"msgen": "msgen.cli:run", "msgen-krm": "msgen.krm:main"}[entry].partition(":")
+try:
+    getattr(__import__(module, fromlist=[function]), function)()
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+with open(out, "w") as stream:
+    json.dump({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}, stream)
+"""
+
+
+def imported(tmp_path: Path, entry: str, *args: str, stdin: bytes = b"") -> tuple[object, set[str]]:
+    """The exit code and the top-level modules loaded by one `entry ARGS` process."""
+    out = tmp_path / "modules.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MSGEN_")}
+    subprocess.run(
+        [sys.executable, "-c", _WRAPPER, entry, str(out), *args],
+        input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env,
+        check=False,
+    )
+    found = json.loads(out.read_text())
+    return found["code"], set(found["modules"])
+
+
+def _unwanted(modules: set[str]) -> dict[str, str]:
+    return {name: why for name, why in NOT_ON_THE_RENDER_PATH.items() if name in modules}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("render", str(TYPICAL)), ("render", "--target", "pod", str(TYPICAL)),
+     ("render", "--target", "volcano", str(TYPICAL)),
+     *[("render", str(path)) for path in sample_files() if path != TYPICAL]],
+    ids=lambda args: " ".join(Path(a).name for a in args[1:]),
+)
+def test_a_valid_render_imports_nothing_heavy(tmp_path: Path, args: tuple[str, ...]) -> None:
+    code, modules = imported(tmp_path, "msgen", *args)
+    assert code in (0, None)
+    assert "msgen" in modules and "yaml" in modules  # the wrapper did see the render's imports
+    assert _unwanted(modules) == {}
+
+
+def test_the_krm_function_imports_nothing_heavy(tmp_path: Path) -> None:
+    job = TYPICAL.read_text().replace("\n", "\n    ")
+    resource_list = (
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+        f"functionConfig:\n    {job}\n"
+    )
+    code, modules = imported(tmp_path, "msgen-krm", stdin=resource_list.encode())
+    assert code in (0, None)
+    assert _unwanted(modules) == {}
+
+
+def test_an_invalid_input_does_load_pydantic_to_explain_it(tmp_path: Path) -> None:
+    # The other side of the bargain, and proof that the wrapper sees lazily imported modules.
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(TYPICAL.read_text().replace("msReplicaSpecs:", "msReplicaSpecs:\n    Wroker: {}", 1))
+    code, modules = imported(tmp_path, "msgen", "render", str(bad))
+    assert code == 1
+    assert "pydantic" in modules
