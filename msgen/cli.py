@@ -143,7 +143,41 @@ def _options(kwargs: dict[str, Any]) -> Options:
     )
 
 
-@click.group(context_settings=_CONTEXT)
+#: Commands written in other modules, by name: the module whose `register(main)` adds them.
+#: They load when named (or listed, by --help), so a render does not build their options.
+ELSEWHERE = {
+    "install-kustomize-plugin": "msgen.plugin_commands",
+    "kustomize-plugin": "msgen.plugin_commands",
+    "argocd-generate": "msgen.plugin_commands",
+    "argocd-discover": "msgen.plugin_commands",
+    "apply": "msgen.reconcile.commands",
+    "diff": "msgen.reconcile.commands",
+    "status": "msgen.reconcile.commands",
+    "delete": "msgen.reconcile.commands",
+    "controller": "msgen.reconcile.commands",
+}
+
+
+class _Commands(click.Group):
+    """msgen's group: the plug-in hosts' and the reconciler's commands load on first use."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in ELSEWHERE:
+            self._load(ELSEWHERE[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        for module in dict.fromkeys(ELSEWHERE.values()):
+            self._load(module)
+        return super().list_commands(ctx)
+
+    def _load(self, module: str) -> None:
+        import importlib
+
+        importlib.import_module(module).register(self)
+
+
+@click.group(cls=_Commands, context_settings=_CONTEXT)
 @click.version_option(__version__, "--version", prog_name="msgen")
 def main() -> None:
     """Compile MindSpore training jobs into plain Kubernetes YAML.
@@ -360,11 +394,3 @@ def run() -> None:
         )
         raise SystemExit(EXIT_INTERNAL) from None
 
-
-# The plug-in hosts' commands (kustomize, Argo CD) and the reconciler's live in their own
-# modules; the reconciler imports the Kubernetes client only when one of its commands runs.
-from .plugin_commands import register as _register_plugins  # noqa: E402
-from .reconcile.commands import register as _register_reconciler  # noqa: E402
-
-_register_plugins(main)
-_register_reconciler(main)

@@ -100,3 +100,30 @@ def test_an_invalid_input_does_load_pydantic_to_explain_it(tmp_path: Path) -> No
     code, modules = imported(tmp_path, "msgen", "render", str(bad))
     assert code == 1
     assert "pydantic" in modules
+
+
+def test_commands_loaded_on_first_use_are_the_ones_their_modules_register() -> None:
+    # `msgen.cli.ELSEWHERE` names the commands other modules add, so that a render does not
+    # import them; a command added there but not named here would be missing from `msgen`.
+    import importlib
+
+    import click
+
+    from msgen.cli import ELSEWHERE
+
+    for module in set(ELSEWHERE.values()):
+        group = click.Group()
+        importlib.import_module(module).register(group)
+        assert sorted(group.commands) == sorted(n for n, m in ELSEWHERE.items() if m == module)
+
+
+def test_a_render_does_not_load_the_other_commands(tmp_path: Path) -> None:
+    out = tmp_path / "modules.json"
+    wrapper = _WRAPPER.replace('m.split(".")[0] for m in sys.modules', "m for m in sys.modules")
+    subprocess.run([sys.executable, "-c", wrapper, "msgen", str(out), "render", str(TYPICAL)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, check=False)
+    found = json.loads(out.read_text())
+    modules = set(found["modules"])
+    assert found["code"] in (0, None)
+    assert "msgen.cli" in modules
+    assert not {"msgen.reconcile.commands", "msgen.plugin_commands", "msgen.convert"} & modules
