@@ -39,7 +39,7 @@ _WRAPPER = """
 import io, json, sys
 entry, out = sys.argv[1], sys.argv[2]
 sys.argv = [entry, *sys.argv[3:]]
-module, _, function = {"msgen": "msgen.cli:run", "msgen-krm": "msgen.krm:main"}[entry].partition(":")
+module, _, function = {"msgen": "msgen.entry:run", "msgen-krm": "msgen.krm:main"}[entry].partition(":")
 try:
     getattr(__import__(module, fromlist=[function]), function)()
 except SystemExit as exc:
@@ -51,17 +51,20 @@ with open(out, "w") as stream:
 """
 
 
-def imported(tmp_path: Path, entry: str, *args: str, stdin: bytes = b"") -> tuple[object, set[str]]:
-    """The exit code and the top-level modules loaded by one `entry ARGS` process."""
+def imported(
+    tmp_path: Path, entry: str, *args: str, stdin: bytes = b"", top_level: bool = True
+) -> tuple[object, set[str], bytes]:
+    """The exit code, the (top-level) modules loaded and stderr of one `entry ARGS` process."""
     out = tmp_path / "modules.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MSGEN_")}
-    subprocess.run(
-        [sys.executable, "-c", _WRAPPER, entry, str(out), *args],
-        input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env,
+    wrapper = _WRAPPER if top_level else _WRAPPER.replace('m.split(".")[0] for m', "m for m")
+    done = subprocess.run(
+        [sys.executable, "-c", wrapper, entry, str(out), *args],
+        input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env,
         check=False,
     )
     found = json.loads(out.read_text())
-    return found["code"], set(found["modules"])
+    return found["code"], set(found["modules"]), done.stderr
 
 
 def _unwanted(modules: set[str]) -> dict[str, str]:
@@ -76,10 +79,12 @@ def _unwanted(modules: set[str]) -> dict[str, str]:
     ids=lambda args: " ".join(Path(a).name for a in args[1:]),
 )
 def test_a_valid_render_imports_nothing_heavy(tmp_path: Path, args: tuple[str, ...]) -> None:
-    code, modules = imported(tmp_path, "msgen", *args)
+    code, modules, stderr = imported(tmp_path, "msgen", *args)
     assert code in (0, None)
     assert "msgen" in modules and "yaml" in modules  # the wrapper did see the render's imports
     assert _unwanted(modules) == {}
+    if not stderr:  # click writes msgen's messages (warnings), so only then is it loaded
+        assert "click" not in modules
 
 
 def test_the_krm_function_imports_nothing_heavy(tmp_path: Path) -> None:
@@ -88,7 +93,7 @@ def test_the_krm_function_imports_nothing_heavy(tmp_path: Path) -> None:
         "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
         f"functionConfig:\n    {job}\n"
     )
-    code, modules = imported(tmp_path, "msgen-krm", stdin=resource_list.encode())
+    code, modules, _ = imported(tmp_path, "msgen-krm", stdin=resource_list.encode())
     assert code in (0, None)
     assert _unwanted(modules) == {}
 
@@ -97,7 +102,7 @@ def test_an_invalid_input_does_load_pydantic_to_explain_it(tmp_path: Path) -> No
     # The other side of the bargain, and proof that the wrapper sees lazily imported modules.
     bad = tmp_path / "bad.yaml"
     bad.write_text(TYPICAL.read_text().replace("msReplicaSpecs:", "msReplicaSpecs:\n    Wroker: {}", 1))
-    code, modules = imported(tmp_path, "msgen", "render", str(bad))
+    code, modules, _ = imported(tmp_path, "msgen", "render", str(bad))
     assert code == 1
     assert "pydantic" in modules
 
@@ -117,13 +122,15 @@ def test_commands_loaded_on_first_use_are_the_ones_their_modules_register() -> N
         assert sorted(group.commands) == sorted(n for n, m in ELSEWHERE.items() if m == module)
 
 
-def test_a_render_does_not_load_the_other_commands(tmp_path: Path) -> None:
-    out = tmp_path / "modules.json"
-    wrapper = _WRAPPER.replace('m.split(".")[0] for m in sys.modules', "m for m in sys.modules")
-    subprocess.run([sys.executable, "-c", wrapper, "msgen", str(out), "render", str(TYPICAL)],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, check=False)
-    found = json.loads(out.read_text())
-    modules = set(found["modules"])
-    assert found["code"] in (0, None)
+def test_a_plain_render_does_not_load_click_nor_the_commands(tmp_path: Path) -> None:
+    code, modules, stderr = imported(tmp_path, "msgen", "render", str(TYPICAL), top_level=False)
+    assert code in (0, None) and stderr == b""
+    assert "msgen.pipeline" in modules
+    assert not {"click", "msgen.cli", "msgen.reconcile.commands", "msgen.plugin_commands"} & modules
+
+
+def test_clicks_commands_do_not_load_the_other_commands(tmp_path: Path) -> None:
+    code, modules, _ = imported(tmp_path, "msgen", "validate", str(TYPICAL), top_level=False)
+    assert code in (0, None)
     assert "msgen.cli" in modules
     assert not {"msgen.reconcile.commands", "msgen.plugin_commands", "msgen.convert"} & modules
