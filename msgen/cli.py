@@ -49,20 +49,12 @@ def _kube_version(ctx: click.Context, param: click.Parameter, value: str) -> tup
         raise click.BadParameter(str(exc)) from None
 
 
-def namespace_value(value: str | None) -> str | None:
-    """A namespace (or Kueue queue) name as given; ValueError when it is not a DNS-1123 label."""
+def _namespace(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is not None:
         problem = dns1123_problem(value)
         if problem is not None:
-            raise ValueError(f"{value!r} {problem}")
+            raise click.BadParameter(f"{value!r} {problem}")
     return value
-
-
-def _namespace(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    try:
-        return namespace_value(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
 
 
 def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
