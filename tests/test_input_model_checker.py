@@ -125,3 +125,26 @@ def test_the_checker_never_accepts_what_pydantic_refuses() -> None:
 def test_the_pydantic_model_has_the_declared_fields() -> None:
     for model in _kind_models():
         assert list(pydantic_model(model).model_fields) == field_names(model)
+
+
+class _Ratio(BaseModel):
+    """A declaration with a float field: pydantic's strict float takes an int, the checker defers."""
+
+    model_config = {"extra": "forbid", "strict": True}
+    value: float
+
+
+def test_where_the_checker_defers_pydantic_decides() -> None:
+    from msgen.kinds.validation import validate_model
+    from msgen.source import Source, load_documents
+
+    for text, accepted in (("value: 1.5\n", True), ("value: 2\n", True), ("value: x\n", False)):
+        document = load_documents(Source("ratio.yaml", text))[0]
+        found, diagnostics = validate_model(_Ratio, document)
+        assert (found is not None) == accepted, text
+        if accepted:
+            assert found is not None and float(found.value) == float(text.split()[1])
+            assert diagnostics == []
+        else:
+            assert [d.message for d in diagnostics] == ["'x' is not accepted; accepted: a number"]
+    assert validate(_Ratio, {"value": 2}) is None  # deferred: pydantic accepted it above
