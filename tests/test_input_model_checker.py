@@ -17,7 +17,8 @@ import pytest
 import yaml
 
 from msgen import kinds
-from msgen.kinds.model import BaseModel, field_names, model_checker, pydantic_model, validate
+from msgen.kinds.model import BaseModel, field_names, pydantic_model
+from msgen.kinds.model_check import model_checker, validate
 
 from .conftest import sample_files
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..diagnostics import Diagnostic
 from ..source import Document, Path
 from .model import BaseModel as Declared
-from .model import pydantic_model, validate
+from .model import pydantic_model
+from .model_check import validate
 from .shared import VOLUME_SOURCES
 
 if TYPE_CHECKING:
