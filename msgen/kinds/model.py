@@ -31,7 +31,7 @@ from typing import Any, ClassVar, TypeVar
 
 M = TypeVar("M", bound="BaseModel")
 
-_REQUIRED: Any = object()
+REQUIRED: Any = object()
 
 
 class FieldSpec:
@@ -44,7 +44,7 @@ class FieldSpec:
         self.arguments = arguments
 
 
-def Field(default: Any = _REQUIRED, **arguments: Any) -> Any:  # noqa: N802 - pydantic's name
+def Field(default: Any = REQUIRED, **arguments: Any) -> Any:  # noqa: N802 - pydantic's name
     """pydantic's `Field`, recorded for both the checker and the pydantic model."""
     return FieldSpec(default, arguments)
 
@@ -86,25 +86,25 @@ def create_model(name: str, *, __base__: type[M], **fields: tuple[Any, Any]) -> 
 # --- the declaration, read ------------------------------------------------------------------
 
 
-def _own_fields(cls: type) -> dict[str, Any]:
+def own_fields(cls: type) -> dict[str, Any]:
     """The fields `cls` itself declares: name -> annotation (a string under `from __future__`)."""
     annotations: dict[str, Any] = vars(cls).get("__annotations__", {})
     return {n: a for n, a in annotations.items() if not (isinstance(a, str) and "ClassVar" in a)}
 
 
-def _declared_bases(cls: type) -> list[type[BaseModel]]:
+def declared_bases(cls: type) -> list[type[BaseModel]]:
     """`cls` and its declared bases, base first, as pydantic collects fields."""
     return [k for k in reversed(cls.__mro__) if issubclass(k, BaseModel) and k is not BaseModel]
 
 
 def field_names(cls: type[BaseModel]) -> list[str]:
     """The fields a declared model has, its bases' first (no pydantic needed)."""
-    return list(dict.fromkeys(n for k in _declared_bases(cls) for n in _own_fields(k)))
+    return list(dict.fromkeys(n for k in declared_bases(cls) for n in own_fields(k)))
 
 
-def _config(cls: type[BaseModel]) -> dict[str, Any]:
+def config_of(cls: type[BaseModel]) -> dict[str, Any]:
     config: dict[str, Any] = {}
-    for klass in _declared_bases(cls):
+    for klass in declared_bases(cls):
         config.update(vars(klass).get("model_config", {}))
     return config
 
@@ -123,7 +123,7 @@ class _Declared(dict[str, Any]):
         return value
 
 
-def _resolve(cls: type, annotation: Any, *, for_pydantic: bool) -> Any:
+def resolve(cls: type, annotation: Any, *, for_pydantic: bool) -> Any:
     if not isinstance(annotation, str):
         return _swap(annotation) if for_pydantic else annotation
     module_globals = vars(sys.modules[cls.__module__])
@@ -171,13 +171,13 @@ def pydantic_model(cls: type[BaseModel]) -> Any:
     }
     if "model_config" in own:
         namespace["model_config"] = pydantic.ConfigDict(**own["model_config"])  # type: ignore[typeddict-item]
-    for name, annotation in _own_fields(cls).items():
-        namespace["__annotations__"][name] = _resolve(cls, annotation, for_pydantic=True)
+    for name, annotation in own_fields(cls).items():
+        namespace["__annotations__"][name] = resolve(cls, annotation, for_pydantic=True)
         if name in own:
             default = own[name]
             if isinstance(default, FieldSpec):
                 arguments = dict(default.arguments)
-                if default.default is not _REQUIRED:
+                if default.default is not REQUIRED:
                     arguments["default"] = default.default
                 default = pydantic.Field(**arguments)
             namespace[name] = default

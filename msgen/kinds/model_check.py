@@ -14,7 +14,7 @@ import types
 import typing
 from typing import Any, Callable, Literal, Union
 
-from .model import _REQUIRED, BaseModel, FieldSpec, M, _config, _declared_bases, _own_fields, _resolve
+from .model import REQUIRED, BaseModel, FieldSpec, M, config_of, declared_bases, own_fields, resolve
 
 
 
@@ -50,7 +50,7 @@ def model_checker(cls: type[BaseModel]) -> _Check:
     found = _CHECKERS.get(cls)
     if found is not None:
         return found
-    config = _config(cls)
+    config = config_of(cls)
     if config.get("strict") is not True or config.get("extra", "ignore") not in ("forbid", "allow"):
         raise Unsupported(f"{cls.__name__}: the checker implements strict models only")
     forbid = config.get("extra") == "forbid"
@@ -82,8 +82,8 @@ def model_checker(cls: type[BaseModel]) -> _Check:
 
     _CHECKERS[cls] = check  # before the fields: a model may (indirectly) contain itself
     try:
-        for klass in _declared_bases(cls):
-            for name, annotation in _own_fields(klass).items():
+        for klass in declared_bases(cls):
+            for name, annotation in own_fields(klass).items():
                 fields[name] = _field(cls, klass, name, annotation)
     except Unsupported:
         del _CHECKERS[cls]
@@ -92,18 +92,18 @@ def model_checker(cls: type[BaseModel]) -> _Check:
 
 
 def _field(cls: type, klass: type, name: str, annotation: Any) -> tuple[_Check, bool, Any]:
-    default = vars(klass).get(name, _REQUIRED)  # the default written with this annotation
+    default = vars(klass).get(name, REQUIRED)  # the default written with this annotation
     arguments: dict[str, Any] = {}
     if isinstance(default, FieldSpec):
         arguments, default = default.arguments, default.default
     if set(arguments) - _NUMBER_BOUNDS - _LENGTH_BOUNDS:
         raise Unsupported(f"{cls.__name__}.{name}: Field arguments {sorted(arguments)}")
-    if default is not _REQUIRED and not isinstance(default, (type(None), str, int, float, tuple)):
+    if default is not REQUIRED and not isinstance(default, (type(None), str, int, float, tuple)):
         raise Unsupported(f"{cls.__name__}.{name}: a mutable default")
-    check = _checker(_resolve(klass, annotation, for_pydantic=False))
+    check = _checker(resolve(klass, annotation, for_pydantic=False))
     if arguments:
         check = _bounded(check, arguments)
-    return check, default is _REQUIRED, default
+    return check, default is REQUIRED, default
 
 
 def _bounded(check: _Check, bounds: dict[str, Any]) -> _Check:
