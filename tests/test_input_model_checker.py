@@ -20,7 +20,7 @@ from msgen import kinds
 from msgen.kinds.model import BaseModel, field_names, pydantic_model
 from msgen.kinds.model_check import model_checker, validate
 
-from .conftest import sample_files
+from .conftest import needs_shared, sample_files, shared_files
 
 
 def _kind_models() -> list[type[BaseModel]]:
@@ -149,3 +149,30 @@ def test_where_the_checker_defers_pydantic_decides() -> None:
         else:
             assert [d.message for d in diagnostics] == ["'x' is not accepted; accepted: a number"]
     assert validate(_Ratio, {"value": 2}) is None  # deferred: pydantic accepted it above
+
+
+@needs_shared("upstream")
+def test_the_checker_agrees_with_pydantic_on_the_operators_own_job_files() -> None:
+    from pydantic import ValidationError
+
+    checked = 0
+    for path in shared_files("upstream", "**/*.yaml"):
+        try:
+            documents = list(yaml.safe_load_all(path.read_text()))
+        except yaml.YAMLError:
+            continue
+        for data in documents:
+            job_kind = kinds.lookup(data.get("apiVersion"), data.get("kind")) if isinstance(data, dict) else None
+            if job_kind is None:
+                continue
+            checked += 1
+            model = job_kind.model()
+            fast = validate(model, data)
+            try:
+                slow = pydantic_model(model).model_validate(data)
+            except ValidationError:
+                assert fast is None, path
+                continue
+            assert fast is not None, f"the checker defers on {path}, which pydantic accepts"
+            assert _dump(fast) == _dump(slow)
+    assert checked
