@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,6 +38,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=20, help="counted runs per build (plus 1 warm-up)")
     parser.add_argument("--kustomize", help="kustomize binary (default: as render_vs_kustomize.py)")
+    parser.add_argument("--krm-only", action="store_true",
+                        help="time msgen-krm alone (and --before-krm, kubectl kustomize), not the builds")
+    parser.add_argument("--before-krm", help="another msgen-krm (an older venv's) to time in the same run")
     args = parser.parse_args()
     kustomize = [args.kustomize] if args.kustomize else default_kustomize()
     bin_dir = str(Path(sys.executable).parent)
@@ -58,20 +62,37 @@ def main() -> None:
             "stand-in": [*kustomize, "build", "--enable-alpha-plugins", "--enable-exec", str(stand_in)],
             "pre-rendered": [*kustomize, "build", str(rendered)],
         }
-        times: dict[str, list[float]] = {name: [] for name in commands}
-        times["msgen-krm alone"] = []
+        if args.krm_only:  # the yardstick: kubectl kustomize passing the same objects through
+            kubectl = shutil.which("kubectl")
+            commands = {"kubectl kustomize": [kubectl, "kustomize", str(rendered)]} if kubectl else {}
+        alone = {"msgen-krm alone": krm}
+        if args.before_krm:
+            alone["before-krm alone"] = shlex.split(args.before_krm)
+        times: dict[str, list[float]] = {name: [] for name in [*commands, *alone]}
         for run in range(args.runs + 1):
             for name, cmd in commands.items():
                 elapsed = timed(cmd, env)
                 if run:
                     times[name].append(elapsed)
-            elapsed = timed_with_input(krm, request, env)
-            if run:
-                times["msgen-krm alone"].append(elapsed)
+            for name, cmd in alone.items():
+                elapsed = timed_with_input(cmd, request, env)
+                if run:
+                    times[name].append(elapsed)
     print(f"kustomize: {kustomize_version(kustomize)}")
     print(f"runs:      {args.runs} per build, alternating; 1 warm-up each not counted")
     for name, cmd in commands.items():
         print(f"{name:13} median {1000 * statistics.median(times[name]):7.1f} ms   {' '.join(cmd)}")
+    if args.before_krm:
+        ratio = statistics.median(a / b for a, b in zip(times["msgen-krm alone"], times["before-krm alone"]))
+        print(f"before-krm alone: median {1000 * statistics.median(times['before-krm alone']):.1f} ms   "
+              f"{args.before_krm} < request.yaml; msgen-krm/before (per pair) {ratio:.2f}x")
+    if "kubectl kustomize" in times:
+        ratio = statistics.median(a / b for a, b in zip(times["msgen-krm alone"], times["kubectl kustomize"]))
+        print(f"msgen-krm alone / kubectl kustomize (per pair): {ratio:.2f}x")
+    if args.krm_only:
+        print(f"msgen-krm alone on kustomize's ResourceList: median "
+              f"{1000 * statistics.median(times['msgen-krm alone']):.1f} ms   {shlex.join(krm)} < request.yaml")
+        return
     added = [g - p for g, p in zip(times["generator"], times["pre-rendered"])]
     own = [g - s for g, s in zip(times["generator"], times["stand-in"])]
     print(f"msgen as a generator adds (median per pair): {1000 * statistics.median(added):.1f} ms per build")
