@@ -6,7 +6,9 @@ On every container of every pod (contracts §5):
   "task":{"type":<rt>,"index":<i>}}`, cluster and labels keyed by every replica type;
 - in training mode, for the ps-lite roles Scheduler, Server and Worker: `DMLC_PS_ROOT_PORT`,
   `DMLC_PS_ROOT_URI` (scheduler 0), `DMLC_NUM_SERVER`, `DMLC_NUM_WORKER`, `DMLC_ROLE`,
-  `DMLC_USE_KUBERNETES=1` (ps-lite then binds the scheduler to every interface).
+  `DMLC_USE_KUBERNETES=1` (ps-lite then binds the scheduler to every interface);
+- on Worker pods also `DMLC_WORKER_ID`, the worker's index (`addBytePSEnv`: BytePS aborts
+  without it), from the target's own addressing like the index inside `MX_CONFIG`.
 
 Host names come from the target's addressing: the stable DNS name of each replica, which is
 what the operators wrote (`<job>-<rt>-<i>`, a per-replica Service) and what ps-lite resolves.
@@ -74,4 +76,8 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
             (ALL_CONTAINERS, "DMLC_ROLE", literal(slot.role.key)),
             (ALL_CONTAINERS, "DMLC_USE_KUBERNETES", literal(1)),
         ]
+        if slot.role.replica_type == "Worker":
+            worker_id = addressing.index(slot)
+            assert worker_id is not None, "the pipeline refuses targets that cannot give the index"
+            env.append((ALL_CONTAINERS, "DMLC_WORKER_ID", worker_id))
     return Patch(contributor="MXNet", env=tuple(env))

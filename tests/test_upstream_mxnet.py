@@ -1,0 +1,103 @@
+"""mxnet-operator's own job files, unchanged, against the operators' contracts (contracts §5).
+
+Every file in `../shared/upstream/kubeflow-mxnet-operator` (`kubeflow.org/v1 MXJob`) and
+`../shared/upstream/deepinsight-mxnet-operator` (`mxnet.mlkube.io/v1beta1 MxJob`) is rendered
+for every target; each pod's env and the job's outcome are read from the rendered objects and
+compared with what the operators' code gave it: kubeflow/mxnet-operator and training-operator
+`pkg/controller.v1/mxnet` (`SetClusterSpec`/`SetPodEnv`, `addBytePSEnv`, `genLabelsSpec`,
+`UpdateJobStatus`), deepinsight/mxnet-operator `pkg/trainer` (`createDist`, `GetStatus`).
+Skipped, with the reason, where `../shared` is absent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from msgen.targets import NAMES as TARGETS
+
+from .conftest import msgen, needs_shared, shared_files
+from .test_mindspore_contract import pod_templates
+from .test_upstream_mindspore import env
+
+KUBEFLOW = shared_files("upstream/kubeflow-mxnet-operator", "*.yaml")
+DEEPINSIGHT = shared_files("upstream/deepinsight-mxnet-operator", "*.yaml")
+needs_kubeflow = needs_shared("upstream/kubeflow-mxnet-operator")
+needs_deepinsight = needs_shared("upstream/deepinsight-mxnet-operator")
+
+
+def source(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    return data
+
+
+def rendered(text_or_path: str | Path, target: str, *args: str) -> tuple[list[dict[str, Any]], str]:
+    if isinstance(text_or_path, Path):
+        run = msgen("render", str(text_or_path), "--target", target, *args)
+    else:
+        run = msgen("render", "-", "--target", target, *args, input=text_or_path)
+    assert run.exit_code == 0, run.stderr
+    return run.objects(), run.stderr
+
+
+def pods(objects: list[dict[str, Any]]) -> list[tuple[str, int, dict[str, Any]]]:
+    """(replica type, index, pod template) for every pod the objects stand for."""
+    out = []
+    for _, template, count in pod_templates(objects):
+        labels = template["metadata"]["labels"]
+        role = labels["training.kubeflow.org/replica-type"]
+        static = labels.get("training.kubeflow.org/replica-index")
+        if static is not None:
+            out.append((role, int(static), template))
+        else:
+            out += [(role, index, template) for index in range(count)]
+    return out
+
+
+def mx_replicas(job: dict[str, Any]) -> dict[str, int]:
+    return {k.lower(): int(v.get("replicas", 1)) for k, v in job["spec"]["mxReplicaSpecs"].items()}
+
+
+# ---- kubeflow/mxnet-operator (kubeflow.org/v1 MXJob) ---------------------------------------
+
+
+@needs_kubeflow
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("path", KUBEFLOW, ids=lambda p: p.stem)
+def test_kubeflow_files_give_each_pod_the_operators_env(path: Path, target: str) -> None:
+    job = source(path)
+    counts = mx_replicas(job)
+    objects, _ = rendered(path, target)
+    found = pods(objects)
+    assert sorted(r for r, _, _ in found) == sorted(r for r, n in counts.items() for _ in range(n))
+    train = job["spec"]["jobMode"] == "MXTrain"
+    for role, index, template in found:
+        for container in template["spec"]["containers"]:
+            seen = env(template, container["name"], index)
+            config = json.loads(seen["MX_CONFIG"])
+            assert config["task"] == {"type": role, "index": index}
+            if not train:
+                continue  # (the operator's DMLC_* env of tuning pods is empty; msgen sets none)
+            assert seen["DMLC_ROLE"] == role
+            assert seen["DMLC_NUM_WORKER"] == str(counts["worker"])
+            assert seen["DMLC_NUM_SERVER"] == str(counts["server"])
+            # addBytePSEnv: Workers, and only Workers, get their index as DMLC_WORKER_ID
+            if role == "worker":
+                assert seen["DMLC_WORKER_ID"] == str(index)
+            else:
+                assert "DMLC_WORKER_ID" not in seen
+
+
+@needs_kubeflow
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_worker_gets_its_own_dmlc_worker_id(target: str) -> None:
+    """Several Workers (the operator's dist example, scaled): one id per worker, 0..N-1."""
+    path = next(p for p in KUBEFLOW if p.name == "mx_job_dist_gpu_v1.yaml")
+    text = path.read_text().replace("    Worker:\n      replicas: 1", "    Worker:\n      replicas: 3")
+    found = pods(rendered(text, target)[0])
+    ids = sorted(env(t, "mxnet", i)["DMLC_WORKER_ID"] for r, i, t in found if r == "worker")
+    assert ids == ["0", "1", "2"]
