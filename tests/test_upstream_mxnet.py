@@ -101,3 +101,42 @@ def test_every_worker_gets_its_own_dmlc_worker_id(target: str) -> None:
     found = pods(rendered(text, target)[0])
     ids = sorted(env(t, "mxnet", i)["DMLC_WORKER_ID"] for r, i, t in found if r == "worker")
     assert ids == ["0", "1", "2"]
+
+
+@needs_kubeflow
+@pytest.mark.parametrize("target", TARGETS)
+def test_mx_config_labels_are_the_templates_tuner_server_key(target: str) -> None:
+    """genLabelsSpec: labels.<rt> is the template's `tuner-server-key` annotation. The tuning
+    example's replica-level `label` was read by no operator: a warning names the annotation."""
+    path = next(p for p in KUBEFLOW if p.name == "mx_job_tune_gpu_v1.yaml")
+    objects, stderr = rendered(path, target)
+    assert "mx_job_tune_gpu_v1.yaml:19:14: warning: spec.mxReplicaSpecs.TunerServer.label: label '2080ti' is ignored" in stderr
+    assert "accepted: template.metadata.annotations.tuner-server-key: '2080ti'" in stderr
+    for role, index, template in pods(objects):
+        labels = json.loads(env(template, "mxnet", index)["MX_CONFIG"])["labels"]
+        assert labels == {"tunertracker": "", "tunerserver": "", "tuner": ""}, "as the operator gave it"
+    job = source(path)
+    server = job["spec"]["mxReplicaSpecs"]["TunerServer"]
+    del server["label"]
+    server["template"]["metadata"] = {"annotations": {"tuner-server-key": "2080ti"}}
+    objects, stderr = rendered(yaml.safe_dump(job), target)
+    assert "tuner-server-key" not in stderr
+    for role, index, template in pods(objects):
+        labels = json.loads(env(template, "mxnet", index)["MX_CONFIG"])["labels"]
+        assert labels == {"tunertracker": "", "tunerserver": "2080ti", "tuner": ""}, role
+
+
+def test_a_tuner_server_without_its_key_is_warned_about() -> None:
+    text = """
+apiVersion: kubeflow.org/v1
+kind: MXJob
+metadata: {name: tune}
+spec:
+  jobMode: MXTune
+  mxReplicaSpecs:
+    TunerTracker: {template: {spec: {containers: [{name: mxnet, image: mx}]}}}
+    TunerServer: {template: {spec: {containers: [{name: mxnet, image: mx}]}}}
+    Tuner: {template: {spec: {containers: [{name: mxnet, image: mx}]}}}
+"""
+    _, stderr = rendered(text, "indexed-job")
+    assert "<stdin>:9:29: warning: spec.mxReplicaSpecs.TunerServer.template: the TunerServer template has no tuner-server-key annotation" in stderr

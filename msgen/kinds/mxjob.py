@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
+from ..frameworks.mxnet import TUNER_SERVER_KEY
 from ..plan import Options, Plan, Role, RunPolicy
 from ..source import Document, Path
 from .msjob import MSRunPolicy, MSSchedulingPolicy, _run_policy
@@ -51,6 +52,9 @@ class MXReplicaSpec(_Model):
     replicas: int | None = Field(default=None, ge=0)
     restartPolicy: Literal["Always", "OnFailure", "Never", "ExitCode"] | None = None
     template: PodTemplateSpec
+    #: Written in mxnet-operator's own tuning example, read by no operator: accepted with a
+    #: warning that names the annotation that does the job.
+    label: str | None = None
 
 
 class MXJobSpec(_Model):
@@ -194,6 +198,7 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
                     severity=Severity.WARNING,
                 )
             )
+        _check_tuner_server_key(spec, mode, replica_type, document, path, out)
         found[replica_type] = Role(
             replica_type=replica_type,
             replicas=replicas,
@@ -212,6 +217,36 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
             )
         )
     return tuple(found[t] for t in accepted if t in found)
+
+
+def _check_tuner_server_key(
+    spec: MXReplicaSpec, mode: str, replica_type: str, document: Document, path: Path,
+    out: list[Diagnostic],
+) -> None:  # fmt: skip
+    """`MX_CONFIG.labels.<rt>` is the template's `tuner-server-key` annotation (`genLabelsSpec`);
+    the operator warned when a TunerServer had none, and a replica's `label` was never read."""
+    key = (spec.template.metadata.annotations or {}).get(TUNER_SERVER_KEY) if spec.template.metadata else None
+    rt = replica_type.lower()
+    if spec.label is not None:
+        out.append(
+            document.diagnostic(
+                path + ("label",),
+                f"label {spec.label!r} is ignored, as mxnet-operator ignored it: MX_CONFIG's "
+                f"labels.{rt} is the pod template's annotation {TUNER_SERVER_KEY} "
+                f"({repr(key) if key else 'not set'} here); accepted: template.metadata.annotations."
+                f"{TUNER_SERVER_KEY}: {spec.label!r}",
+                severity=Severity.WARNING,
+            )
+        )
+    elif mode == "MXTune" and replica_type == "TunerServer" and not key:
+        out.append(
+            document.diagnostic(
+                path + ("template",),
+                f"the TunerServer template has no {TUNER_SERVER_KEY} annotation, so MX_CONFIG's "
+                "labels.tunerserver (the TVM RPC key) is empty",
+                severity=Severity.WARNING,
+            )
+        )
 
 
 KIND = MXJobKind()
