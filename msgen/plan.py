@@ -59,6 +59,9 @@ class RunPolicy:
     active_deadline_seconds: int | None = None
     backoff_limit: int | None = None
     scheduling: SchedulingPolicy | None = None
+    #: Where the input writes these fields: `spec.runPolicy`, or `spec` for a kind that has
+    #: them inline (kubeflow mxnet-operator's MXJob); warnings point there.
+    path: Path = ("spec", "runPolicy")
 
 
 @dataclass(frozen=True)

@@ -140,3 +140,73 @@ spec:
 """
     _, stderr = rendered(text, "indexed-job")
     assert "<stdin>:9:29: warning: spec.mxReplicaSpecs.TunerServer.template: the TunerServer template has no tuner-server-key annotation" in stderr
+
+
+def run_policy_of(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run policy the rendered workloads carry for the reconciler (msgen/run-policy)."""
+    found = {
+        o["metadata"]["annotations"]["msgen/run-policy"]
+        for o in objects
+        if "msgen/run-policy" in (o["metadata"].get("annotations") or {})
+    }
+    assert len(found) == 1, found
+    data: dict[str, Any] = json.loads(found.pop())
+    return data
+
+
+@needs_kubeflow
+@pytest.mark.parametrize("target", TARGETS)
+def test_mxnet_operators_inline_run_policy_compiles(target: str) -> None:
+    """kubeflow/mxnet-operator's MXJob has common.RunPolicy inline at spec; its BytePS example
+    writes spec.cleanPodPolicy (and spec.successPolicy, which no operator read)."""
+    path = next(p for p in KUBEFLOW if p.name == "byteps_dist_gpu_v1.yaml")
+    objects, stderr = rendered(path, target)
+    assert run_policy_of(objects)["cleanPodPolicy"] == "Running"
+    assert "byteps_dist_gpu_v1.yaml:8:18: warning: spec.successPolicy: successPolicy 'AllWorkers' is ignored" in stderr
+    assert "unknown field" not in stderr
+
+
+INLINE = """
+apiVersion: kubeflow.org/v1
+kind: MXJob
+metadata: {name: inline}
+spec:
+  jobMode: MXTrain
+%s
+  mxReplicaSpecs:
+    Scheduler: {template: {spec: {containers: [{name: mxnet, image: mx}]}}}
+    Server: {template: {spec: {containers: [{name: mxnet, image: mx}]}}}
+    Worker: {replicas: 2, template: {spec: {containers: [{name: mxnet, image: mx}]}}}
+"""
+
+
+def test_inline_run_policy_defaults_and_fields() -> None:
+    # SetDefaults_MXJob: an inline run policy without cleanPodPolicy means All
+    objects, _ = rendered(INLINE % "  backoffLimit: 3\n  ttlSecondsAfterFinished: 60", "indexed-job")
+    policy = run_policy_of(objects)
+    assert (policy["cleanPodPolicy"], policy["backoffLimit"], policy["ttlSecondsAfterFinished"]) == ("All", 3, 60)
+    jobs = [o for o in objects if o["kind"] == "Job"]
+    assert {j["spec"]["backoffLimit"] for j in jobs} == {3}
+    # training-operator's form keeps its default, None
+    objects, _ = rendered(INLINE % "  runPolicy: {backoffLimit: 3}", "indexed-job")
+    assert run_policy_of(objects)["cleanPodPolicy"] == "None"
+    # gang scheduling's minAvailable, and warnings point at the inline fields
+    objects, stderr = rendered(INLINE % "  schedulingPolicy: {minAvailable: 2}\n  activeDeadlineSeconds: 5", "statefulset")
+    assert "<stdin>:7:21: warning: spec.schedulingPolicy: schedulingPolicy asks for gang scheduling" in stderr
+    assert "<stdin>:8:26: warning: spec.activeDeadlineSeconds: runPolicy.activeDeadlineSeconds is not supported by target statefulset" in stderr
+    objects, _ = rendered(INLINE % "  schedulingPolicy: {minAvailable: 2}", "indexed-job", "--gang-scheduler", "volcano")
+    assert next(o for o in objects if o["kind"] == "PodGroup")["spec"]["minMember"] == 2
+
+
+def test_both_run_policy_forms_at_once_is_an_error() -> None:
+    run = msgen("render", "-", input=INLINE % "  cleanPodPolicy: All\n  runPolicy: {backoffLimit: 1}")
+    assert run.exit_code == 1 and run.stdout == ""
+    assert (
+        "<stdin>:7:3: error: spec.cleanPodPolicy: spec.cleanPodPolicy is kubeflow mxnet-operator's "
+        "inline run policy, but this job also has spec.runPolicy (training-operator's form); "
+        "accepted: one form, either cleanPodPolicy under spec.runPolicy, or runPolicy's fields "
+        "directly under spec"
+    ) in run.stderr
+    run = msgen("render", "-", input=INLINE % "  schedulingPolicy: {queue: q}")
+    assert run.exit_code == 1
+    assert "spec.schedulingPolicy.queue: unknown field 'queue'" in run.stderr

@@ -5,13 +5,13 @@ Defaulting and validation follow the operator (contracts §5): `jobMode` is `MXT
 `replicas` defaults to 1, `restartPolicy` to Never; every replica has a container named
 `mxnet` with an image, which gets port `mxjob-port` 9091 unless it names one itself; at most
 one Scheduler, TunerTracker and Tuner. The job's outcome follows the Scheduler, so Workers
-have no "worker 0 decides" success rule.
+have no "worker 0 decides" success rule. The run policy is training-operator's `spec.runPolicy`
+or kubeflow mxnet-operator's inline form (`mxjob_run_policy`).
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -20,7 +20,8 @@ from ..diagnostics import Diagnostic, Severity
 from ..frameworks.mxnet import TUNER_SERVER_KEY
 from ..plan import Options, Plan, Role, RunPolicy
 from ..source import Document, Path
-from .msjob import MSRunPolicy, MSSchedulingPolicy, _run_policy
+from .msjob import MSRunPolicy, MSSchedulingPolicy
+from .mxjob_run_policy import run_policy
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from .shared import ensure_port, job_name, main_container, replica_type_of
 from .validation import validate_model
@@ -57,10 +58,25 @@ class MXReplicaSpec(_Model):
     label: str | None = None
 
 
+class MXInlineSchedulingPolicy(_Model):
+    """kubeflow/common v0.3.1's SchedulingPolicy, as kubeflow mxnet-operator's MXJob has it."""
+
+    minAvailable: int | None = Field(default=None, ge=0)
+
+
 class MXJobSpec(_Model):
+    """Both forms of the spec (see mxjob_run_policy): `runPolicy`, or its fields inline."""
+
     jobMode: Literal["MXTrain", "MXTune"]
     mxReplicaSpecs: dict[str, MXReplicaSpec]
     runPolicy: MXRunPolicy | None = None
+    cleanPodPolicy: Literal["All", "Running", "None"] | None = None
+    ttlSecondsAfterFinished: int | None = Field(default=None, ge=0)
+    activeDeadlineSeconds: int | None = Field(default=None, ge=1)
+    backoffLimit: int | None = Field(default=None, ge=0)
+    schedulingPolicy: MXInlineSchedulingPolicy | None = None
+    #: In mxnet-operator's BytePS example; no operator had the field (a warning says so).
+    successPolicy: str | None = None
 
 
 class MXJob(_Model):
@@ -139,18 +155,7 @@ class MXJobKind:
         if job is None:
             return None, diagnostics
         roles = _roles(job, document, diagnostics)
-        policy = _run_policy(job.spec.runPolicy)
-        if job.spec.runPolicy is None or job.spec.runPolicy.cleanPodPolicy is None:
-            # kubeflow's operators default cleanPodPolicy to None (ms-operator: Running).
-            policy = dataclasses.replace(policy, clean_pod_policy="None")
-        if job.spec.runPolicy is not None and job.spec.runPolicy.suspend:
-            diagnostics.append(
-                document.diagnostic(
-                    ("spec", "runPolicy", "suspend"),
-                    "suspend: true is not expressed: the pods start when the output is applied",
-                    severity=Severity.WARNING,
-                )
-            )
+        policy = run_policy(job.spec, document, diagnostics)
         plan = mxnet_plan(document, options, job.metadata, roles, policy, diagnostics)
         return plan, diagnostics
 

@@ -182,7 +182,7 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
         elif "successPolicy" in spec:
             out.append(("successPolicy: AllWorkers", ("spec", "successPolicy")))
     run = plan.run_policy
-    policy_path: Path = ("spec", "runPolicy")
+    policy_path = run.path
     for field, value in (
         ("backoffLimit", run.backoff_limit),
         ("activeDeadlineSeconds", run.active_deadline_seconds),
