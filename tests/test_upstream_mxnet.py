@@ -210,3 +210,34 @@ def test_both_run_policy_forms_at_once_is_an_error() -> None:
     run = msgen("render", "-", input=INLINE % "  schedulingPolicy: {queue: q}")
     assert run.exit_code == 1
     assert "spec.schedulingPolicy.queue: unknown field 'queue'" in run.stderr
+
+
+# ---- deepinsight/mxnet-operator (mxnet.mlkube.io/v1beta1 MxJob) ----------------------------
+
+
+@needs_deepinsight
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("path", DEEPINSIGHT, ids=lambda p: p.stem)
+def test_deepinsight_files_compile_with_the_original_operators_env(path: Path, target: str) -> None:
+    """The original operator's group compiles (it used to pass through uncompiled). Its env:
+    createDist's five DMLC_* on container mxnet in jobMode dist; createLocal: none."""
+    job = source(path)
+    assert job["apiVersion"] == "mxnet.mlkube.io/v1beta1"
+    objects, _ = rendered(path, target)
+    assert not any(o["kind"] == "MxJob" for o in objects), "compiled, not passed through"
+    found = pods(objects)
+    counts = {s["mxReplicaType"].lower(): int(s.get("replicas", 1)) for s in job["spec"]["replicaSpecs"]}
+    assert sorted(r for r, _, _ in found) == sorted(r for r, n in counts.items() for _ in range(n))
+    for role, index, template in found:
+        for container in template["spec"]["containers"]:
+            seen = env(template, container["name"], index)
+            if job["spec"]["jobMode"] == "local" or container["name"] != "mxnet":
+                assert seen == {}
+                continue
+            assert sorted(seen) == ["DMLC_NUM_SERVER", "DMLC_NUM_WORKER", "DMLC_PS_ROOT_PORT", "DMLC_PS_ROOT_URI", "DMLC_ROLE"]
+            assert seen["DMLC_ROLE"] == role
+        # the pod template's own restartPolicy, as the operator left it
+        written = next(s for s in job["spec"]["replicaSpecs"] if s["mxReplicaType"].lower() == role)
+        want = written["template"]["spec"].get("restartPolicy")
+        if want is not None and target != "statefulset":
+            assert template["spec"]["restartPolicy"] == want

@@ -122,6 +122,8 @@ def mxnet_plan(
     roles: tuple[Role, ...],
     run_policy: RunPolicy,
     out: list[Diagnostic],
+    *,
+    framework: str = "mxnet",
 ) -> Plan | None:
     name = job_name(metadata, document, out)
     if name is None or any(d.is_error for d in out):
@@ -132,7 +134,7 @@ def mxnet_plan(
         name=name,
         namespace=metadata.namespace or options.namespace,
         labels=dict(metadata.labels or {}),
-        framework="mxnet",
+        framework=framework,
         main_container=MAIN_CONTAINER,
         port_name=PORT_NAME,
         roles=roles,
