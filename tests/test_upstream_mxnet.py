@@ -241,3 +241,54 @@ def test_deepinsight_files_compile_with_the_original_operators_env(path: Path, t
         want = written["template"]["spec"].get("restartPolicy")
         if want is not None and target != "statefulset":
             assert template["spec"]["restartPolicy"] == want
+
+
+# ---- the job's outcome follows the Scheduler ------------------------------------------------
+
+
+def deciding(objects: list[dict[str, Any]], target: str) -> set[str] | None:
+    """The roles whose completion completes the job, as the rendered workload says it."""
+    if target == "jobset":
+        js = next(o for o in objects if o["kind"] == "JobSet")
+        policy = js["spec"]["successPolicy"]
+        assert policy["operator"] == "All"
+        return set(policy["targetReplicatedJobs"])
+    if target == "volcano":
+        vj = next(o for o in objects if o["kind"] == "Job")
+        return {
+            t["name"]
+            for t in vj["spec"]["tasks"]
+            for p in t.get("policies") or []
+            if (p["event"], p["action"]) == ("TaskCompleted", "CompleteJob")
+        }
+    return None
+
+
+@needs_kubeflow
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", ["byteps_dist_gpu_v1.yaml", "mx_job_dist_gpu_v1.yaml"])
+def test_the_jobs_outcome_follows_the_scheduler(name: str, target: str) -> None:
+    """training-operator's MXJob UpdateJobStatus (and deepinsight's GetStatus): the job
+    succeeds when the Scheduler does, not the Workers."""
+    path = next(p for p in KUBEFLOW if p.name == name)
+    objects, stderr = rendered(path, target)
+    policy = run_policy_of(objects)
+    assert policy["successPolicy"] == "Scheduler"
+    if target == "volcano" and policy["cleanPodPolicy"] == "None":
+        # nothing is stopped early (cleanPodPolicy None); msgen status still follows the Scheduler
+        assert deciding(objects, target) == set()
+    else:
+        assert deciding(objects, target) in (None, {"scheduler"})
+    jobs = [o for o in objects if o["kind"] == "Job" and o["apiVersion"] == "batch/v1"]
+    assert not any("successPolicy" in j["spec"] for j in jobs), "no worker-0 rule on the Worker Job"
+    if target in ("indexed-job", "pod"):
+        assert "success by the Scheduler (MXJob) needs `msgen apply --wait` or `msgen controller`" in stderr
+
+
+def test_a_job_without_a_scheduler_follows_its_single_worker() -> None:
+    text = INLINE.replace("    Scheduler: {template: {spec: {containers: [{name: mxnet, image: mx}]}}}\n", "")
+    text = text.replace("    Server: {template: {spec: {containers: [{name: mxnet, image: mx}]}}}\n", "")
+    text = text.replace("replicas: 2", "replicas: 1") % ""
+    objects, _ = rendered(text, "jobset")
+    assert run_policy_of(objects)["successPolicy"] == "AllWorkers"
+    assert deciding(objects, "jobset") == {"worker"}

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
 from ..frameworks.mxnet import TUNER_SERVER_KEY
-from ..plan import Options, Plan, Role, RunPolicy
+from ..plan import SCHEDULER_DECIDES, Options, Plan, Role, RunPolicy
 from ..source import Document, Path
 from .msjob import MSRunPolicy, MSSchedulingPolicy
 from .mxjob_run_policy import run_policy
@@ -139,7 +139,10 @@ def mxnet_plan(
         port_name=PORT_NAME,
         roles=roles,
         run_policy=run_policy,
-        success_policy="AllWorkers",
+        # training-operator's UpdateJobStatus (and the original operator's GetStatus): the
+        # Scheduler's success is the job's; without a Scheduler, the single Worker's.
+        success_policy=SCHEDULER_DECIDES if any(r.replica_type == "Scheduler" and r.replicas
+                                                for r in roles) else "AllWorkers",
         enable_dynamic_worker=False,
         document=document,
     )
