@@ -139,13 +139,18 @@ def mxnet_plan(
         port_name=PORT_NAME,
         roles=roles,
         run_policy=run_policy,
-        # training-operator's UpdateJobStatus (and the original operator's GetStatus): the
-        # Scheduler's success is the job's; without a Scheduler, the single Worker's.
-        success_policy=SCHEDULER_DECIDES if any(r.replica_type == "Scheduler" and r.replicas
-                                                for r in roles) else "AllWorkers",
+        success_policy=_success_policy(roles),
         enable_dynamic_worker=False,
         document=document,
     )
+
+
+def _success_policy(roles: tuple[Role, ...]) -> str:
+    """training-operator's UpdateJobStatus (and the original operator's GetStatus): the
+    Scheduler's success is the job's; without a Scheduler, the single Worker's."""
+    if any(role.replica_type == "Scheduler" and role.replicas for role in roles):
+        return SCHEDULER_DECIDES
+    return "AllWorkers"
 
 
 class MXJobKind:
@@ -235,7 +240,8 @@ def _check_tuner_server_key(
 ) -> None:  # fmt: skip
     """`MX_CONFIG.labels.<rt>` is the template's `tuner-server-key` annotation (`genLabelsSpec`);
     the operator warned when a TunerServer had none, and a replica's `label` was never read."""
-    key = (spec.template.metadata.annotations or {}).get(TUNER_SERVER_KEY) if spec.template.metadata else None
+    metadata = spec.template.metadata
+    key = ((metadata.annotations if metadata else None) or {}).get(TUNER_SERVER_KEY)
     rt = replica_type.lower()
     if spec.label is not None:
         out.append(
@@ -243,8 +249,8 @@ def _check_tuner_server_key(
                 path + ("label",),
                 f"label {spec.label!r} is ignored, as mxnet-operator ignored it: MX_CONFIG's "
                 f"labels.{rt} is the pod template's annotation {TUNER_SERVER_KEY} "
-                f"({repr(key) if key else 'not set'} here); accepted: template.metadata.annotations."
-                f"{TUNER_SERVER_KEY}: {spec.label!r}",
+                f"({repr(key) if key else 'not set'} here); accepted: "
+                f"template.metadata.annotations.{TUNER_SERVER_KEY}: {spec.label!r}",
                 severity=Severity.WARNING,
             )
         )

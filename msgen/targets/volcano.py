@@ -152,7 +152,8 @@ def _task_policies(plan: Plan, role: Role) -> list[dict[str, str]]:
         action = "RestartJob" if plan.run_policy.backoff_limit else "TerminateJob"
         policies.append({"action": action, "event": "PodFailed"})
     decider = plan.deciding_role()
-    if decider is not None and role.key == decider.key and plan.run_policy.clean_pod_policy != "None":
+    deciding = decider is not None and role.key == decider.key
+    if deciding and plan.run_policy.clean_pod_policy != "None":
         policies.append({"action": "CompleteJob", "event": "TaskCompleted"})
     return policies
 
