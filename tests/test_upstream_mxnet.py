@@ -15,12 +15,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import kubernetes_validate
 import pytest
 import yaml
 
+from msgen import versions
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import msgen, needs_shared, shared_files
+from .test_crds import OUTPUT_CRDS, crd_validator
+from .test_kubernetes_schemas import core_parts
 from .test_mindspore_contract import pod_templates
 from .test_upstream_mindspore import env
 
@@ -292,3 +296,24 @@ def test_a_job_without_a_scheduler_follows_its_single_worker() -> None:
     objects, _ = rendered(text, "jobset")
     assert run_policy_of(objects)["successPolicy"] == "AllWorkers"
     assert deciding(objects, "jobset") == {"worker"}
+
+
+# ---- the output is valid Kubernetes, and valid for the JobSet and Volcano CRDs ----------------
+
+
+@needs_kubeflow
+@needs_deepinsight
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("path", KUBEFLOW + DEEPINSIGHT, ids=lambda p: p.stem)
+def test_upstream_mxnet_output_is_valid(path: Path, target: str) -> None:
+    version = versions.show(versions.NEWEST)
+    objects, _ = rendered(path, target, "--kube-version", version)
+    for obj in objects:
+        for part in core_parts(obj):
+            try:
+                kubernetes_validate.validate(part, version, strict=True)
+            except kubernetes_validate.ValidationError as exc:
+                pytest.fail(f"{part['kind']}/{part['metadata']['name']}: {exc.message}")
+        if (obj["apiVersion"], obj["kind"]) in OUTPUT_CRDS:
+            errors = list(crd_validator(obj["apiVersion"], obj["kind"]).iter_errors(obj))
+            assert [e.message for e in errors] == [], obj["kind"]
