@@ -299,9 +299,10 @@ def _compile(kwargs: dict[str, Any]) -> Compilation:
 def convert(paths: tuple[str, ...], in_place: bool) -> None:
     """Rewrite older job files in today's format, keeping comments and key order.
 
-    A 2020 kubeflow.org/v1 MSJob becomes a mindspore.gitee.com/v1 MSJob, an mlkube.io/v1beta1
-    MxJob a kubeflow.org/v1 MXJob; other documents stay as they are. Each change is explained
-    on standard error. PATH is a file, a directory or - for standard input, the default.
+    A 2020 kubeflow.org/v1 MSJob becomes a mindspore.gitee.com/v1 MSJob, an MxJob
+    (mxnet.mlkube.io/v1beta1 or mlkube.io/v1beta1) a kubeflow.org/v1 MXJob; other documents
+    stay as they are. Each change is explained on standard error. PATH is a file, a
+    directory or - for standard input, the default.
 
     \b
     Examples:

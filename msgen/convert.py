@@ -6,9 +6,11 @@
   `masterPort` becomes the Scheduler's `msjob-port` (`MS_SCHED_PORT`), `backend` is dropped
   (MindSpore's dynamic cluster has no such choice), a pod's only container is renamed
   `mindspore`, and the pod template's `restartPolicy` moves to the replica.
-- An `mlkube.io/v1beta1 MxJob` becomes a `kubeflow.org/v1 MXJob`: `jobMode` dist/local →
-  MXTrain, the `replicaSpecs` list → the `mxReplicaSpecs` map, `PsRootPort` → the `mxnet`
-  container's `mxjob-port`, the pod template's `restartPolicy` → the replica's.
+- An `mxnet.mlkube.io/v1beta1 MxJob` (or `mlkube.io/v1beta1`, the group the seed files show)
+  becomes a `kubeflow.org/v1 MXJob`: `jobMode` dist/local → MXTrain, the `replicaSpecs` list
+  → the `mxReplicaSpecs` map, `PsRootPort` → the `mxnet` container's `mxjob-port`, the pod
+  template's `restartPolicy` → the replica's. The pods then get kubeflow's MXNet env, a
+  superset of the original operator's, on every container.
 
 The rewrite is a ruamel.yaml round trip: comments and the order of every key it does not
 touch survive. Each change is explained on stderr with the line it was made at. A file is
@@ -35,8 +37,8 @@ from .plan import Options
 from .source import Source, load_documents
 
 LEGACY_MSJOB = ("kubeflow.org/v1", "MSJob")
-OLD_MXJOB = ("mlkube.io/v1beta1", "MxJob")
-CONVERTIBLE = (LEGACY_MSJOB, OLD_MXJOB)
+OLD_MXJOBS = (("mxnet.mlkube.io/v1beta1", "MxJob"), ("mlkube.io/v1beta1", "MxJob"))
+CONVERTIBLE = (LEGACY_MSJOB, *OLD_MXJOBS)
 MXNET_DEFAULT_PORT = 9091
 
 
@@ -222,8 +224,9 @@ def _convert_legacy_msjob(job: CommentedMap, note: Note) -> None:
 
 
 def _convert_old_mxjob(job: CommentedMap, note: Note) -> None:
-    note(job, "apiVersion", "apiVersion mlkube.io/v1beta1 MxJob → kubeflow.org/v1 MXJob "
-         "(the same env: MX_CONFIG and DMLC_*)")  # fmt: skip
+    note(job, "apiVersion", f"apiVersion {job['apiVersion']} MxJob → kubeflow.org/v1 MXJob "
+         "(its pods get MX_CONFIG, DMLC_USE_KUBERNETES=1 and, on Workers, DMLC_WORKER_ID as "
+         "well as the original DMLC_* env, on every container instead of only 'mxnet')")  # fmt: skip
     job["apiVersion"] = "kubeflow.org/v1"
     job["kind"] = "MXJob"
     spec = job["spec"]

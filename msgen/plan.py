@@ -21,6 +21,8 @@ GangScheduler = Literal["none", "volcano", "scheduler-plugins"]
 LauncherName = Literal["per-device", "msrun", "none"]
 RankTableMode = Literal["none", "operator"]
 ProcessContract = Literal["ms-operator", "ascend-operator"]
+#: `Plan.success_policy` of a job whose outcome is its Scheduler's (MXNet's operators).
+SCHEDULER_DECIDES = "Scheduler"
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,9 @@ class RunPolicy:
     active_deadline_seconds: int | None = None
     backoff_limit: int | None = None
     scheduling: SchedulingPolicy | None = None
+    #: Where the input writes these fields: `spec.runPolicy`, or `spec` for a kind that has
+    #: them inline (kubeflow mxnet-operator's MXJob); warnings point there.
+    path: Path = ("spec", "runPolicy")
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,13 @@ class Plan:
             if role.key == "worker":
                 return role
         return None
+
+    def deciding_role(self) -> Role | None:
+        """The role whose success is the job's success: the Scheduler where the kind says so
+        (`success_policy` `Scheduler`: MXNet's operators), else the Workers."""
+        if self.success_policy == SCHEDULER_DECIDES:
+            return self.role("Scheduler")
+        return self.workers()
 
     def replicas(self, replica_type: str) -> int:
         role = self.role(replica_type)

@@ -21,6 +21,8 @@ ANNOTATION = "msgen/run-policy"
 #: The MSJob default: the job succeeds when worker 0 exits 0.
 WORKER0 = "Worker0"
 ALL_WORKERS = "AllWorkers"
+#: MXNet's operators: the job succeeds when its Scheduler does.
+SCHEDULER = "Scheduler"
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,17 @@ class RunPolicy:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def worker_type(self) -> str | None:
-        """The role whose success is the job's (`Worker`, however the kind spells it)."""
+        """The Worker role (`Worker`, however the kind spells it)."""
         for name in self.roles:
             if name.lower() == "worker":
                 return name
         return None
+
+    def deciding_type(self) -> str | None:
+        """The role whose success is the job's: the Scheduler's or the Workers'."""
+        if self.success_policy == SCHEDULER and SCHEDULER in self.roles:
+            return SCHEDULER
+        return self.worker_type()
 
 
 def value(plan: Plan, options: Options) -> str:
@@ -62,7 +70,9 @@ def value(plan: Plan, options: Options) -> str:
             role.replica_type: {"replicas": role.replicas, "restartPolicy": role.restart_policy}
             for role in plan.roles
         },
-        "successPolicy": ALL_WORKERS if plan.success_policy == ALL_WORKERS else WORKER0,
+        "successPolicy": (
+            plan.success_policy if plan.success_policy in (ALL_WORKERS, SCHEDULER) else WORKER0
+        ),
         "cleanPodPolicy": run.clean_pod_policy,
     }
     for key, found in (

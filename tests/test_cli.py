@@ -152,6 +152,12 @@ def test_public_api() -> None:
 
 
 def test_schema_by_exact_kind_name_picks_that_kind() -> None:
-    assert msgen("schema", "MxJob").stdout == msgen("schema", "mlkube.io/v1beta1/MxJob").stdout
     assert msgen("schema", "MXJob").stdout == msgen("schema", "kubeflow.org/v1/MXJob").stdout
-    assert msgen("schema", "MxJob").stdout != msgen("schema", "MXJob").stdout
+    original = msgen("schema", "mxnet.mlkube.io/v1beta1/MxJob").stdout
+    assert original != msgen("schema", "MXJob").stdout
+    # MxJob's two groups: the original operator's and the seed's, one schema but for the group
+    seed = msgen("schema", "mlkube.io/v1beta1/MxJob").stdout
+    assert original.replace("mxnet.mlkube.io", "mlkube.io") == seed
+    run = msgen("schema", "MxJob")
+    assert run.exit_code == 2
+    assert "'MxJob' names 2 kinds; accepted: mlkube.io/v1beta1/MxJob or mxnet.mlkube.io/v1beta1/MxJob" in run.stderr

@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from msgen.targets import NAMES as TARGETS
 
-from .conftest import SAMPLES, msgen
+from .conftest import SAMPLES, msgen, needs_shared, shared
 from .test_legacy_errors import seed_example
 
 LEGACY = SAMPLES / "mindspore-legacy" / "msjob-mnist-dist.yaml"
@@ -70,16 +71,19 @@ def test_every_change_is_explained_with_its_line() -> None:
     assert f"{LEGACY}:33: converted: Worker replicas 4" in run.stderr
 
 
-def test_old_mxjob_converts_to_an_mxjob_with_the_same_output() -> None:
+def test_old_mxjob_converts_to_an_mxjob_that_keeps_the_original_env() -> None:
+    """The converted job renders the same objects; its pods' env is kubeflow's MXNet env, which
+    holds the original operator's five DMLC_* variables unchanged."""
     run = msgen("convert", str(MX_DIST))
     assert run.exit_code == 0, run.stderr
+    assert f"{MX_DIST}:3: converted: apiVersion mlkube.io/v1beta1 MxJob → kubeflow.org/v1 MXJob (its pods get MX_CONFIG" in run.stderr
     job = yaml.safe_load(run.stdout)
     assert (job["apiVersion"], job["kind"], job["spec"]["jobMode"]) == ("kubeflow.org/v1", "MXJob", "MXTrain")
     assert list(job["spec"]["mxReplicaSpecs"]) == ["Scheduler", "Server", "Worker"]
     for target in TARGETS:
         before = msgen("render", str(MX_DIST), "--target", target).stdout
         after = msgen("render", "-", "--target", target, input=run.stdout).stdout
-        assert without_operator_labels(after) == before
+        assert_same_but_env(before, after)
 
 
 #: Labels training-operator's MXJob controller (kubeflow/common GenLabels) put on pods; the
@@ -97,13 +101,50 @@ def without_operator_labels(rendered: str) -> str:
     return "".join(kept)
 
 
+def _envs(obj: Any, out: list[dict[str, Any]]) -> Any:
+    """`obj` without its containers' env, which is appended to `out` in document order."""
+    if isinstance(obj, dict):
+        if "image" in obj and "name" in obj:
+            out.append({e["name"]: e for e in obj.get("env") or []})
+            return {k: _envs(v, out) for k, v in obj.items() if k != "env"}
+        return {k: _envs(v, out) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_envs(v, out) for v in obj]
+    return obj
+
+
+def assert_same_but_env(before: str, after: str) -> None:
+    old_env: list[dict[str, Any]] = []
+    new_env: list[dict[str, Any]] = []
+    old = [_envs(d, old_env) for d in yaml.safe_load_all(before)]
+    new = [_envs(d, new_env) for d in yaml.safe_load_all(without_operator_labels(after))]
+    assert new == old
+    assert len(old_env) == len(new_env)
+    for original, converted in zip(old_env, new_env):
+        assert sorted(original) == ["DMLC_NUM_SERVER", "DMLC_NUM_WORKER", "DMLC_PS_ROOT_PORT", "DMLC_PS_ROOT_URI", "DMLC_ROLE"]
+        assert {k: converted[k] for k in original} == original
+        assert {"MX_CONFIG", "DMLC_USE_KUBERNETES"} <= set(converted)
+
+
 def test_ps_root_port_becomes_the_mxjob_port() -> None:
     text = MX_DIST.read_text().replace("PsRootPort: 9091", "PsRootPort: 9300")
     run = msgen("convert", input=text)
     assert run.exit_code == 0, run.stderr
     assert "PsRootPort 9300 → port mxjob-port of container 'mxnet'" in run.stderr
-    before = msgen("render", "-", input=text).stdout
-    assert without_operator_labels(msgen("render", "-", input=run.stdout).stdout) == before
+    assert_same_but_env(msgen("render", "-", input=text).stdout, msgen("render", "-", input=run.stdout).stdout)
+
+
+@needs_shared("upstream/deepinsight-mxnet-operator")
+def test_the_original_operators_group_converts() -> None:
+    """mxnet.mlkube.io, the group of every file of deepinsight/mxnet-operator."""
+    path = shared("upstream/deepinsight-mxnet-operator/mx_job_local.yaml")
+    run = msgen("convert", str(path))
+    assert run.exit_code == 0, run.stderr
+    assert f"{path}:1: converted: apiVersion mxnet.mlkube.io/v1beta1 MxJob → kubeflow.org/v1 MXJob" in run.stderr
+    job = yaml.safe_load(run.stdout)
+    assert (job["apiVersion"], job["kind"], job["spec"]["jobMode"]) == ("kubeflow.org/v1", "MXJob", "MXTrain")
+    assert job["spec"]["mxReplicaSpecs"]["Worker"]["restartPolicy"] == "OnFailure"
+    assert msgen("render", "-", input=run.stdout).exit_code == 0
 
 
 def test_other_documents_are_kept(tmp_path: Path) -> None:

@@ -288,7 +288,7 @@ def test_every_error_is_reported_and_nothing_is_written(tmp_path: Path) -> None:
         (["render", "no/such/file.yaml"], "no such file or directory: no/such/file.yaml"),
         (["render", "--target", "deployment"], "'deployment' is not one of"),
         (["schema", "TFJob"], "unknown kind 'TFJob'; accepted: kubeflow.org/v1/MSJob, kubeflow.org/v1/MXJob"),
-        (["schema", "mxjob"], "'mxjob' names 2 kinds; accepted: kubeflow.org/v1/MXJob or mlkube.io/v1beta1/MxJob"),
+        (["schema", "mxjob"], "'mxjob' names 3 kinds; accepted: kubeflow.org/v1/MXJob or mlkube.io/v1beta1/MxJob or mxnet.mlkube.io/v1beta1/MxJob"),
         (["schema", "MSJob"], "'MSJob' names 2 kinds; accepted: kubeflow.org/v1/MSJob or mindspore.gitee.com/v1/MSJob"),
     ],
 )

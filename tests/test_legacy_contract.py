@@ -101,11 +101,14 @@ PER_POD_TARGETS = ["indexed-job", "pod"]
 
 
 def test_targets_that_cannot_carry_the_index_refuse_the_job() -> None:
-    run = msgen("render", str(SAMPLES / "mxnet" / "mx-job-dist.yaml"), "--target", "statefulset", "--kube-version", "1.27")
+    run = msgen("render", str(SAMPLES / "mxnet" / "mxjob-gpu-workers.yaml"), "--target", "statefulset", "--kube-version", "1.27")
     assert run.exit_code == 1 and run.stdout == ""
     assert "target statefulset cannot tell a pod its index at Kubernetes 1.27" in run.stderr
     # at the first role whose pods need it, not at `kind`
-    assert "mx-job-dist.yaml:22:7: error: spec.replicaSpecs[1]: MxJob puts each Server pod's index in its environment" in run.stderr
+    assert "mxjob-gpu-workers.yaml:24:7: error: spec.mxReplicaSpecs.Server: MXJob puts each Server pod's index in its environment" in run.stderr
+    # the original operator's env has no per-pod value: every target carries it
+    run = msgen("render", str(SAMPLES / "mxnet" / "mx-job-dist.yaml"), "--target", "statefulset", "--kube-version", "1.27")
+    assert run.exit_code == 0, run.stderr
     legacy = str(SAMPLES / "mindspore-legacy" / "msjob-mnist-dist.yaml")
     run = msgen("render", legacy, "--target", "jobset")
     assert run.exit_code == 1 and "which target jobset cannot render" in run.stderr
@@ -118,7 +121,6 @@ def test_targets_that_cannot_carry_the_index_refuse_the_job() -> None:
 
 MX_SAMPLES = {
     "mxjob-gpu-workers": {"scheduler": 1, "server": 2, "worker": 2},
-    "mx-job-dist": {"scheduler": 1, "server": 2, "worker": 3},
 }
 
 
@@ -149,6 +151,31 @@ def test_mxnet_env_on_every_container(sample: str, target: str) -> None:
             assert env["DMLC_NUM_WORKER"] == str(counts["worker"])
             assert env["DMLC_ROLE"] == pod["role"]
             assert env["DMLC_USE_KUBERNETES"] == "1"
+            assert env.get("DMLC_WORKER_ID") == (str(pod["index"]) if pod["role"] == "worker" else None)
+
+
+@pytest.mark.parametrize("target", INDEXED_TARGETS)
+def test_original_mxjob_gets_the_original_operators_env_on_container_mxnet(target: str) -> None:
+    """deepinsight/mxnet-operator createDist: five DMLC_* variables on container `mxnet` only."""
+    text = (SAMPLES / "mxnet" / "mx-job-dist.yaml").read_text()
+    containers = "          containers:\n"
+    assert text.count(containers) == 3
+    text = text.replace(containers, containers + "            - {name: sidecar, image: busybox}\n")
+    for source in (text, text.replace("apiVersion: mlkube.io/v1beta1", "apiVersion: mxnet.mlkube.io/v1beta1")):
+        run = msgen("render", "-", "--target", target, input=source)
+        assert run.exit_code == 0, run.stderr
+        found = pods(run.objects())
+        assert sorted(p["role"] for p in found) == ["scheduler"] + ["server"] * 2 + ["worker"] * 3
+        scheduler = next(p for p in found if p["role"] == "scheduler")
+        for pod in found:
+            assert pod["env"]["mxnet"] == {
+                "DMLC_PS_ROOT_PORT": "9091",
+                "DMLC_PS_ROOT_URI": scheduler["host"],
+                "DMLC_NUM_SERVER": "2",
+                "DMLC_NUM_WORKER": "3",
+                "DMLC_ROLE": pod["role"],
+            }
+            assert pod["env"].get("sidecar", {}) == {}, "only container mxnet"
 
 
 def test_mxnet_ports_follow_mxjob_port_and_ps_root_port() -> None:

@@ -20,6 +20,8 @@ NEAR_MISSES = [
     ("kubeflow.org/v1beta2", "MXJob", "1:13", "kubeflow.org/v1 MXJob"),
     ("mlkube.io/v1beta1", "MXJob", "2:7", "mlkube.io/v1beta1 MxJob"),
     ("mlkube.io/v1", "MxJob", "1:13", "mlkube.io/v1beta1 MxJob"),
+    ("mxnet.mlkube.io/v1", "MxJob", "1:13", "mxnet.mlkube.io/v1beta1 MxJob"),
+    ("mxnet.mlkube.io/v1beta1", "MXJob", "2:7", "mxnet.mlkube.io/v1beta1 MxJob"),
     ("kubeflow.org/v1", "Caffe2Job", "1:13", "kubeflow.org/v1alpha1 Caffe2Job"),
     ("kubeflow.org/v1alpha1", "caffe2job", "2:7", "kubeflow.org/v1alpha1 Caffe2Job"),
     ("mindxdl.gitee.com/v2", "AscendJob", "1:13", "mindxdl.gitee.com/v1 AscendJob"),

@@ -197,6 +197,20 @@ def test_job_without_workers_succeeds_when_every_pod_does() -> None:
     assert status.aggregate(policy("pod", roles=roles), [], pods).phase == "Succeeded"
 
 
+def test_mxnet_job_follows_its_scheduler() -> None:
+    """training-operator's MXJob UpdateJobStatus: the Scheduler's success is the job's."""
+    roles = {"Scheduler": RoleRule(1, "Never"), "Server": RoleRule(1, "Never"), "Worker": RoleRule(2, "Never")}
+    rule = policy("pod", roles=roles, success_policy="Scheduler")
+    workers_done = [pod("Scheduler", 0, "Running"), pod("Worker", 0, "Succeeded"), pod("Worker", 1, "Succeeded")]
+    assert status.aggregate(rule, [], workers_done).phase == "Running"
+    done = status.aggregate(rule, [], [*workers_done[1:], pod("Scheduler", 0, "Succeeded")])
+    assert (done.phase, done.conditions[-1].message) == ("Succeeded", "scheduler 0 succeeded")
+    # Jobs whose pods were cleaned: the Scheduler's Job completing decides, the Workers' does not
+    rule = policy("indexed-job", roles=roles, success_policy="Scheduler")
+    assert status.aggregate(rule, [job("Scheduler"), job("Worker", "Complete:CompletionsReached")], []).phase == "Created"
+    assert status.aggregate(rule, [job("Scheduler", "Complete:CompletionsReached"), job("Worker")], []).phase == "Succeeded"
+
+
 def test_status_dict_has_the_msjob_status_shape() -> None:
     found = status.aggregate(policy("pod"), [], [pod("Worker", 0, "Succeeded", **terminated(0, "Completed"))])
     shown = found.to_dict()

@@ -26,6 +26,7 @@ _REGISTRY = {
     "mindspore": "msgen.frameworks.mindspore",
     "mindspore-legacy": "msgen.frameworks.mindspore_legacy",
     "mxnet": "msgen.frameworks.mxnet",
+    "mxnet-original": "msgen.frameworks.mxnet_original",
     "caffe2": "msgen.frameworks.caffe2",
 }
 

@@ -2,11 +2,15 @@
 
 On every container of every pod (contracts §5):
 
-- `MX_CONFIG`: `{"cluster":{<rt>:[{"url":<host>,"port":P},...]},"labels":{<rt>:""},
-  "task":{"type":<rt>,"index":<i>}}`, cluster and labels keyed by every replica type;
+- `MX_CONFIG`: `{"cluster":{<rt>:[{"url":<host>,"port":P},...]},"labels":{<rt>:<key>},
+  "task":{"type":<rt>,"index":<i>}}`, cluster and labels keyed by every replica type; a
+  label is the role's pod template annotation `tuner-server-key` (`genLabelsSpec`: the TVM
+  RPC key a tuning job's TunerServer registers under), `""` without it;
 - in training mode, for the ps-lite roles Scheduler, Server and Worker: `DMLC_PS_ROOT_PORT`,
   `DMLC_PS_ROOT_URI` (scheduler 0), `DMLC_NUM_SERVER`, `DMLC_NUM_WORKER`, `DMLC_ROLE`,
-  `DMLC_USE_KUBERNETES=1` (ps-lite then binds the scheduler to every interface).
+  `DMLC_USE_KUBERNETES=1` (ps-lite then binds the scheduler to every interface);
+- on Worker pods also `DMLC_WORKER_ID`, the worker's index (`addBytePSEnv`: BytePS aborts
+  without it), from the target's own addressing like the index inside `MX_CONFIG`.
 
 Host names come from the target's addressing: the stable DNS name of each replica, which is
 what the operators wrote (`<job>-<rt>-<i>`, a per-replica Service) and what ps-lite resolves.
@@ -18,12 +22,14 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic
 from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
-from ..plan import Options, Plan, PodSlot
+from ..plan import Options, Plan, PodSlot, Role
 from ..targets.addressing import Addressing, Endpoint
 from .jsonenv import INDEX, with_index
 from .ports import check_listed_replicas, every_replica_by_name, main_port
 
 PS_LITE_ROLES = ("Scheduler", "Server", "Worker")
+#: The pod template annotation whose value is the role's entry in `MX_CONFIG.labels`.
+TUNER_SERVER_KEY = "tuner-server-key"
 
 
 def needs_pod_index(plan: Plan) -> bool:
@@ -45,6 +51,11 @@ def _distributed(plan: Plan) -> bool:
     return plan.replicas("Scheduler") > 0 or plan.replicas("TunerTracker") > 0
 
 
+def tuner_server_key(role: Role) -> str:
+    annotations = (role.template.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(TUNER_SERVER_KEY, ""))
+
+
 def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
     if not _distributed(plan):
         return Patch(contributor="MXNet")
@@ -56,7 +67,7 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
         ]
         for role in sorted(plan.roles, key=lambda r: r.key)
     }
-    labels = {role.key: "" for role in sorted(plan.roles, key=lambda r: r.key)}
+    labels = {role.key: tuner_server_key(role) for role in sorted(plan.roles, key=lambda r: r.key)}
     document = with_index(
         {"cluster": cluster, "labels": labels, "task": {"type": slot.role.key, "index": INDEX}},
         index,
@@ -74,4 +85,8 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
             (ALL_CONTAINERS, "DMLC_ROLE", literal(slot.role.key)),
             (ALL_CONTAINERS, "DMLC_USE_KUBERNETES", literal(1)),
         ]
+        if slot.role.replica_type == "Worker":
+            worker_id = addressing.index(slot)
+            assert worker_id is not None, "the pipeline refuses targets that cannot give the index"
+            env.append((ALL_CONTAINERS, "DMLC_WORKER_ID", worker_id))
     return Patch(contributor="MXNet", env=tuple(env))

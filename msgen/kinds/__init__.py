@@ -1,7 +1,8 @@
 """Input kinds, found by `apiVersion` + `kind` in one registry.
 
 Each kind is a module with a `KIND` object (a `JobKind`): its input model and its
-`to_plan`. Modules are imported on first use, so a render pays only for the kinds it meets.
+`to_plan`; a module that serves two groups names the second object (`module:NAME`).
+Modules are imported on first use, so a render pays only for the kinds it meets.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ class JobKind(Protocol):
 _REGISTRY: dict[tuple[str, str], str] = {
     ("mindspore.gitee.com/v1", "MSJob"): "msgen.kinds.msjob",
     ("kubeflow.org/v1", "MXJob"): "msgen.kinds.mxjob",
-    ("mlkube.io/v1beta1", "MxJob"): "msgen.kinds.mxjob_v1beta1",
+    ("mxnet.mlkube.io/v1beta1", "MxJob"): "msgen.kinds.mxjob_v1beta1",
+    ("mlkube.io/v1beta1", "MxJob"): "msgen.kinds.mxjob_v1beta1:SEED_KIND",
     ("kubeflow.org/v1", "MSJob"): "msgen.kinds.msjob_legacy",
     ("kubeflow.org/v1alpha1", "Caffe2Job"): "msgen.kinds.caffe2job",
     ("mindxdl.gitee.com/v1", "AscendJob"): "msgen.kinds.ascendjob",
@@ -43,10 +45,11 @@ def known_kinds() -> list[tuple[str, str]]:
 
 
 def lookup(api_version: object, kind: object) -> JobKind | None:
-    module = _REGISTRY.get((str(api_version), str(kind)))
-    if module is None:
+    entry = _REGISTRY.get((str(api_version), str(kind)))
+    if entry is None:
         return None
-    found: JobKind = importlib.import_module(module).KIND
+    module, _, name = entry.partition(":")
+    found: JobKind = getattr(importlib.import_module(module), name or "KIND")
     return found
 
 
@@ -54,7 +57,7 @@ def matching(name: str) -> list[tuple[str, str]]:
     """The kinds `name` can mean: `Kind`, `group/version/Kind` or `apiVersion Kind`.
 
     An exact spelling wins; otherwise case is ignored, which can match several kinds
-    (`mxjob` is both `kubeflow.org/v1 MXJob` and `mlkube.io/v1beta1 MxJob`; `MSJob` both
+    (`mxjob` is `kubeflow.org/v1 MXJob` and both groups' `MxJob`; `MSJob` both
     MindSpore's and the 2020 `kubeflow.org/v1` one): the caller must then ask which."""
     wanted = name.replace(" ", "/")
     for exact in (True, False):

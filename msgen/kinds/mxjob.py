@@ -5,21 +5,23 @@ Defaulting and validation follow the operator (contracts §5): `jobMode` is `MXT
 `replicas` defaults to 1, `restartPolicy` to Never; every replica has a container named
 `mxnet` with an image, which gets port `mxjob-port` 9091 unless it names one itself; at most
 one Scheduler, TunerTracker and Tuner. The job's outcome follows the Scheduler, so Workers
-have no "worker 0 decides" success rule.
+have no "worker 0 decides" success rule. The run policy is training-operator's `spec.runPolicy`
+or kubeflow mxnet-operator's inline form (`mxjob_run_policy`).
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 from typing import Any, Literal
 
 from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
-from ..plan import Options, Plan, Role, RunPolicy
+from ..frameworks.mxnet import TUNER_SERVER_KEY
+from ..plan import SCHEDULER_DECIDES, Options, Plan, Role, RunPolicy
 from ..source import Document, Path
-from .msjob import MSRunPolicy, MSSchedulingPolicy, _run_policy
+from .msjob import MSRunPolicy, MSSchedulingPolicy
+from .mxjob_run_policy import run_policy
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from .shared import ensure_port, job_name, main_container, replica_type_of
 from .validation import validate_model
@@ -51,12 +53,30 @@ class MXReplicaSpec(_Model):
     replicas: int | None = Field(default=None, ge=0)
     restartPolicy: Literal["Always", "OnFailure", "Never", "ExitCode"] | None = None
     template: PodTemplateSpec
+    #: Written in mxnet-operator's own tuning example, read by no operator: accepted with a
+    #: warning that names the annotation that does the job.
+    label: str | None = None
+
+
+class MXInlineSchedulingPolicy(_Model):
+    """kubeflow/common v0.3.1's SchedulingPolicy, as kubeflow mxnet-operator's MXJob has it."""
+
+    minAvailable: int | None = Field(default=None, ge=0)
 
 
 class MXJobSpec(_Model):
+    """Both forms of the spec (see mxjob_run_policy): `runPolicy`, or its fields inline."""
+
     jobMode: Literal["MXTrain", "MXTune"]
     mxReplicaSpecs: dict[str, MXReplicaSpec]
     runPolicy: MXRunPolicy | None = None
+    cleanPodPolicy: Literal["All", "Running", "None"] | None = None
+    ttlSecondsAfterFinished: int | None = Field(default=None, ge=0)
+    activeDeadlineSeconds: int | None = Field(default=None, ge=1)
+    backoffLimit: int | None = Field(default=None, ge=0)
+    schedulingPolicy: MXInlineSchedulingPolicy | None = None
+    #: In mxnet-operator's BytePS example; no operator had the field (a warning says so).
+    successPolicy: str | None = None
 
 
 class MXJob(_Model):
@@ -102,6 +122,8 @@ def mxnet_plan(
     roles: tuple[Role, ...],
     run_policy: RunPolicy,
     out: list[Diagnostic],
+    *,
+    framework: str = "mxnet",
 ) -> Plan | None:
     name = job_name(metadata, document, out)
     if name is None or any(d.is_error for d in out):
@@ -112,15 +134,23 @@ def mxnet_plan(
         name=name,
         namespace=metadata.namespace or options.namespace,
         labels=dict(metadata.labels or {}),
-        framework="mxnet",
+        framework=framework,
         main_container=MAIN_CONTAINER,
         port_name=PORT_NAME,
         roles=roles,
         run_policy=run_policy,
-        success_policy="AllWorkers",
+        success_policy=_success_policy(roles),
         enable_dynamic_worker=False,
         document=document,
     )
+
+
+def _success_policy(roles: tuple[Role, ...]) -> str:
+    """training-operator's UpdateJobStatus (and the original operator's GetStatus): the
+    Scheduler's success is the job's; without a Scheduler, the single Worker's."""
+    if any(role.replica_type == "Scheduler" and role.replicas for role in roles):
+        return SCHEDULER_DECIDES
+    return "AllWorkers"
 
 
 class MXJobKind:
@@ -135,18 +165,7 @@ class MXJobKind:
         if job is None:
             return None, diagnostics
         roles = _roles(job, document, diagnostics)
-        policy = _run_policy(job.spec.runPolicy)
-        if job.spec.runPolicy is None or job.spec.runPolicy.cleanPodPolicy is None:
-            # kubeflow's operators default cleanPodPolicy to None (ms-operator: Running).
-            policy = dataclasses.replace(policy, clean_pod_policy="None")
-        if job.spec.runPolicy is not None and job.spec.runPolicy.suspend:
-            diagnostics.append(
-                document.diagnostic(
-                    ("spec", "runPolicy", "suspend"),
-                    "suspend: true is not expressed: the pods start when the output is applied",
-                    severity=Severity.WARNING,
-                )
-            )
+        policy = run_policy(job.spec, document, diagnostics)
         plan = mxnet_plan(document, options, job.metadata, roles, policy, diagnostics)
         return plan, diagnostics
 
@@ -194,6 +213,7 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
                     severity=Severity.WARNING,
                 )
             )
+        _check_tuner_server_key(spec, mode, replica_type, document, path, out)
         found[replica_type] = Role(
             replica_type=replica_type,
             replicas=replicas,
@@ -212,6 +232,37 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
             )
         )
     return tuple(found[t] for t in accepted if t in found)
+
+
+def _check_tuner_server_key(
+    spec: MXReplicaSpec, mode: str, replica_type: str, document: Document, path: Path,
+    out: list[Diagnostic],
+) -> None:  # fmt: skip
+    """`MX_CONFIG.labels.<rt>` is the template's `tuner-server-key` annotation (`genLabelsSpec`);
+    the operator warned when a TunerServer had none, and a replica's `label` was never read."""
+    metadata = spec.template.metadata
+    key = ((metadata.annotations if metadata else None) or {}).get(TUNER_SERVER_KEY)
+    rt = replica_type.lower()
+    if spec.label is not None:
+        out.append(
+            document.diagnostic(
+                path + ("label",),
+                f"label {spec.label!r} is ignored, as mxnet-operator ignored it: MX_CONFIG's "
+                f"labels.{rt} is the pod template's annotation {TUNER_SERVER_KEY} "
+                f"({repr(key) if key else 'not set'} here); accepted: "
+                f"template.metadata.annotations.{TUNER_SERVER_KEY}: {spec.label!r}",
+                severity=Severity.WARNING,
+            )
+        )
+    elif mode == "MXTune" and replica_type == "TunerServer" and not key:
+        out.append(
+            document.diagnostic(
+                path + ("template",),
+                f"the TunerServer template has no {TUNER_SERVER_KEY} annotation, so MX_CONFIG's "
+                "labels.tunerserver (the TVM RPC key) is empty",
+                severity=Severity.WARNING,
+            )
+        )
 
 
 KIND = MXJobKind()

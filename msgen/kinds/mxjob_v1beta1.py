@@ -1,11 +1,14 @@
-"""`mlkube.io/v1beta1 MxJob`, the original mxnet-operator's job (contracts §5).
+"""`mxnet.mlkube.io/v1beta1 MxJob`, the original mxnet-operator's job (contracts §5).
 
+The group is `mxnet.mlkube.io` (deepinsight/mxnet-operator `pkg/spec/mx_job.go` `CRDGroup`,
+and every example there); `mlkube.io`, its group for a few days in 2017, is accepted too.
 `spec.replicaSpecs` is a list of `{replicas, mxReplicaType, PsRootPort, template}`.
 `jobMode: dist` needs one SCHEDULER (exactly one replica), and SERVER and WORKER replicas;
 `jobMode: local` is one WORKER and nothing else, with no cluster env. `PsRootPort` (default
 9091) is the port of the replica's `mxnet` container called `mxjob-port`, and the
-SCHEDULER's is `DMLC_PS_ROOT_PORT`. It compiles to the same plan, and env, as
-`kubeflow.org/v1 MXJob`; `msgen convert` rewrites it as one.
+SCHEDULER's is `DMLC_PS_ROOT_PORT`. It compiles to the same roles as `kubeflow.org/v1 MXJob`,
+with that operator's own env (`frameworks/mxnet_original.py`); `msgen convert` rewrites it
+as a `kubeflow.org/v1 MXJob`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from .mxjob import DEFAULT_PORT, MAIN_CONTAINER, PORT_NAME, check_replica, mxnet
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from .validation import validate_model
 
-API_VERSION = "mlkube.io/v1beta1"
+API_VERSION = "mxnet.mlkube.io/v1beta1"
+#: The group the seed job files show (`MxJob.v1beta1.mlkube.io`), accepted as well.
+SEED_API_VERSION = "mlkube.io/v1beta1"
 KIND_NAME = "MxJob"
 #: The operator's replica types, and the names `kubeflow.org/v1 MXJob` gives them.
 REPLICA_TYPES = {"SCHEDULER": "Scheduler", "SERVER": "Server", "WORKER": "Worker"}
@@ -43,27 +48,39 @@ class MxJobSpec(_Model):
 class MxJob(_Model):
     """An MXNet job for the original mxnet-operator."""
 
-    apiVersion: Literal["mlkube.io/v1beta1"]
+    apiVersion: Literal["mxnet.mlkube.io/v1beta1"]
     kind: Literal["MxJob"]
     metadata: ObjectMeta
     spec: MxJobSpec
     status: dict[str, Any] | None = None
 
 
+class SeedMxJob(MxJob):
+    """An MXNet job for the original mxnet-operator."""
+
+    # The same job in the group the seed files show (the docstring is the schema's text).
+    apiVersion: Literal["mlkube.io/v1beta1"]  # type: ignore[assignment]
+
+
 class MxJobKind:
-    api_version = API_VERSION
     kind = KIND_NAME
 
+    def __init__(self, api_version: str, model: type[MxJob]):
+        self.api_version = api_version
+        self._model = model
+
     def model(self) -> type[BaseModel]:
-        return MxJob
+        return self._model
 
     def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
-        job, diagnostics = validate_model(MxJob, document)
+        job, diagnostics = validate_model(self._model, document)
         if job is None:
             return None, diagnostics
         roles = _roles(job, document, diagnostics)
         policy = RunPolicy(clean_pod_policy="None")
-        plan = mxnet_plan(document, options, job.metadata, roles, policy, diagnostics)
+        plan = mxnet_plan(
+            document, options, job.metadata, roles, policy, diagnostics, framework="mxnet-original"
+        )
         return plan, diagnostics
 
 
@@ -163,4 +180,5 @@ def _check_mode(
         )
 
 
-KIND = MxJobKind()
+KIND = MxJobKind(API_VERSION, MxJob)
+SEED_KIND = MxJobKind(SEED_API_VERSION, SeedMxJob)

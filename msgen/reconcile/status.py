@@ -5,7 +5,8 @@ replica counts, start and completion times). With no operator, msgen recomputes 
 live workloads and pods, by the MSJob's own rules:
 
 - success: worker 0 succeeded (the default `successPolicy`) or every worker did
-  (`AllWorkers`); a job without workers succeeds when every pod of every role has. A pod
+  (`AllWorkers`), or the Scheduler did (MXNet's operators); a job without workers succeeds
+  when every pod of every role has. A pod
   rule, so it holds on targets whose workload cannot say it (bare Pods, Volcano, Jobs
   before Kubernetes 1.31) and agrees with the targets that can.
 - failure: what a workload with its own job status says (a Job's `Failed` condition with
@@ -24,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..run_policy import ALL_WORKERS, RunPolicy
+from ..run_policy import WORKER0, RunPolicy
 from ..targets.labels import REPLICA_INDEX, REPLICA_TYPE
 
 #: Where a pod's index inside its role is found, by target (first match wins).
@@ -227,11 +228,15 @@ def _verdict(
         failed = _pod_target_failure(policy, pods, restarts)
         if failed is not None:
             return failed
-    if worker is not None:
-        needed = 1 if policy.success_policy != ALL_WORKERS else policy.roles[worker].replicas
-        done = succeeded[worker]
+    decider = policy.deciding_type()
+    if decider is not None:
+        needed = 1 if policy.success_policy == WORKER0 else policy.roles[decider].replicas
+        done = succeeded[decider]
         if (0 in done and needed == 1) or (needed > 1 and len(done) >= needed):
-            how = "worker 0" if needed == 1 else f"all {needed} workers"
+            if decider != worker:
+                how = f"{decider.lower()} 0"
+            else:
+                how = "worker 0" if needed == 1 else f"all {needed} workers"
             return "Succeeded", "JobSucceeded", f"{how} succeeded"
     elif all(len(succeeded[r]) >= rule.replicas for r, rule in policy.roles.items()):
         return "Succeeded", "JobSucceeded", "every pod succeeded"
@@ -239,10 +244,10 @@ def _verdict(
     ended = [(obj, _workload_verdict(obj)) for obj in workloads]
     complete = [obj for obj, found in ended if found is not None and found[0] == "Succeeded"]
     for obj in complete:
-        if not _batch_job(obj) or (worker is not None and _workload_role(obj, policy) == worker):
+        if not _batch_job(obj) or (decider is not None and _workload_role(obj, policy) == decider):
             return "Succeeded", "JobSucceeded", f"{obj.get('kind')} {_name(obj)} completed"
     jobs = [obj for obj in workloads if _batch_job(obj)]
-    if worker is None and jobs and len([o for o in complete if _batch_job(o)]) == len(jobs):
+    if decider is None and jobs and len([o for o in complete if _batch_job(o)]) == len(jobs):
         return "Succeeded", "JobSucceeded", "every Job completed"
     return None
 

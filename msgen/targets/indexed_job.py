@@ -17,7 +17,7 @@ from typing import Any, Callable
 from .. import versions
 from ..diagnostics import Diagnostic
 from ..patch import EnvValue, field_ref
-from ..plan import Options, Plan, PodSlot, Role
+from ..plan import SCHEDULER_DECIDES, Options, Plan, PodSlot, Role
 from . import labels, scheduling
 from .addressing import Addressing, Naming
 from .common import finish_pod, role_slots, shared_objects
@@ -165,7 +165,7 @@ def job_spec(
         role.key == "worker"
         and role.replicas > 1
         and not plan.static_indexes
-        and plan.success_policy != "AllWorkers"
+        and plan.success_policy not in ("AllWorkers", SCHEDULER_DECIDES)
         and versions.enabled("JobSuccessPolicy", options.kube_version)
     ):
         # ms-operator's default: the job succeeds when worker 0 does.

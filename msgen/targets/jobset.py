@@ -3,7 +3,8 @@
 Each role is a replicated Job of one Indexed Job (the same Job the `indexed-job` target
 renders, with its retries, exit-code rule and worker-0 success rule), so the JobSet
 controller sees the whole training job: it starts the roles in order (the scheduler first),
-declares success when the Worker Job succeeds, fails the job when any role fails, and deletes
+declares success when the Worker Job succeeds (the Scheduler Job, for a job whose outcome is
+its Scheduler's: MXNet), fails the job when any role fails, and deletes
 every running pod when it ends (`cleanPodPolicy: Running`). With DNS host names on, pod
 `i` of role `rt` is `<job>-<rt>-0-<i>.<job>`; the JobSet controller creates the headless
 Service `<job>` itself. Since JobSet 0.9 it labels every pod with its JobSet's UID
@@ -83,11 +84,12 @@ class JobSetTarget:
             "network": {"enableDNSHostnames": True, "subdomain": addressing.subdomain},
             "replicatedJobs": replicated,
         }
-        workers = plan.workers()
-        if workers is not None and workers.replicas > 0:
+        decider = plan.deciding_role()
+        if decider is not None and decider.replicas > 0:
             # The Worker Job decides: it succeeds when worker 0 does (or every worker, with
-            # AllWorkers); the JobSet then succeeds and deletes the other roles' pods.
-            spec["successPolicy"] = {"operator": "All", "targetReplicatedJobs": [workers.key]}
+            # AllWorkers); or the Scheduler's. The JobSet then succeeds and deletes the other
+            # roles' pods.
+            spec["successPolicy"] = {"operator": "All", "targetReplicatedJobs": [decider.key]}
         if plan.run_policy.ttl_seconds_after_finished is not None:
             spec["ttlSecondsAfterFinished"] = plan.run_policy.ttl_seconds_after_finished
         metadata: dict[str, Any] = {"name": plan.name}

@@ -28,11 +28,14 @@ KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KUEUE_POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 
-_POLICY_PATH = ("spec", "runPolicy", "schedulingPolicy")
 
 
 def warn(plan: Plan, path: tuple[str | int, ...], message: str) -> Diagnostic:
     return plan.document.diagnostic(path, message, severity=Severity.WARNING)
+
+
+def _policy_path(plan: Plan) -> tuple[str | int, ...]:
+    return plan.run_policy.path + ("schedulingPolicy",)
 
 
 def policy(plan: Plan) -> SchedulingPolicy:
@@ -109,7 +112,7 @@ def gang_objects(plan: Plan, options: Options, target: str) -> tuple[list[dict[s
         return [], [
             warn(
                 plan,
-                _POLICY_PATH,
+                _policy_path(plan),
                 f"schedulingPolicy asks for gang scheduling, which target {target} expresses as "
                 "a PodGroup of the scheduler you name: pass --gang-scheduler volcano or "
                 "--gang-scheduler scheduler-plugins; until then pods are scheduled one by one",
@@ -131,7 +134,7 @@ def gang_objects(plan: Plan, options: Options, target: str) -> tuple[list[dict[s
             diagnostics.append(
                 warn(
                     plan,
-                    _POLICY_PATH + ("queue",),
+                    _policy_path(plan) + ("queue",),
                     "a scheduler-plugins PodGroup has no queue: the queue is not expressed; "
                     "use --gang-scheduler volcano or --kueue-queue for queueing",
                 )

@@ -15,7 +15,7 @@ from typing import Literal
 
 from .. import versions
 from ..diagnostics import Diagnostic, Severity
-from ..plan import Options, Plan
+from ..plan import SCHEDULER_DECIDES, Options, Plan
 from ..source import Path
 
 Support = Literal["native", "apply", "no"]
@@ -79,6 +79,12 @@ TABLE: dict[str, dict[str, Cell]] = {
         "pod": _apply("bare Pods have no job status; each pod ends on its own"),
         "statefulset": _na("a StatefulSet never completes"),
         "volcano": _apply("the Volcano Job completes when every worker does"),
+    },
+    "success by the Scheduler (MXJob)": {
+        "indexed-job": _apply("each role's Job ends on its own, whatever the Scheduler's outcome"),
+        "pod": _apply("bare Pods have no job status; each pod ends on its own"),
+        "statefulset": _na("a StatefulSet never completes"),
+        "jobset": N, "volcano": N,
     },
     "successPolicy: AllWorkers": {
         "indexed-job": N, "jobset": N, "volcano": N,
@@ -174,7 +180,10 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
         if having:
             out.append((f"restartPolicy: {policy}", having[0].path + ("restartPolicy",)))
     workers = plan.workers()
-    if workers is not None and workers.replicas > 1:
+    decider = plan.deciding_role()
+    if plan.success_policy == SCHEDULER_DECIDES and decider is not None:
+        out.append(("success by the Scheduler (MXJob)", decider.path))
+    elif workers is not None and workers.replicas > 1:
         # Worker-0 success is a default that changes when a job ends; AllWorkers only when
         # written (an older kind's own default is every worker).
         if plan.success_policy != "AllWorkers":
@@ -182,7 +191,7 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
         elif "successPolicy" in spec:
             out.append(("successPolicy: AllWorkers", ("spec", "successPolicy")))
     run = plan.run_policy
-    policy_path: Path = ("spec", "runPolicy")
+    policy_path = run.path
     for field, value in (
         ("backoffLimit", run.backoff_limit),
         ("activeDeadlineSeconds", run.active_deadline_seconds),

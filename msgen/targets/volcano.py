@@ -20,8 +20,9 @@ Policies map onto Volcano's events and actions, per task:
 - `restartPolicy` Never or ExitCode: a failed pod terminates the job, or restarts it while
   `backoffLimit` (the job's `maxRetry`) allows; with `enableDynamicWorker`, a failed Worker
   does neither; OnFailure and Always restart the container in place, as the kubelet does;
-- the Worker task completing completes the job and stops the other roles' pods
-  (`cleanPodPolicy: Running`, ms-operator's default; `None` leaves them running).
+- the Worker task completing (the Scheduler task, for MXNet, whose operators followed the
+  Scheduler) completes the job and stops the other roles' pods (`cleanPodPolicy: Running`,
+  ms-operator's default; `None` leaves them running).
 """
 
 from __future__ import annotations
@@ -150,7 +151,9 @@ def _task_policies(plan: Plan, role: Role) -> list[dict[str, str]]:
     if role.restart_policy in ("Never", "ExitCode") and not dynamic:
         action = "RestartJob" if plan.run_policy.backoff_limit else "TerminateJob"
         policies.append({"action": action, "event": "PodFailed"})
-    if role.key == "worker" and plan.run_policy.clean_pod_policy != "None":
+    decider = plan.deciding_role()
+    deciding = decider is not None and role.key == decider.key
+    if deciding and plan.run_policy.clean_pod_policy != "None":
         policies.append({"action": "CompleteJob", "event": "TaskCompleted"})
     return policies
 
