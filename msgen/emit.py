@@ -4,11 +4,23 @@ Generated objects get one key order (apiVersion, kind, metadata, spec, then the 
 in metadata name, namespace, labels, annotations first); lists keep their order, since order
 matters there (env `$(VAR)` expansion, containers). Multi-line strings are written as literal
 blocks so commands stay readable in review.
+
+The bytes are PyYAML's (libyaml's CSafeDumper where present, with the representers below): that
+is msgen's output format. Going through PyYAML's representer for every node costs most of a large
+render (a 4,096-pod job makes ~500,000 nodes), so `to_yaml` writes the block structure itself:
+the shapes msgen emits are few (mappings with string keys, lists, scalars), and their layout
+does not depend on the scalars. What does depend on them, how each scalar is written (plain,
+quoted, escaped, a literal block and its indicators), stays PyYAML's decision: each distinct
+scalar is rendered once through the dumper and remembered. Anything outside those shapes (a
+container that appears twice, which PyYAML writes as an anchor; a type PyYAML refuses; a key or
+scalar too long for a simple layout) goes through PyYAML whole, so the output never changes;
+tests compare both ways on the golden files and on generated data.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import yaml
@@ -20,6 +32,10 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
 
 _TOP = ("apiVersion", "kind", "metadata", "spec")
 _META = ("name", "generateName", "namespace", "labels", "annotations")
+
+#: Scalars longer than this could meet the line width (65,536 columns) at some indentation;
+#: PyYAML then folds them at a column that depends on where they sit, so they go to PyYAML.
+_LONGEST_SCALAR = 16_384
 
 
 def canonical(obj: dict[str, Any]) -> dict[str, Any]:
@@ -37,39 +53,280 @@ def _ordered(value: Any, first: tuple[str, ...]) -> Any:
     return {key: _ordered(value[key], _META if key == "metadata" else ()) for key in keys}
 
 
-class _Dumper(_BaseDumper):
-    pass
-
-
-def _represent_str(dumper: _Dumper, text: str) -> yaml.Node:
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.Node:
     if "\n" in text.rstrip("\n"):
         return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|")
     return dumper.represent_scalar("tag:yaml.org,2002:str", text)
 
 
-def _represent_list(dumper: _Dumper, items: list[Any]) -> yaml.Node:
+def _represent_list(dumper: yaml.SafeDumper, items: list[Any]) -> yaml.Node:
     # Lists of numbers (exit codes) read best on one line; everything else stays in blocks.
     numbers = bool(items) and all(isinstance(i, int) and not isinstance(i, bool) for i in items)
     return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=numbers or None)
 
 
-_Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(list, _represent_list)
+def make_dumper(base: type[Any]) -> type[Any]:
+    """A dumper class on `base` (libyaml's CSafeDumper or PyYAML's SafeDumper) writing msgen's way."""
+    dumper: type[Any] = type("Dumper", (base,), {})
+    dumper.add_representer(str, _represent_str)
+    dumper.add_representer(list, _represent_list)
+    return dumper
 
 
-def to_yaml(objects: list[dict[str, Any]]) -> str:
+_Dumper = make_dumper(_BaseDumper)
+
+_SETTINGS: dict[str, Any] = {
+    "sort_keys": False,
+    "default_flow_style": False,
+    "allow_unicode": True,
+    "width": 1 << 16,
+}
+
+
+def pyyaml_dump(objects: list[Any], dumper: type[Any] | None = None) -> str:
+    """The objects as PyYAML writes them with msgen's settings: the reference for `to_yaml`."""
     if not objects:
         return ""
-    return yaml.dump_all(
-        objects,
-        Dumper=_Dumper,
-        sort_keys=False,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=1 << 16,
-    )
+    text: str = yaml.dump_all(objects, Dumper=dumper or _Dumper, **_SETTINGS)
+    return text
+
+
+def to_yaml(objects: list[dict[str, Any]], dumper: type[Any] | None = None) -> str:
+    """A multi-document YAML stream, byte for byte what `pyyaml_dump` writes with libyaml."""
+    if not objects:
+        return ""
+    text, open_ended = _Writer(dumper or _Dumper).documents(objects)
+    return text + "...\n" if open_ended else text
 
 
 def to_json(objects: list[dict[str, Any]]) -> str:
     """A `v1 List`, which `kubectl apply -f` and Argo CD accept as one JSON document."""
     return json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2) + "\n"
+
+
+def _is_libyaml(dumper: type) -> bool:
+    return hasattr(yaml, "CSafeDumper") and issubclass(dumper, yaml.CSafeDumper)
+
+
+_LIBYAML_ESCAPES = re.compile("[\x85\U00010000-\U0010ffff]")
+#: What YAML counts as a line break (libyaml continues the indentation after each).
+_LINE_BREAKS = {"\n", "\r", "\r\n", "\x85", "\u2028", "\u2029"}
+_BREAKS = re.compile("[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])")
+_BREAK_ONLY = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+_QUOTING: dict[type, type[Any]] = {}
+
+
+def _double_quoting(dumper: type[Any]) -> type[Any]:
+    """`dumper`, writing double-quoted the strings libyaml escapes."""
+    if dumper not in _QUOTING:
+
+        def quoted(self: yaml.SafeDumper, text: str) -> yaml.Node:
+            if _LIBYAML_ESCAPES.search(text):
+                return self.represent_scalar("tag:yaml.org,2002:str", text, style='"')
+            return _represent_str(self, text)
+
+        subclass: type[Any] = type("DoubleQuoting", (dumper,), {})
+        subclass.add_representer(str, quoted)
+        _QUOTING[dumper] = subclass
+    return _QUOTING[dumper]
+
+
+class _Unsupported(Exception):
+    """A document the writer does not lay out itself; PyYAML writes it."""
+
+
+class _Scalar:
+    """How PyYAML writes one scalar as a block mapping's value or a block sequence's item.
+
+    `head` follows `key: ` or `- ` on the same line; `rest` are the following lines, indented
+    as for a mapping at column 0 (PyYAML indents a scalar's continuation relative to the
+    collection it is in, so they move with it). `keep` marks a literal block that keeps its
+    final line breaks (`|+`): libyaml then ends the stream with `...`.
+    """
+
+    __slots__ = ("head", "rest", "keep")
+
+    def __init__(self, head: str, rest: list[str], keep: bool):
+        self.head = head
+        self.rest = rest
+        self.keep = keep
+
+
+#: Rendered scalars and keys, per dumper class: (type, value) -> _Scalar / key text.
+_SCALARS: dict[type, dict[Any, _Scalar]] = {}
+_KEYS: dict[type, dict[str, str]] = {}
+_MAX_CACHED = 200_000
+
+
+class _Writer:
+    """Writes block mappings and sequences directly, asking `dumper` only about scalars."""
+
+    def __init__(self, dumper: type[Any]):
+        self.dumper = dumper
+        self.scalars = _SCALARS.setdefault(dumper, {})
+        self.keys = _KEYS.setdefault(dumper, {})
+        self.out: list[str] = []
+        self.seen: set[int] = set()
+        self.keep = False
+
+    def documents(self, objects: list[Any]) -> tuple[str, bool]:
+        """The stream and whether libyaml would end it with `...` (a `|+` in its last document)."""
+        if len(self.scalars) > _MAX_CACHED:
+            self.scalars.clear()
+            self.keys.clear()
+        parts: list[str] = []
+        keep = False
+        for obj in objects:
+            text, keep = self.document(obj)
+            parts.append(text)
+        return "---\n".join(parts), keep
+
+    def document(self, obj: Any) -> tuple[str, bool]:
+        self.out = []
+        self.seen = set()
+        self.keep = False
+        try:
+            if not isinstance(obj, dict) or not obj:
+                raise _Unsupported
+            self.mapping(obj, 0, False)
+        except _Unsupported:
+            text = pyyaml_dump([obj], self.dumper)
+            if text.endswith("\n...\n"):
+                return text[:-4], True
+            return text, False
+        return "".join(self.out), self.keep
+
+    def mapping(self, mapping: dict[Any, Any], indent: int, inline: bool) -> None:
+        if id(mapping) in self.seen:
+            raise _Unsupported  # PyYAML would write an anchor and an alias
+        self.seen.add(id(mapping))
+        out = self.out
+        pad = " " * indent
+        keys = self.keys
+        for key, value in mapping.items():
+            text = keys.get(key) if type(key) is str else None
+            if text is None:
+                text = self.key(key)
+            if inline:
+                out.append(text)
+                inline = False
+            else:
+                out.append(pad + text)
+            kind = type(value)
+            if kind is dict:
+                if value:
+                    out.append(":\n")
+                    self.mapping(value, indent + 2, False)
+                else:
+                    out.append(": {}\n")
+            elif kind is list:
+                if not value:
+                    out.append(": []\n")
+                elif self.numbers(value):
+                    out.append(": ")
+                    out.append(self.flow(value))
+                else:
+                    out.append(":\n")
+                    self.sequence(value, indent, False)
+            else:
+                out.append(": ")
+                self.scalar(value, indent)
+
+    def sequence(self, items: list[Any], indent: int, inline: bool) -> None:
+        if id(items) in self.seen:
+            raise _Unsupported
+        self.seen.add(id(items))
+        out = self.out
+        dash = " " * indent + "- "
+        for item in items:
+            if inline:
+                out.append("- ")
+                inline = False
+            else:
+                out.append(dash)
+            kind = type(item)
+            if kind is dict:
+                if item:
+                    self.mapping(item, indent + 2, True)
+                else:
+                    out.append("{}\n")
+            elif kind is list:
+                if not item:
+                    out.append("[]\n")
+                elif self.numbers(item):
+                    out.append(self.flow(item))
+                else:
+                    self.sequence(item, indent + 2, True)
+            else:
+                self.scalar(item, indent)
+
+    @staticmethod
+    def numbers(items: list[Any]) -> bool:
+        return all(type(i) is int for i in items)
+
+    def flow(self, items: list[int]) -> str:
+        if id(items) in self.seen:
+            raise _Unsupported
+        self.seen.add(id(items))
+        text = "[" + ", ".join(str(i) for i in items) + "]\n"
+        if len(text) > _LONGEST_SCALAR:
+            raise _Unsupported
+        return text
+
+    def scalar(self, value: Any, indent: int) -> None:
+        """`value` after `key: ` or `- `, where the collection holding it sits at `indent`."""
+        kind = type(value)
+        key = (kind, repr(value) if kind is float else value)
+        found = self.scalars.get(key)
+        if found is None:
+            found = self.render(value)
+            self.scalars[key] = found
+        self.out.append(found.head)
+        if found.rest:
+            pad = " " * indent
+            self.out.extend(line if line in _LINE_BREAKS else pad + line for line in found.rest)
+        if found.keep:
+            self.keep = True
+
+    def render(self, value: Any) -> _Scalar:
+        """How PyYAML writes `value` as the value of a block mapping at column 0."""
+        if type(value) not in (str, int, bool, float, type(None)):
+            raise _Unsupported
+        if type(value) is str and len(value) > _LONGEST_SCALAR:
+            raise _Unsupported
+        text = pyyaml_dump([{"k": value}], self._for(value))
+        keep = text.endswith("\n...\n")
+        if keep:
+            text = text[:-4]
+        lines = _BREAKS.findall(text)
+        if "".join(lines) != text or not lines[0].startswith("k: "):
+            raise _Unsupported
+        rest = lines[1:]
+        if any(not _BREAK_ONLY.fullmatch(line) and not line.startswith("  ") for line in rest):
+            raise _Unsupported
+        return _Scalar(lines[0][3:], rest, keep)
+
+    def _for(self, value: Any) -> type[Any]:
+        """The dumper that writes `value` as libyaml does.
+
+        Without libyaml, PyYAML's pure emitter decides alone, and it writes two kinds of
+        character unlike libyaml: characters beyond U+FFFF (libyaml escapes them, `\\U0001F600`)
+        and NEXT LINE U+0085 (libyaml escapes it, `\\N`). Both make libyaml choose a
+        double-quoted scalar, and PyYAML's double-quoted scalar escapes them the same way.
+        """
+        if _is_libyaml(self.dumper) or type(value) is not str:
+            return self.dumper
+        if not _LIBYAML_ESCAPES.search(value):
+            return self.dumper
+        return _double_quoting(self.dumper)
+
+    def key(self, key: Any) -> str:
+        """How PyYAML writes `key` as a simple key, without the `: ` after it."""
+        if type(key) is not str or len(key) > _LONGEST_SCALAR:
+            raise _Unsupported
+        # PyYAML's pure emitter writes an empty key as a complex key (`? ''`), libyaml as `''`.
+        text = pyyaml_dump([{key: 0}], self._for(key)) if key else "'': 0\n"
+        if not text.endswith(": 0\n") or "\n" in text[:-1] or text.startswith("? "):
+            raise _Unsupported
+        self.keys[key] = text[:-4]
+        return text[:-4]
