@@ -39,18 +39,34 @@ _LONGEST_SCALAR = 16_384
 
 
 def canonical(obj: dict[str, Any]) -> dict[str, Any]:
-    """`obj` with msgen's key order, recursively."""
-    ordered: dict[str, Any] = _ordered(obj, _TOP)
-    return ordered
+    """`obj` with msgen's key order, recursively: a new object, sharing no mapping or list
+    with `obj` (so stages before may share read-only parts between objects)."""
+    return _ordered_mapping(obj, _TOP)
 
 
-def _ordered(value: Any, first: tuple[str, ...]) -> Any:
-    if isinstance(value, list):
-        return [_ordered(item, ()) for item in value]
-    if not isinstance(value, dict):
-        return value
-    keys = [k for k in first if k in value] + sorted(k for k in value if k not in first)
-    return {key: _ordered(value[key], _META if key == "metadata" else ()) for key in keys}
+def _ordered_mapping(mapping: dict[str, Any], first: tuple[str, ...]) -> dict[str, Any]:
+    if first:
+        keys = [k for k in first if k in mapping] + sorted(k for k in mapping if k not in first)
+    else:
+        keys = sorted(mapping)
+    out = {}
+    for key in keys:
+        value = mapping[key]
+        if isinstance(value, dict):
+            value = _ordered_mapping(value, _META if key == "metadata" else ())
+        elif isinstance(value, list):
+            value = _ordered_list(value)
+        out[key] = value
+    return out
+
+
+def _ordered_list(items: list[Any]) -> list[Any]:
+    return [
+        _ordered_mapping(item, ()) if isinstance(item, dict)
+        else _ordered_list(item) if isinstance(item, list)
+        else item
+        for item in items
+    ]
 
 
 def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.Node:
