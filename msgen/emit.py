@@ -82,7 +82,7 @@ def _represent_list(dumper: yaml.SafeDumper, items: list[Any]) -> yaml.Node:
 
 
 def make_dumper(base: type[Any]) -> type[Any]:
-    """A dumper class on `base` (libyaml's CSafeDumper or PyYAML's SafeDumper) writing msgen's way."""
+    """A dumper on `base` (libyaml's CSafeDumper or PyYAML's SafeDumper) writing msgen's way."""
     dumper: type[Any] = type("Dumper", (base,), {})
     dumper.add_representer(str, _represent_str)
     dumper.add_representer(list, _represent_list)
