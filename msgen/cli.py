@@ -21,8 +21,10 @@ from .plan import Options
 from .processes.cli import cli_options
 
 if TYPE_CHECKING:
-    from .pipeline import Compilation
-    from .source import Document
+    from collections.abc import Iterator
+
+    from .pipeline import Compilation, Sink
+    from .source import Document, Source
 
 EXIT_INPUT = 1
 EXIT_INTERNAL = 70
@@ -198,11 +200,21 @@ def render(output: str | None, output_format: str, **kwargs: Any) -> None:
             "directory that exists",
             param_hint="'--output'",
         )
-    compilation = _compile(kwargs)
-    from .emit import to_json, to_yaml
+    from .spool import Spool
 
-    text = to_json(compilation.objects) if output_format == "json" else to_yaml(compilation.objects)
-    _write(text, output)
+    # Written job by job to a spool, shown only when every job compiled (see spool.py).
+    with Spool(output_format) as spool:
+        _compile(kwargs, spool.add)
+        if output is None:
+            spool.deliver()
+        else:
+            from .atomic_file import OutputError
+
+            try:
+                spool.deliver(output)
+            except OutputError as exc:
+                click.echo(f"msgen: cannot write the output: {exc}", err=True)
+                raise SystemExit(EXIT_INPUT) from None
 
 
 def _write(text: str, output: str | None) -> None:
@@ -231,7 +243,7 @@ def validate(**kwargs: Any) -> None:
     Example:
       msgen validate samples/ && echo valid
     """
-    compilation = _compile(kwargs)
+    compilation = _compile(kwargs, lambda objects: None)
     click.echo(
         f"msgen: valid: {compilation.jobs} job(s) in {compilation.documents} document(s)",
         err=True,
@@ -271,29 +283,42 @@ def schema(kind: str, list_kinds: bool) -> None:
     click.echo(json.dumps(schema_for(job_kind), indent=2, sort_keys=True))
 
 
-def _compile(kwargs: dict[str, Any]) -> Compilation:
-    return compile_paths(list(kwargs.pop("paths")), _options(kwargs))
+def _compile(kwargs: dict[str, Any], sink: Sink) -> Compilation:
+    return compile_paths(list(kwargs.pop("paths")), _options(kwargs), sink=sink)
 
 
 def compile_paths(
-    given: list[str], options: Options, locate: Callable[[Document], Document] | None = None
+    given: list[str],
+    options: Options,
+    locate: Callable[[Document], Document] | None = None,
+    sink: Sink | None = None,
 ) -> Compilation:
-    """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation."""
+    """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation.
+
+    With `sink`, each document's objects go to it as they compile, files are read one at a
+    time, and the Compilation keeps no objects (see pipeline.compile_stream).
+    """
     from .inputs import MissingPath, expand_paths, read_source
-    from .pipeline import compile_sources
+    from .pipeline import compile_sources, compile_stream
 
     try:
         paths = expand_paths(given)
     except MissingPath as exc:
         raise click.BadParameter(f"no such file or directory: {exc}", param_hint="PATH") from None
-    sources, read_errors = [], []
-    for path in paths:
-        source, error = read_source(path)
-        if source is not None:
-            sources.append(source)
-        if error is not None:
-            read_errors.append(error)
-    compilation = compile_sources(sources, options, locate)
+    read_errors: list[Diagnostic] = []
+
+    def sources() -> Iterator[Source]:
+        for path in paths:
+            source, error = read_source(path)
+            if error is not None:
+                read_errors.append(error)
+            if source is not None:
+                yield source
+
+    if sink is None:
+        compilation = compile_sources(list(sources()), options, locate)
+    else:
+        compilation = compile_stream(sources(), options, sink, locate)
     compilation.diagnostics[:0] = read_errors
     if compilation.ok and not read_errors and compilation.documents == 0:
         shown = ", ".join(p if p != "-" else "<stdin>" for p in paths) or "the given directories"

@@ -109,15 +109,56 @@ def pyyaml_dump(objects: list[Any], dumper: type[Any] | None = None) -> str:
 
 def to_yaml(objects: list[dict[str, Any]], dumper: type[Any] | None = None) -> str:
     """A multi-document YAML stream, byte for byte what `pyyaml_dump` writes with libyaml."""
-    if not objects:
-        return ""
-    text, open_ended = _Writer(dumper or _Dumper).documents(objects)
-    return text + "...\n" if open_ended else text
+    stream = YamlStream(dumper)
+    return stream.piece(objects) + stream.end()
 
 
 def to_json(objects: list[dict[str, Any]]) -> str:
     """A `v1 List`, which `kubectl apply -f` and Argo CD accept as one JSON document."""
     return json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2) + "\n"
+
+
+class YamlStream:
+    """`to_yaml` of many objects, written a few objects at a time: the pieces, then `end()`,
+    joined are `to_yaml` of all the objects."""
+
+    def __init__(self, dumper: type[Any] | None = None):
+        self._writer = _Writer(dumper or _Dumper)
+        self._started = False
+        self._open_ended = False
+
+    def piece(self, objects: list[dict[str, Any]]) -> str:
+        if not objects:
+            return ""
+        text, self._open_ended = self._writer.documents(objects)
+        if self._started:
+            text = "---\n" + text
+        self._started = True
+        return text
+
+    def end(self) -> str:
+        return "...\n" if self._open_ended else ""
+
+
+class JsonStream:
+    """`to_json` of many objects, written a few objects at a time (see YamlStream)."""
+
+    _HEAD = '{\n  "apiVersion": "v1",\n  "kind": "List",\n  "items": ['
+
+    def __init__(self) -> None:
+        self._started = False
+
+    def piece(self, objects: list[dict[str, Any]]) -> str:
+        parts = []
+        for obj in objects:
+            parts.append(",\n" if self._started else self._HEAD + "\n")
+            self._started = True
+            # An item of the List sits two levels deep; JSON strings hold no raw line breaks.
+            parts.append("    " + json.dumps(obj, indent=2).replace("\n", "\n    "))
+        return "".join(parts)
+
+    def end(self) -> str:
+        return "\n  ]\n}\n" if self._started else self._HEAD + "]\n}\n"
 
 
 def _is_libyaml(dumper: type) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from . import devices, frameworks, kinds, processes, run_policy, targets, versions
 from . import options as option_text
@@ -19,7 +19,7 @@ from .kinds.near_miss import near_miss
 from .names import dns1035_problem
 from .patch import apply_patches
 from .plan import Options, Plan, PodSlot
-from .source import Document, Path, Source, load_documents
+from .source import Document, Path, Source, iter_documents
 from .targets import labels
 from .targets.addressing import Addressing, Naming
 from .targets.limits import replica_problems
@@ -35,6 +35,7 @@ class Compilation:
 
     objects: list[dict[str, Any]] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: the sources findings point into (for excerpts); a stream keeps only those
     sources: dict[str, Source] = field(default_factory=dict)
     documents: int = 0
     jobs: int = 0
@@ -50,25 +51,59 @@ def compile_sources(
     locate: Callable[[Document], Document] | None = None,
 ) -> Compilation:
     """Compile every document; `locate` may re-position documents a plug-in host re-wrote."""
+    objects: list[dict[str, Any]] = []
+    result = compile_stream(sources, options, objects.extend, locate)
+    result.objects = objects
+    return result
+
+
+#: Receives the objects of each compiled document, in output order.
+Sink = Callable[[list[dict[str, Any]]], None]
+
+
+def compile_stream(
+    sources: Iterable[Source],
+    options: Options,
+    sink: Sink,
+    locate: Callable[[Document], Document] | None = None,
+) -> Compilation:
+    """Compile document by document, handing each document's objects to `sink` as they come.
+
+    Only one document is held at a time (and each source's text), so memory does not grow
+    with the number of jobs; the returned Compilation has the findings, not the objects.
+    When the Compilation is not ok, what `sink` received must not be used. A source whose
+    text stops being YAML part-way reports that error alone, as if none of its documents had
+    compiled (its earlier findings and objects are dropped from the duplicate index).
+    """
     result = Compilation()
-    seen: dict[ObjectKey, Position] = {}
+    seen: dict[str, Position] = {}
     for source in sources:
         result.sources[source.name] = source
+        found: list[Diagnostic] = []
+        added: list[str] = []
+        documents = jobs = 0
         try:
-            documents = load_documents(source)
+            for document in iter_documents(source):
+                documents += 1
+                if locate is not None:
+                    document = locate(document)
+                    result.sources[document.source.name] = document.source
+                objects, diagnostics, is_job = compile_document(document, options)
+                jobs += is_job
+                found.extend(sorted(diagnostics, key=_position_key))
+                found.extend(duplicate_objects(document, objects, seen, added))
+                if objects:
+                    sink(objects)
         except InputError as exc:
+            for key in added:
+                seen.pop(key, None)
             result.diagnostics.extend(exc.diagnostics)
             continue
-        for document in documents:
-            result.documents += 1
-            if locate is not None:
-                document = locate(document)
-                result.sources[document.source.name] = document.source
-            objects, diagnostics, is_job = compile_document(document, options)
-            result.jobs += is_job
-            result.objects.extend(objects)
-            result.diagnostics.extend(sorted(diagnostics, key=_position_key))
-            result.diagnostics.extend(duplicate_objects(document, objects, seen))
+        result.documents += documents
+        result.jobs += jobs
+        result.diagnostics.extend(found)
+        if not found and locate is None:
+            del result.sources[source.name]  # no finding to show an excerpt of: free its text
     return result
 
 
@@ -267,14 +302,16 @@ def _non_finite_numbers(document: Document) -> list[Diagnostic]:
     return sorted(out, key=_position_key)
 
 
-ObjectKey = tuple[str, str, str, str]
-
-
 def duplicate_objects(
-    document: Document, objects: list[dict[str, Any]], seen: dict[ObjectKey, Position]
+    document: Document,
+    objects: list[dict[str, Any]],
+    seen: dict[str, Position],
+    added: list[str] | None = None,
 ) -> list[Diagnostic]:
     """Objects of `document` that an earlier document made too (same kind, namespace and name):
-    the cluster would keep one of them. `seen` remembers where each object's document named it.
+    the cluster would keep one of them. `seen` remembers where each object's document named it,
+    by one string per object (a small index, however many jobs a stream holds); the keys it
+    gains are appended to `added`.
     """
     clashes: dict[Position, list[str]] = {}
     here = document.positions.at(("metadata", "name"))
@@ -284,10 +321,14 @@ def duplicate_objects(
             continue
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
         namespace = str(metadata.get("namespace") or "")
-        key = (group, str(obj.get("kind")), namespace, metadata["name"])
+        kind = str(obj.get("kind"))
+        key = f"{group}\0{kind}\0{namespace}\0{metadata['name']}"
         earlier = seen.setdefault(key, here)
-        if earlier is not here:
-            shown = f"{key[1]} {namespace + '/' if namespace else ''}{key[3]}"
+        if earlier is here:
+            if added is not None:
+                added.append(key)
+        else:
+            shown = f"{kind} {namespace + '/' if namespace else ''}{metadata['name']}"
             clashes.setdefault(earlier, []).append(shown)
     out = []
     for where, names in clashes.items():

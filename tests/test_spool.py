@@ -1,0 +1,123 @@
+"""Rendering a stream job by job through the spool keeps "the whole output or nothing".
+
+A render writes each job's output to a temporary spool as soon as it compiles, and shows it
+only when every job compiled: a failing last job of many leaves standard output empty and an
+`-o FILE` untouched; errors keep their file:line:column in the stream; the pieces written one
+job at a time are the bytes of writing all objects at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from msgen import emit
+
+from .conftest import SAMPLES, msgen, msgen_process
+
+SAMPLE = (SAMPLES / "mindspore" / "widedeep-gpu-dataparallel.yaml").read_text()
+JOBS = 40
+
+
+def _stream(jobs: int, last: str | None = None) -> str:
+    """`jobs` copies of the sample under distinct names; `last` replaces the last one."""
+    docs = [SAMPLE.replace("name: ms-widedeep-dataparallel", f"name: job-{i}", 1) for i in range(jobs)]
+    if last is not None:
+        docs[-1] = last
+    return "".join("---\n" + doc for doc in docs)
+
+
+def _line_of(text: str, needle: str) -> int:
+    return text[: text.rindex(needle)].count("\n") + 1
+
+
+def test_the_stream_renders_as_its_jobs_one_by_one() -> None:
+    text = _stream(JOBS)
+    whole = msgen("render", "-", input=text)
+    assert whole.exit_code == 0, whole.stderr
+    one = msgen("render", "-", input=_stream(1))
+    assert whole.stdout.count("---\n") == JOBS * one.stdout.count("---\n") + JOBS - 1
+
+
+def test_nothing_on_stdout_when_the_last_of_many_jobs_fails() -> None:
+    bad = SAMPLE.replace("name: ms-widedeep-dataparallel", "name: job-last", 1).replace(
+        "replicas: 1", "replicas: one", 1
+    )
+    text = _stream(JOBS, bad)
+    run = msgen_process("render", "-", input=text)
+    assert run.exit_code == 1
+    assert run.stdout == ""
+    assert f"<stdin>:{_line_of(text, 'replicas: one')}:" in run.stderr
+    assert "nothing was written" in run.stderr
+
+
+def test_an_output_file_is_untouched_when_the_last_job_fails(tmp_path: Path) -> None:
+    target = tmp_path / "out.yaml"
+    target.write_text("previous\n")
+    source = tmp_path / "jobs.yaml"
+    source.write_text(_stream(JOBS, "apiVersion: mindspore.gitee.com/v1\nkind: MSJob\nmetadata: 3\n"))
+    run = msgen_process("render", str(source), "-o", str(target))
+    assert run.exit_code == 1
+    assert target.read_text() == "previous\n"
+    assert {p.name for p in tmp_path.iterdir()} == {"jobs.yaml", "out.yaml"}  # no temporary left
+
+
+def test_an_output_file_gets_the_whole_stream(tmp_path: Path) -> None:
+    target = tmp_path / "out.yaml"
+    text = _stream(JOBS)
+    assert msgen("render", "-", "-o", str(target), input=text).exit_code == 0
+    assert target.read_text() == msgen("render", "-", input=text).stdout
+
+
+def test_a_syntax_error_after_many_documents_is_the_only_finding() -> None:
+    # The documents before it compiled already; their findings (the warning of the
+    # bare-pod target) are dropped, as when the whole text was parsed first.
+    text = _stream(JOBS) + "---\nkey: [unclosed\n"
+    run = msgen("render", "-", "--target", "pod", input=text)
+    assert run.exit_code == 1
+    assert run.stdout == ""
+    assert run.stderr.count("warning") == 0
+    assert f"<stdin>:{_line_of(text, '[unclosed') + 1}:" in run.stderr
+
+
+def test_a_duplicate_far_down_the_stream_names_both_documents() -> None:
+    text = _stream(JOBS) + "---\n" + SAMPLE.replace("name: ms-widedeep-dataparallel", "name: job-3", 1)
+    run = msgen("render", "-", input=text)
+    assert run.exit_code == 1
+    assert run.stdout == ""
+    first = _line_of(text.split("name: job-4", 1)[0], "name: job-3")
+    assert f"the document at <stdin>:{first}:" in run.stderr
+
+
+def test_validate_streams_too() -> None:
+    run = msgen("validate", "-", input=_stream(JOBS))
+    assert run.exit_code == 0
+    assert f"{JOBS} job(s) in {JOBS} document(s)" in run.stderr
+
+
+OBJECTS: list[dict[str, Any]] = [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{i}"}, "data": {"a": "x\ny\n\n"}}
+    for i in range(5)
+]
+
+
+@pytest.mark.parametrize("cut", [[], [5], [1, 4], [1, 1, 3], [0, 2, 0, 3]])
+def test_pieces_join_to_the_whole_yaml(cut: list[int]) -> None:
+    stream, start, text = emit.YamlStream(), 0, ""
+    for size in cut:
+        text += stream.piece(OBJECTS[start : start + size])
+        start += size
+    text += stream.piece(OBJECTS[start:]) + stream.end()
+    assert text == emit.to_yaml(OBJECTS)
+    assert text.endswith("...\n")  # the last document keeps its line breaks: libyaml ends so
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(text)] == [f"c{i}" for i in range(5)]
+
+
+@pytest.mark.parametrize("objects", [[], OBJECTS[:1], OBJECTS])
+def test_pieces_join_to_the_whole_json(objects: list[dict[str, Any]]) -> None:
+    stream = emit.JsonStream()
+    text = "".join(stream.piece([obj]) for obj in objects) + stream.end()
+    assert text == emit.to_json(objects)
