@@ -212,7 +212,18 @@ class _Scalar:
 #: Rendered scalars and keys, per dumper class: (type, value) -> _Scalar / key text.
 _SCALARS: dict[type, dict[Any, _Scalar]] = {}
 _KEYS: dict[type, dict[str, str]] = {}
+_LINES: dict[type, dict[str, str]] = {}
 _MAX_CACHED = 200_000
+
+#: Text PyYAML always writes plain, as it is (names, labels, paths, images): it starts with a
+#: letter, holds no indicator, space or line break, and no YAML 1.1 resolver reads it as
+#: anything but a string unless it is one of `_NOT_STRINGS` (only letters start no number,
+#: date, merge or value key). Tested against PyYAML; other text asks the dumper.
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_./-]{0,200}")
+_NOT_STRINGS = frozenset(
+    "y Y n N yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF "
+    "null Null NULL".split()
+)
 
 
 class _Writer:
@@ -222,6 +233,8 @@ class _Writer:
         self.dumper = dumper
         self.scalars = _SCALARS.setdefault(dumper, {})
         self.keys = _KEYS.setdefault(dumper, {})
+        #: the one-line strings among `scalars`, by their text: the common case, looked up inline
+        self.lines = _LINES.setdefault(dumper, {})
         self.out: list[str] = []
         self.seen: set[int] = set()
         self.keep = False
@@ -231,6 +244,7 @@ class _Writer:
         if len(self.scalars) > _MAX_CACHED:
             self.scalars.clear()
             self.keys.clear()
+            self.lines.clear()
         parts: list[str] = []
         keep = False
         for obj in objects:
@@ -260,6 +274,7 @@ class _Writer:
         out = self.out
         pad = " " * indent
         keys = self.keys
+        lines = self.lines
         for key, value in mapping.items():
             text = keys.get(key) if type(key) is str else None
             if text is None:
@@ -285,6 +300,8 @@ class _Writer:
                 else:
                     out.append(":\n")
                     self.sequence(value, indent, False)
+            elif kind is str and value in lines:
+                out.append(": " + lines[value])
             else:
                 out.append(": ")
                 self.scalar(value, indent)
@@ -314,6 +331,8 @@ class _Writer:
                     out.append(self.flow(item))
                 else:
                     self.sequence(item, indent + 2, True)
+            elif kind is str and item in self.lines:
+                out.append(self.lines[item])
             else:
                 self.scalar(item, indent)
 
@@ -338,6 +357,8 @@ class _Writer:
         if found is None:
             found = self.render(value)
             self.scalars[key] = found
+            if kind is str and not found.rest and not found.keep:
+                self.lines[value] = found.head
         self.out.append(found.head)
         if found.rest:
             pad = " " * indent
@@ -351,6 +372,8 @@ class _Writer:
             raise _Unsupported
         if type(value) is str and len(value) > _LONGEST_SCALAR:
             raise _Unsupported
+        if type(value) is str and _PLAIN.fullmatch(value) and value not in _NOT_STRINGS:
+            return _Scalar(value + "\n", [], False)
         text = pyyaml_dump([{"k": value}], self._for(value))
         keep = text.endswith("\n...\n")
         if keep:

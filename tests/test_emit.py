@@ -126,3 +126,17 @@ def test_a_container_met_twice_keeps_pyyaml_anchors() -> None:
 def test_a_type_pyyaml_refuses_is_still_refused() -> None:
     with pytest.raises(yaml.representer.RepresenterError):
         emit.to_yaml([{"a": object()}])
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "on", "On", "oN", "ON", "off", "Off1", "yes", "Yes", "y", "Y", "n", "N", "No", "NO",
+        "no.", "true", "TRUE", "tRue", "True_", "false", "Null", "nULL", "null", "e1", "E1",
+        "inf", "nan", "x1e3", "a.b/c-d_e", "x" * 201, "image:tag", "a-", "a/", "a.",
+    ],
+)
+def test_words_written_plain_without_asking_pyyaml(word: str) -> None:
+    documents = [{"k": word, "l": [word], word: 1}]
+    assert emit.to_yaml(documents) == emit.pyyaml_dump(documents)
+    assert emit.to_yaml(documents, PURE) == emit.pyyaml_dump(documents)
