@@ -6,6 +6,7 @@ that is not a job kind msgen knows passes through unchanged, in place.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -131,7 +132,7 @@ def compile_document(
     plan, diagnostics = job_kind.to_plan(document, options)
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True
-    diagnostics.extend(pod_schema.check_plan(plan, options.kube_version))
+    diagnostics.extend(_check_templates(plan, options.kube_version))
     if has_errors(diagnostics):
         return [], diagnostics, True
     objects, found = render_plan(plan, options)
@@ -139,6 +140,29 @@ def compile_document(
     if has_errors(diagnostics):
         return [], diagnostics, True
     return objects, diagnostics, True
+
+
+#: Pod templates (as sorted JSON, with the Kubernetes version) the schema found no error in.
+_VALID_TEMPLATES: set[tuple[tuple[int, int], str]] = set()
+
+
+def _check_templates(plan: Plan, kube_version: tuple[int, int]) -> list[Diagnostic]:
+    """`pod_schema.check_plan`, run once per distinct valid template: a stream of many jobs
+    made from one template (CI renders whole directories) would check it again per job. Only
+    valid templates are remembered; errors carry each document's own positions."""
+    out: list[Diagnostic] = []
+    for role in plan.roles:
+        key = (kube_version, json.dumps(role.template, sort_keys=True))
+        if key in _VALID_TEMPLATES:
+            continue
+        found = pod_schema.check_template(
+            role.template, plan.document, role.path + ("template",), kube_version
+        )
+        if found:
+            out.extend(found)
+        elif len(_VALID_TEMPLATES) < 1_000:
+            _VALID_TEMPLATES.add(key)
+    return out
 
 
 def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
