@@ -298,7 +298,7 @@ def compile_paths(
     With `sink`, each document's objects go to it as they compile, files are read one at a
     time, and the Compilation keeps no objects (see pipeline.compile_stream).
     """
-    from .inputs import MissingPath, expand_paths, read_source
+    from .inputs import MissingPath, expand_paths, open_source, read_source
     from .pipeline import compile_sources, compile_stream
 
     try:
@@ -309,7 +309,7 @@ def compile_paths(
 
     def sources() -> Iterator[Source]:
         for path in paths:
-            source, error = read_source(path)
+            source, error = (read_source if sink is None else open_source)(path)
             if error is not None:
                 read_errors.append(error)
             if source is not None:

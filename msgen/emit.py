@@ -213,7 +213,7 @@ class _Scalar:
 _SCALARS: dict[type, dict[Any, _Scalar]] = {}
 _KEYS: dict[type, dict[str, str]] = {}
 _LINES: dict[type, dict[str, str]] = {}
-_MAX_CACHED = 200_000
+_MAX_CACHED = 20_000
 
 #: Text PyYAML always writes plain, as it is (names, labels, paths, images): it starts with a
 #: letter, holds no indicator, space or line break, and no YAML 1.1 resolver reads it as

@@ -20,7 +20,7 @@ from .kinds.near_miss import near_miss
 from .names import dns1035_problem
 from .patch import apply_patches
 from .plan import Options, Plan, PodSlot
-from .source import Document, Path, Source, iter_documents
+from .source import Document, Path, Source, StreamedSource, iter_documents
 from .targets import labels
 from .targets.addressing import Addressing, Naming
 from .targets.limits import replica_problems
@@ -105,6 +105,8 @@ def compile_stream(
         result.diagnostics.extend(found)
         if not found and locate is None:
             del result.sources[source.name]  # no finding to show an excerpt of: free its text
+            if isinstance(source, StreamedSource):
+                source.close()
     return result
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
@@ -30,6 +30,11 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
     _LIBYAML = False
+
+def libyaml_loads() -> bool:
+    """Whether libyaml parses (it counts positions in UTF-8 bytes, PyYAML in characters)."""
+    return _LIBYAML
+
 
 #: Tags of plain and quoted scalars already resolved: job files repeat the same keys and values.
 _RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
@@ -49,7 +54,7 @@ class _Loader(_BaseLoader):
         key = (value, implicit)
         tag = _RESOLVED.get(key)
         if tag is None:
-            if len(_RESOLVED) > 100_000:
+            if len(_RESOLVED) > 20_000:
                 _RESOLVED.clear()
             tag = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
             _RESOLVED[key] = tag
@@ -90,6 +95,38 @@ class Source:
 
     name: str
     text: str
+
+
+class StreamedSource(Source):
+    """An input read from an open file as it is parsed, not held as text.
+
+    A render of a long stream (tens of thousands of jobs, hundreds of megabytes) would
+    otherwise hold all of its text, twice while decoding it. The file (the user's file, or
+    standard input copied to a temporary file) must be valid UTF-8, and seekable; `text` reads
+    it whole, which only the report of a finding in it, or an invalid character, needs.
+    """
+
+    stream: BinaryIO
+
+    def __init__(self, name: str, stream: BinaryIO):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "stream", stream)
+
+    @property
+    def text(self) -> str:
+        self.stream.seek(0)
+        return self.stream.read().decode("utf-8-sig")
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def __repr__(self) -> str:
+        return f"StreamedSource({self.name!r})"
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
 
 
 @dataclass
@@ -163,9 +200,9 @@ def iter_documents(source: Source) -> Iterator[Document]:
     """
     loader = None
     try:
-        if not _LIBYAML or _longest_document(source.text) > _COMPOSER_SAFE_DEPTH:
+        if not _LIBYAML or _longest_document(source) > _COMPOSER_SAFE_DEPTH:
             _check_event_depth(source)
-        loader = _Loader(_TextReader(source.text))
+        loader = _Loader(_reader(source))
         index = 0
         while loader.check_node():
             node = loader.get_node()
@@ -196,6 +233,14 @@ def iter_documents(source: Source) -> Iterator[Document]:
             loader.dispose()
 
 
+def _reader(source: Source) -> Any:
+    """What the parser reads `source` from, in pieces."""
+    if isinstance(source, StreamedSource):
+        source.stream.seek(0)
+        return source.stream
+    return _TextReader(source.text)
+
+
 class _TextReader:
     """`text` as a stream, read in pieces: given a whole string, libyaml's parser would first
     make a UTF-8 copy of all of it."""
@@ -216,10 +261,19 @@ class _TextReader:
 _DOCUMENT_BOUND = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|\Z)", re.MULTILINE)
 
 
-def _longest_document(text: str) -> int:
-    """At least the length of the longest document of `text` (a document nests at most as
-    deep as it has characters). Bounds after other line breaks than \\n are not looked for:
-    missing one only makes the answer larger."""
+def _longest_document(source: Source) -> int:
+    """At least the length of the longest document of `source`, in characters or (streamed)
+    bytes: a document nests at most as deep as it has characters. Bounds after other line
+    breaks than \\n are not looked for: missing one only makes the answer larger."""
+    if isinstance(source, StreamedSource):
+        source.stream.seek(0)
+        longest = length = 0
+        for line in source.stream:
+            if line[:3] in (b"---", b"...") and line[3:4] in (b"", b" ", b"\t", b"\r", b"\n"):
+                longest, length = max(longest, length), 0
+            length += len(line)
+        return max(longest, length)
+    text = source.text
     longest, previous = 0, 0
     for match in _DOCUMENT_BOUND.finditer(text):
         longest = max(longest, match.start() - previous)
@@ -230,7 +284,7 @@ def _longest_document(text: str) -> int:
 def _check_event_depth(source: Source) -> None:
     """Refuse nesting deeper than MAX_DEPTH from parser events, which need no recursion."""
     depth = 0
-    for event in yaml.parse(source.text, Loader=_Loader):
+    for event in yaml.parse(_reader(source), Loader=_Loader):
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
@@ -257,11 +311,16 @@ def _reader_error(source: Source, exc: yaml.reader.ReaderError) -> Diagnostic:
     libyaml counts the offset in UTF-8 bytes, the pure-Python reader in characters.
     """
     offset = exc.position
+    text = source.text
     if _LIBYAML:
-        offset = len(source.text.encode("utf-8")[:offset].decode("utf-8", "ignore"))
-    line = source.text.count("\n", 0, offset) + 1
-    column = offset - (source.text.rfind("\n", 0, offset) + 1) + 1
-    char = source.text[offset] if offset < len(source.text) else ""
+        raw = text.encode("utf-8")
+        if isinstance(source, StreamedSource):
+            source.stream.seek(0)
+            raw = source.stream.read()  # with the byte-order mark libyaml skipped, if any
+        offset = len(raw[:offset].decode("utf-8-sig", "ignore"))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    char = text[offset] if offset < len(text) else ""
     return Diagnostic(
         Severity.ERROR,
         f"not valid YAML: the character U+{ord(char or chr(0)):04X} is not allowed in YAML "

@@ -14,9 +14,20 @@ from typing import Any
 import pytest
 import yaml
 
-from msgen import emit
+from msgen import emit, inputs
+from msgen.source import libyaml_loads
 
 from .conftest import SAMPLES, msgen, msgen_process
+
+@pytest.fixture(autouse=True, params=["in memory", "streamed"])
+def input_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: inputs held as text, and (above a size, here any) parsed from a file."""
+    if request.param == "streamed":
+        if not libyaml_loads():
+            pytest.skip("PyYAML is built without libyaml here: inputs are always held as text")
+        monkeypatch.setattr(inputs, "STREAM_ABOVE", 16)
+    return str(request.param)
+
 
 SAMPLE = (SAMPLES / "mindspore" / "widedeep-gpu-dataparallel.yaml").read_text()
 JOBS = 40
@@ -121,3 +132,35 @@ def test_pieces_join_to_the_whole_json(objects: list[dict[str, Any]]) -> None:
     stream = emit.JsonStream()
     text = "".join(stream.piece([obj]) for obj in objects) + stream.end()
     assert text == emit.to_json(objects)
+
+
+def test_the_same_bad_template_in_two_jobs_is_reported_in_both() -> None:
+    bad = SAMPLE.replace("imagePullPolicy: IfNotPresent", "imagePullPolicy: {}")
+    text = "---\n" + bad.replace("name: ms-widedeep-dataparallel", "name: a", 1)
+    text += "---\n" + bad.replace("name: ms-widedeep-dataparallel", "name: b", 1)
+    run = msgen("render", "-", input=text)
+    assert run.exit_code == 1
+    # Each job's two templates report their own error, on their own line of the stream.
+    lines = [n + 1 for n, line in enumerate(text.splitlines()) if "imagePullPolicy: {}" in line]
+    assert len(lines) == 4
+    for line in lines:
+        assert f"<stdin>:{line}:32: error:" in run.stderr
+
+
+def test_not_utf8_far_down_a_file(tmp_path: Path) -> None:
+    source = tmp_path / "jobs.yaml"
+    text = _stream(JOBS)
+    source.write_bytes(text.encode() + b"---\nkey: \xff\n")
+    run = msgen("render", str(source))
+    assert run.exit_code == 1
+    assert run.stdout == ""
+    assert f"{source}:{text.count(chr(10)) + 2}:6: error: not UTF-8 text (byte 0xff)" in run.stderr
+
+
+def test_a_character_yaml_refuses_far_down_a_file_with_a_byte_order_mark(tmp_path: Path) -> None:
+    source = tmp_path / "jobs.yaml"
+    text = _stream(JOBS) + "---\nkey: ab\x07\n"
+    source.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    run = msgen("render", str(source))
+    assert run.exit_code == 1
+    assert f"{source}:{text.count(chr(10))}:8: error: not valid YAML: the character U+0007" in run.stderr
