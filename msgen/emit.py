@@ -47,17 +47,23 @@ def canonical(obj: dict[str, Any]) -> dict[str, Any]:
 def _ordered_mapping(mapping: dict[str, Any], first: tuple[str, ...]) -> dict[str, Any]:
     if first:
         keys = [k for k in first if k in mapping] + sorted(k for k in mapping if k not in first)
+        items = [(key, mapping[key]) for key in keys]
     else:
-        keys = sorted(mapping)
+        items = sorted(mapping.items(), key=_first)
     out = {}
-    for key in keys:
-        value = mapping[key]
-        if isinstance(value, dict):
-            value = _ordered_mapping(value, _META if key == "metadata" else ())
-        elif isinstance(value, list):
-            value = _ordered_list(value)
+    for key, value in items:
+        kind = type(value)
+        if kind is not str and kind is not int and kind is not bool and value is not None:
+            if isinstance(value, dict):
+                value = _ordered_mapping(value, _META if key == "metadata" else ())
+            elif isinstance(value, list):
+                value = _ordered_list(value)
         out[key] = value
     return out
+
+
+def _first(item: tuple[str, Any]) -> str:
+    return item[0]
 
 
 def _ordered_list(items: list[Any]) -> list[Any]:

@@ -18,7 +18,7 @@ from .emit import canonical
 from .kinds import pod_schema
 from .kinds.near_miss import near_miss
 from .names import dns1035_problem
-from .patch import apply_patches
+from .patch import Patch, apply_patches
 from .plan import Options, Plan, PodSlot
 from .source import Document, Path, Source, StreamedSource, iter_documents
 from .targets import labels
@@ -201,8 +201,14 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     addressing = Addressing(plan, options.scheduler_address, naming, framework.endpoints(plan))
     pods = []
     extra: dict[tuple[str, str], dict[str, Any]] = {}  # ConfigMaps the pods need, once each
+    # A device's patch is the role's (Device.contribute(plan, role)): built once per role, not
+    # once per pod (a bare-pod render of thousands of Workers built it per pod).
+    device_patches: dict[int, list[Patch]] = {}
     for slot in slots:
-        patches = [framework.contribute(plan, slot, addressing), *devices.contribute(plan, slot)]
+        role_patches = device_patches.get(id(slot.role))
+        if role_patches is None:
+            role_patches = device_patches[id(slot.role)] = devices.contribute(plan, slot)
+        patches = [framework.contribute(plan, slot, addressing), *role_patches]
         patches += processes.contribute(plan, slot, addressing, options)
         merged, found = apply_patches(plan, slot, patches, options)
         diagnostics.extend(found)
