@@ -136,9 +136,7 @@ class YamlStream:
     def piece(self, objects: list[dict[str, Any]]) -> str:
         if not objects:
             return ""
-        text, self._open_ended = self._writer.documents(objects)
-        if self._started:
-            text = "---\n" + text
+        text, self._open_ended = self._writer.documents(objects, first=not self._started)
         self._started = True
         return text
 
@@ -245,8 +243,9 @@ class _Writer:
         self.seen: set[int] = set()
         self.keep = False
 
-    def documents(self, objects: list[Any]) -> tuple[str, bool]:
-        """The stream and whether libyaml would end it with `...` (a `|+` in its last document)."""
+    def documents(self, objects: list[Any], first: bool = True) -> tuple[str, bool]:
+        """The documents, each after a `---` line unless `first` (the stream's first), and
+        whether libyaml would end the stream with `...` (a `|+` in its last document)."""
         if len(self.scalars) > _MAX_CACHED:
             self.scalars.clear()
             self.keys.clear()
@@ -254,12 +253,13 @@ class _Writer:
         parts: list[str] = []
         keep = False
         for obj in objects:
-            text, keep = self.document(obj)
+            text, keep = self.document(obj, first)
             parts.append(text)
-        return "---\n".join(parts), keep
+            first = False
+        return "".join(parts), keep
 
-    def document(self, obj: Any) -> tuple[str, bool]:
-        self.out = []
+    def document(self, obj: Any, first: bool) -> tuple[str, bool]:
+        self.out = [] if first else ["---\n"]
         self.seen = set()
         self.keep = False
         try:
@@ -267,7 +267,10 @@ class _Writer:
                 raise _Unsupported
             self.mapping(obj, 0, False)
         except _Unsupported:
-            text = pyyaml_dump([obj], self.dumper)
+            # PyYAML writes a later document's start by its root (`--- x`, `---\n- x`): ask
+            # for it after an empty first document, which is written `{}`.
+            text = pyyaml_dump([obj] if first else [{}, obj], self.dumper)
+            text = text if first else text[len("{}\n") :]
             if text.endswith("\n...\n"):
                 return text[:-4], True
             return text, False
