@@ -55,9 +55,12 @@ def compile_sources(
     locate: Callable[[Document], Document] | None = None,
 ) -> Compilation:
     """Compile every document; `locate` may re-position documents a plug-in host re-wrote."""
-    objects: list[dict[str, Any]] = []
-    result = compile_stream(sources, options, objects.extend, locate)
-    result.objects = objects
+    result = Compilation()
+    seen: dict[str, Position] = {}
+    for source in sources:
+        objects: list[dict[str, Any]] = []
+        if _compile_source(source, options, objects.extend, locate, result, seen):
+            result.objects.extend(objects)
     return result
 
 
@@ -73,48 +76,61 @@ def compile_stream(
 ) -> Compilation:
     """Compile document by document, handing each document's objects to `sink` as they come.
 
-    Only one document is held at a time (and each source's text), so memory does not grow
-    with the number of jobs; the returned Compilation has the findings, not the objects.
-    When the Compilation is not ok, what `sink` received must not be used. A source whose
-    text stops being YAML part-way reports that error alone, as if none of its documents had
-    compiled (its earlier findings and objects are dropped from the duplicate index).
+    One document is held at a time (with its source's text, unless that is streamed), so
+    memory does not grow with the number of jobs; the returned Compilation has the findings,
+    not the objects. When the Compilation is not ok, what `sink` received must not be used.
     """
     result = Compilation()
     seen: dict[str, Position] = {}
     for source in sources:
-        result.sources[source.name] = source
-        found: list[Diagnostic] = []
-        added: list[str] = []
-        documents = jobs = 0
-        try:
-            for document in iter_documents(source):
-                documents += 1
-                if locate is not None:
-                    document = locate(document)
-                    result.sources[document.source.name] = document.source
-                with _no_cycle_collection():
-                    objects, diagnostics, is_job = compile_document(document, options)
-                    jobs += is_job
-                    found.extend(sorted(diagnostics, key=_position_key))
-                    found.extend(duplicate_objects(document, objects, seen, added))
-                    if objects:
-                        sink(objects)
-                    # Dropped while paused: a streaming sink has written them, and the
-                    # collection that follows need not walk them.
-                    del objects
-        except InputError as exc:
-            for key in added:
-                seen.pop(key, None)
-            result.diagnostics.extend(exc.diagnostics)
-            continue
-        result.documents += documents
-        result.jobs += jobs
-        result.diagnostics.extend(found)
-        if not found and locate is None:
-            del result.sources[source.name]  # no finding to show an excerpt of: free its text
-            if isinstance(source, StreamedSource):
-                source.close()
+        _compile_source(source, options, sink, locate, result, seen)
     return result
+
+
+def _compile_source(
+    source: Source,
+    options: Options,
+    sink: Sink,
+    locate: Callable[[Document], Document] | None,
+    result: Compilation,
+    seen: dict[str, Position],
+) -> bool:
+    """Compile one source into `result`; False when its text stops being YAML part-way: that
+    error is then its only finding, as if none of its documents had compiled (they leave the
+    duplicate index too), and what `sink` received from it must be dropped."""
+    result.sources[source.name] = source
+    found: list[Diagnostic] = []
+    added: list[str] = []
+    documents = jobs = 0
+    try:
+        for document in iter_documents(source):
+            documents += 1
+            if locate is not None:
+                document = locate(document)
+                result.sources[document.source.name] = document.source
+            with _no_cycle_collection():
+                objects, diagnostics, is_job = compile_document(document, options)
+                jobs += is_job
+                found.extend(sorted(diagnostics, key=_position_key))
+                found.extend(duplicate_objects(document, objects, seen, added))
+                if objects:
+                    sink(objects)
+                # Dropped while paused: a streaming sink has written them, and the
+                # collection that follows need not walk them.
+                del objects
+    except InputError as exc:
+        for key in added:
+            seen.pop(key, None)
+        result.diagnostics.extend(exc.diagnostics)
+        return False
+    result.documents += documents
+    result.jobs += jobs
+    result.diagnostics.extend(found)
+    if not found and locate is None:
+        del result.sources[source.name]  # no finding to show an excerpt of: free its text
+        if isinstance(source, StreamedSource):
+            source.close()
+    return True
 
 
 @contextmanager

@@ -164,3 +164,12 @@ def test_a_character_yaml_refuses_far_down_a_file_with_a_byte_order_mark(tmp_pat
     run = msgen("render", str(source))
     assert run.exit_code == 1
     assert f"{source}:{text.count(chr(10))}:8: error: not valid YAML: the character U+0007" in run.stderr
+
+
+def test_the_in_memory_api_keeps_no_objects_of_a_source_that_breaks_part_way() -> None:
+    from msgen import compile_documents
+
+    result = compile_documents(_stream(3) + "---\nkey: [unclosed\n")
+    assert not result.ok
+    assert result.objects == []
+    assert [d.message.startswith("not valid YAML") for d in result.diagnostics] == [True]
