@@ -13,11 +13,13 @@ reader never sees half an output. Around that:
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TextIO
 
 #: Signals that end msgen while it writes; each removes the temporary file first.
 _CLEAN_UP_ON = (signal.SIGTERM, signal.SIGHUP)
@@ -33,8 +35,9 @@ class _Signalled(BaseException):
         self.signum = signum
 
 
-def write_whole(path: str, text: str) -> None:
-    """Replace `path` (or the file its symlink names) with `text`, atomically."""
+def write_whole(path: str, text: str | TextIO) -> None:
+    """Replace `path` (or the file its symlink names) with `text` (or what the open file
+    `text` holds from where it stands), atomically."""
     target = os.path.realpath(path)
     directory = os.path.dirname(target)
     if not os.path.isdir(directory):
@@ -48,7 +51,10 @@ def write_whole(path: str, text: str) -> None:
         try:
             temp = _create_temporary(directory)
             with open(temp, "w", encoding="utf-8") as stream:
-                stream.write(text)
+                if isinstance(text, str):
+                    stream.write(text)
+                else:
+                    shutil.copyfileobj(text, stream, 1 << 20)
             if mode is not None:
                 os.chmod(temp, mode)
             os.replace(temp, target)

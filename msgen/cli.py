@@ -30,7 +30,7 @@ from .names import dns1123_problem
 from .processes.cli import cli_options
 
 if TYPE_CHECKING:
-    from .pipeline import Compilation
+    from .pipeline import Compilation, Sink
 
 __all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "compile_paths", "main", "report", "run"]
 
@@ -247,7 +247,7 @@ def validate(**kwargs: Any) -> None:
     Example:
       msgen validate samples/ && echo valid
     """
-    compilation = _compile(kwargs)
+    compilation = _compile(kwargs, lambda objects: None)
     click.echo(
         f"msgen: valid: {compilation.jobs} job(s) in {compilation.documents} document(s)",
         err=True,
@@ -289,8 +289,8 @@ def schema(kind: str, list_kinds: bool) -> None:
     click.echo(json.dumps(schema_for(job_kind), indent=2, sort_keys=True))
 
 
-def _compile(kwargs: dict[str, Any]) -> Compilation:
-    return compile_paths(list(kwargs.pop("paths")), _options(kwargs))
+def _compile(kwargs: dict[str, Any], sink: Sink) -> Compilation:
+    return compile_paths(list(kwargs.pop("paths")), _options(kwargs), sink=sink)
 
 
 @main.command(context_settings=_CONTEXT)

@@ -18,8 +18,10 @@ from .diagnostics import Diagnostic, distinct, report_lines
 from .plan import Options
 
 if TYPE_CHECKING:
-    from .pipeline import Compilation
-    from .source import Document
+    from collections.abc import Iterator
+
+    from .pipeline import Compilation, Sink
+    from .source import Document, Source
 
 EXIT_INPUT = 1
 EXIT_INTERNAL = 70
@@ -46,11 +48,21 @@ def options_from(kwargs: dict[str, Any]) -> Options:
 
 def render(output: str | None, output_format: str, kwargs: dict[str, Any]) -> None:
     """`msgen render` once its command line is read and the --output directory checked."""
-    compilation = compile_paths(list(kwargs.pop("paths")), options_from(kwargs))
-    from .emit import to_json, to_yaml
+    from .spool import Spool
 
-    text = to_json(compilation.objects) if output_format == "json" else to_yaml(compilation.objects)
-    write_output(text, output)
+    # Written job by job to a spool, shown only when every job compiled (see spool.py).
+    with Spool(output_format) as spool:
+        compile_paths(list(kwargs.pop("paths")), options_from(kwargs), sink=spool.add)
+        if output is None:
+            spool.deliver()
+        else:
+            from .atomic_file import OutputError
+
+            try:
+                spool.deliver(output)
+            except OutputError as exc:
+                _echo_error(f"msgen: cannot write the output: {exc}")
+                raise SystemExit(EXIT_INPUT) from None
 
 
 def write_output(text: str, output: str | None) -> None:
@@ -68,11 +80,18 @@ def write_output(text: str, output: str | None) -> None:
 
 
 def compile_paths(
-    given: list[str], options: Options, locate: Callable[[Document], Document] | None = None
+    given: list[str],
+    options: Options,
+    locate: Callable[[Document], Document] | None = None,
+    sink: Sink | None = None,
 ) -> Compilation:
-    """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation."""
-    from .inputs import MissingPath, expand_paths, read_source
-    from .pipeline import compile_sources
+    """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation.
+
+    With `sink`, each document's objects go to it as they compile, files are read one at a
+    time, and the Compilation keeps no objects (see pipeline.compile_stream).
+    """
+    from .inputs import MissingPath, expand_paths, open_source, read_source
+    from .pipeline import compile_sources, compile_stream
 
     try:
         paths = expand_paths(given)
@@ -80,14 +99,20 @@ def compile_paths(
         import click
 
         raise click.BadParameter(f"no such file or directory: {exc}", param_hint="PATH") from None
-    sources, read_errors = [], []
-    for path in paths:
-        source, error = read_source(path)
-        if source is not None:
-            sources.append(source)
-        if error is not None:
-            read_errors.append(error)
-    compilation = compile_sources(sources, options, locate)
+    read_errors: list[Diagnostic] = []
+
+    def sources() -> Iterator[Source]:
+        for path in paths:
+            source, error = (read_source if sink is None else open_source)(path)
+            if error is not None:
+                read_errors.append(error)
+            if source is not None:
+                yield source
+
+    if sink is None:
+        compilation = compile_sources(list(sources()), options, locate)
+    else:
+        compilation = compile_stream(sources(), options, sink, locate)
     compilation.diagnostics[:0] = read_errors
     if compilation.ok and not read_errors and compilation.documents == 0:
         shown = ", ".join(p if p != "-" else "<stdin>" for p in paths) or "the given directories"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
+from typing import BinaryIO
 
 from .diagnostics import Diagnostic, Position, Severity
-from .source import Source
+from .source import Source, StreamedSource
 from .terminal import note_terminal_stdin
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -50,6 +52,53 @@ def read_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     else:
         with open(path, "rb") as stream:
             raw = stream.read()
+    return _decoded(name, raw)
+
+
+#: Inputs larger than this are parsed from their file as it is read, not held as text.
+STREAM_ABOVE = 4 << 20
+_PIECE = 1 << 20
+
+
+def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
+    """`read_source`, except that an input larger than STREAM_ABOVE becomes a StreamedSource:
+    checked for UTF-8 piece by piece and parsed from its file (standard input is first copied
+    to an anonymous temporary file), so a long stream of jobs costs no memory for its text."""
+    from .source import libyaml_loads
+
+    if not libyaml_loads():
+        return read_source(path)  # the pure-Python parser counts positions in characters
+    name = "<stdin>" if path == "-" else path
+    if path == "-":
+        note_terminal_stdin("msgen", "YAML", "To read files instead: msgen COMMAND PATH... (msgen --help).")
+        head = sys.stdin.buffer.read(STREAM_ABOVE + 1)
+        if len(head) <= STREAM_ABOVE:
+            return _decoded(name, head)
+        import shutil
+        import tempfile
+
+        stream: BinaryIO = tempfile.TemporaryFile(prefix="msgen-stdin-")
+        stream.write(head)
+        shutil.copyfileobj(sys.stdin.buffer, stream, _PIECE)
+    else:
+        if os.path.getsize(path) <= STREAM_ABOVE:
+            return read_source(path)
+        stream = open(path, "rb")
+    stream.seek(0)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        while piece := stream.read(_PIECE):
+            decoder.decode(piece)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        stream.seek(0)
+        raw = stream.read()  # only to say where: a message is worth the memory
+        stream.close()
+        return _decoded(name, raw)
+    return StreamedSource(name, stream), None
+
+
+def _decoded(name: str, raw: bytes) -> tuple[Source | None, Diagnostic | None]:
     try:
         return Source(name, raw.decode("utf-8-sig")), None
     except UnicodeDecodeError as exc:

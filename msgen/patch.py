@@ -86,7 +86,7 @@ def apply_patches(
     plan: Plan, slot: PodSlot, patches: list[Patch], options: Options
 ) -> tuple[dict[str, Any], list[Diagnostic]]:
     """A copy of the role's pod template with every patch merged in."""
-    template = copy.deepcopy(slot.role.template)
+    template = _patchable(slot.role.template)
     diagnostics: list[Diagnostic] = []
     containers: list[dict[str, Any]] = template["spec"]["containers"]
     wanted: dict[str, dict[str, tuple[dict[str, Any], str, bool]]] = {}
@@ -137,6 +137,17 @@ def apply_patches(
     return template, diagnostics
 
 
+def _patchable(template: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `template` that patches may change: the pod spec and its containers are new
+    (the lists and maps patches extend are copied where they are extended); everything else is
+    shared, read only, with the role's template, which many pods share. A deep copy here cost
+    more than the rest of a bare-pod render; `decorate` copies each object it emits anyway.
+    """
+    spec = dict(template["spec"])
+    spec["containers"] = [dict(container) for container in spec["containers"]]
+    return {**template, "spec": spec}
+
+
 def _pod_parts(
     plan: Plan, slot: PodSlot, template: dict[str, Any], patch: Patch
 ) -> list[Diagnostic]:
@@ -145,7 +156,7 @@ def _pod_parts(
     spec = template["spec"]
     spec_path = slot.role.path + ("template", "spec")
     who = patch.contributor
-    volumes: list[dict[str, Any]] = spec.get("volumes") or []
+    volumes: list[dict[str, Any]] = list(spec.get("volumes") or [])
     if patch.volumes:
         spec["volumes"] = volumes  # (also when the template wrote `volumes: null`)
     for volume in patch.volumes:
@@ -165,7 +176,7 @@ def _pod_parts(
         for ci, container in enumerate(containers):
             if container["name"] != name:
                 continue
-            mounts: list[dict[str, Any]] = container.get("volumeMounts") or []
+            mounts: list[dict[str, Any]] = list(container.get("volumeMounts") or [])
             container["volumeMounts"] = mounts
             clash = next(
                 (mi for mi, m in enumerate(mounts) if m.get("mountPath") == mount["mountPath"]),
@@ -198,7 +209,7 @@ def _pod_parts(
             argv = [*container["command"], *(container.get("args") or [])]
             container["command"] = list(wrap.command)
             container["args"] = argv
-    selector: dict[str, str] = spec.get("nodeSelector") or {}
+    selector: dict[str, str] = dict(spec.get("nodeSelector") or {})
     for label, value in patch.node_selector:
         if label in selector and selector[label] != value:
             out.append(

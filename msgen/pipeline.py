@@ -6,9 +6,13 @@ that is not a job kind msgen knows passes through unchanged, in place.
 
 from __future__ import annotations
 
+import gc
+import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from . import devices, frameworks, kinds, processes, run_policy, targets, versions
 from . import options as option_text
@@ -17,9 +21,9 @@ from .emit import canonical
 from .kinds import pod_schema
 from .kinds.near_miss import near_miss
 from .names import dns1035_problem
-from .patch import apply_patches
+from .patch import Patch, apply_patches
 from .plan import Options, Plan, PodSlot
-from .source import Document, Path, Source, load_documents
+from .source import Document, Path, Source, StreamedSource, iter_documents
 from .targets import labels
 from .targets.addressing import Addressing, Naming
 from .targets.limits import replica_problems
@@ -35,6 +39,7 @@ class Compilation:
 
     objects: list[dict[str, Any]] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: the sources findings point into (for excerpts); a stream keeps only those
     sources: dict[str, Source] = field(default_factory=dict)
     documents: int = 0
     jobs: int = 0
@@ -51,25 +56,100 @@ def compile_sources(
 ) -> Compilation:
     """Compile every document; `locate` may re-position documents a plug-in host re-wrote."""
     result = Compilation()
-    seen: dict[ObjectKey, Position] = {}
+    seen: dict[str, Position] = {}
     for source in sources:
-        result.sources[source.name] = source
-        try:
-            documents = load_documents(source)
-        except InputError as exc:
-            result.diagnostics.extend(exc.diagnostics)
-            continue
-        for document in documents:
-            result.documents += 1
+        objects: list[dict[str, Any]] = []
+        if _compile_source(source, options, objects.extend, locate, result, seen):
+            result.objects.extend(objects)
+    return result
+
+
+#: Receives the objects of each compiled document, in output order.
+Sink = Callable[[list[dict[str, Any]]], None]
+
+
+def compile_stream(
+    sources: Iterable[Source],
+    options: Options,
+    sink: Sink,
+    locate: Callable[[Document], Document] | None = None,
+) -> Compilation:
+    """Compile document by document, handing each document's objects to `sink` as they come.
+
+    One document is held at a time (with its source's text, unless that is streamed), so
+    memory does not grow with the number of jobs; the returned Compilation has the findings,
+    not the objects. When the Compilation is not ok, what `sink` received must not be used.
+    """
+    result = Compilation()
+    seen: dict[str, Position] = {}
+    for source in sources:
+        _compile_source(source, options, sink, locate, result, seen)
+    return result
+
+
+def _compile_source(
+    source: Source,
+    options: Options,
+    sink: Sink,
+    locate: Callable[[Document], Document] | None,
+    result: Compilation,
+    seen: dict[str, Position],
+) -> bool:
+    """Compile one source into `result`; False when its text stops being YAML part-way: that
+    error is then its only finding, as if none of its documents had compiled (they leave the
+    duplicate index too), and what `sink` received from it must be dropped."""
+    result.sources[source.name] = source
+    found: list[Diagnostic] = []
+    added: list[str] = []
+    documents = jobs = 0
+    try:
+        for document in iter_documents(source):
+            documents += 1
             if locate is not None:
                 document = locate(document)
                 result.sources[document.source.name] = document.source
-            objects, diagnostics, is_job = compile_document(document, options)
-            result.jobs += is_job
-            result.objects.extend(objects)
-            result.diagnostics.extend(sorted(diagnostics, key=_position_key))
-            result.diagnostics.extend(duplicate_objects(document, objects, seen))
-    return result
+            with _no_cycle_collection():
+                objects, diagnostics, is_job = compile_document(document, options)
+                jobs += is_job
+                found.extend(sorted(diagnostics, key=_position_key))
+                found.extend(duplicate_objects(document, objects, seen, added))
+                if objects:
+                    sink(objects)
+                # Dropped while paused: a streaming sink has written them, and the
+                # collection that follows need not walk them.
+                del objects
+    except InputError as exc:
+        for key in added:
+            seen.pop(key, None)
+        result.diagnostics.extend(exc.diagnostics)
+        return False
+    result.documents += documents
+    result.jobs += jobs
+    result.diagnostics.extend(found)
+    if not found and locate is None:
+        del result.sources[source.name]  # no finding to show an excerpt of: free its text
+        if isinstance(source, StreamedSource):
+            source.close()
+    return True
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector paused while one document compiles and is written.
+
+    Everything a document's compilation allocates lives until its objects are written, and
+    holds almost no reference cycles, so collecting then is pure cost: each full collection
+    walks every live object, and a job of 8,192 bare pods paid five of them, a third of its
+    time and more than linearly in the pods. The collector runs again between documents.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def compile_document(
@@ -96,7 +176,7 @@ def compile_document(
     plan, diagnostics = job_kind.to_plan(document, options)
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True
-    diagnostics.extend(pod_schema.check_plan(plan, options.kube_version))
+    diagnostics.extend(_check_templates(plan, options.kube_version))
     if has_errors(diagnostics):
         return [], diagnostics, True
     objects, found = render_plan(plan, options)
@@ -104,6 +184,29 @@ def compile_document(
     if has_errors(diagnostics):
         return [], diagnostics, True
     return objects, diagnostics, True
+
+
+#: Pod templates (as sorted JSON, with the Kubernetes version) the schema found no error in.
+_VALID_TEMPLATES: set[tuple[tuple[int, int], str]] = set()
+
+
+def _check_templates(plan: Plan, kube_version: tuple[int, int]) -> list[Diagnostic]:
+    """`pod_schema.check_plan`, run once per distinct valid template: a stream of many jobs
+    made from one template (CI renders whole directories) would check it again per job. Only
+    valid templates are remembered; errors carry each document's own positions."""
+    out: list[Diagnostic] = []
+    for role in plan.roles:
+        key = (kube_version, json.dumps(role.template, sort_keys=True))
+        if key in _VALID_TEMPLATES:
+            continue
+        found = pod_schema.check_template(
+            role.template, plan.document, role.path + ("template",), kube_version
+        )
+        if found:
+            out.extend(found)
+        elif len(_VALID_TEMPLATES) < 1_000:
+            _VALID_TEMPLATES.add(key)
+    return out
 
 
 def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
@@ -140,8 +243,14 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     addressing = Addressing(plan, options.scheduler_address, naming, framework.endpoints(plan))
     pods = []
     extra: dict[tuple[str, str], dict[str, Any]] = {}  # ConfigMaps the pods need, once each
+    # A device's patch is the role's (Device.contribute(plan, role)): built once per role, not
+    # once per pod (a bare-pod render of thousands of Workers built it per pod).
+    device_patches: dict[int, list[Patch]] = {}
     for slot in slots:
-        patches = [framework.contribute(plan, slot, addressing), *devices.contribute(plan, slot)]
+        role_patches = device_patches.get(id(slot.role))
+        if role_patches is None:
+            role_patches = device_patches[id(slot.role)] = devices.contribute(plan, slot)
+        patches = [framework.contribute(plan, slot, addressing), *role_patches]
         patches += processes.contribute(plan, slot, addressing, options)
         merged, found = apply_patches(plan, slot, patches, options)
         diagnostics.extend(found)
@@ -267,14 +376,16 @@ def _non_finite_numbers(document: Document) -> list[Diagnostic]:
     return sorted(out, key=_position_key)
 
 
-ObjectKey = tuple[str, str, str, str]
-
-
 def duplicate_objects(
-    document: Document, objects: list[dict[str, Any]], seen: dict[ObjectKey, Position]
+    document: Document,
+    objects: list[dict[str, Any]],
+    seen: dict[str, Position],
+    added: list[str] | None = None,
 ) -> list[Diagnostic]:
     """Objects of `document` that an earlier document made too (same kind, namespace and name):
-    the cluster would keep one of them. `seen` remembers where each object's document named it.
+    the cluster would keep one of them. `seen` remembers where each object's document named it,
+    by one string per object (a small index, however many jobs a stream holds); the keys it
+    gains are appended to `added`.
     """
     clashes: dict[Position, list[str]] = {}
     here = document.positions.at(("metadata", "name"))
@@ -284,10 +395,14 @@ def duplicate_objects(
             continue
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
         namespace = str(metadata.get("namespace") or "")
-        key = (group, str(obj.get("kind")), namespace, metadata["name"])
+        kind = str(obj.get("kind"))
+        key = f"{group}\0{kind}\0{namespace}\0{metadata['name']}"
         earlier = seen.setdefault(key, here)
-        if earlier is not here:
-            shown = f"{key[1]} {namespace + '/' if namespace else ''}{key[3]}"
+        if earlier is here:
+            if added is not None:
+                added.append(key)
+        else:
+            shown = f"{kind} {namespace + '/' if namespace else ''}{metadata['name']}"
             clashes.setdefault(earlier, []).append(shown)
     out = []
     for where, names in clashes.items():

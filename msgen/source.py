@@ -13,21 +13,52 @@ PyYAML's composer gives a node graph with marks; we turn it into plain data ours
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
 from .diagnostics import Diagnostic, InputError, Position, Severity
 
 try:  # libyaml is several times faster; fall back to the pure-Python parser where it is missing
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _BaseLoader
 
     _LIBYAML = True
 except ImportError:  # pragma: no cover - depends on the PyYAML build
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
     _LIBYAML = False
+
+def libyaml_loads() -> bool:
+    """Whether libyaml parses (it counts positions in UTF-8 bytes, PyYAML in characters)."""
+    return _LIBYAML
+
+
+#: Tags of plain and quoted scalars already resolved: job files repeat the same keys and values.
+_RESOLVED: dict[tuple[str, tuple[bool, bool]], str] = {}
+
+
+class _Loader(_BaseLoader):
+    """The safe loader, remembering how each short scalar resolves.
+
+    The composer asks the (pure-Python) resolver for the tag of every scalar, a pattern match
+    per scalar that was a third of loading a long stream of jobs; the answer depends on the
+    text and its style only (the safe loader has no path resolvers).
+    """
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is not yaml.ScalarNode or len(value) > 64:
+            return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        key = (value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            if len(_RESOLVED) > 20_000:
+                _RESOLVED.clear()
+            tag = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+            _RESOLVED[key] = tag
+        return tag
 
 Path = tuple[str | int, ...]
 
@@ -64,6 +95,38 @@ class Source:
 
     name: str
     text: str
+
+
+class StreamedSource(Source):
+    """An input read from an open file as it is parsed, not held as text.
+
+    A render of a long stream (tens of thousands of jobs, hundreds of megabytes) would
+    otherwise hold all of its text, twice while decoding it. The file (the user's file, or
+    standard input copied to a temporary file) must be valid UTF-8, and seekable; `text` reads
+    it whole, which only the report of a finding in it, or an invalid character, needs.
+    """
+
+    stream: BinaryIO
+
+    def __init__(self, name: str, stream: BinaryIO):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "stream", stream)
+
+    @property
+    def text(self) -> str:
+        self.stream.seek(0)
+        return self.stream.read().decode("utf-8-sig")
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def __repr__(self) -> str:
+        return f"StreamedSource({self.name!r})"
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
 
 
 @dataclass
@@ -125,10 +188,27 @@ def format_path(path: Path) -> str:
 
 def load_documents(source: Source) -> list[Document]:
     """Every non-empty document of `source`; raises InputError for text that is not usable YAML."""
+    return list(iter_documents(source))
+
+
+def iter_documents(source: Source) -> Iterator[Document]:
+    """The non-empty documents of `source`, one at a time; raises InputError (possibly after
+    some documents) for text that is not usable YAML.
+
+    One document's node graph is held at a time, so a stream of many jobs costs the memory of
+    its text and of its largest document, not of all its parsed documents.
+    """
+    loader = None
     try:
-        if not _LIBYAML or len(source.text) > _COMPOSER_SAFE_DEPTH:
+        if not _LIBYAML or _longest_document(source) > _COMPOSER_SAFE_DEPTH:
             _check_event_depth(source)
-        nodes = list(yaml.compose_all(source.text, Loader=_Loader))
+        loader = _Loader(_reader(source))
+        index = 0
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                yield _Builder(source, index).document(node)
+            index += 1
     except yaml.reader.ReaderError as exc:
         raise InputError([_reader_error(source, exc)]) from None
     except yaml.MarkedYAMLError as exc:
@@ -148,18 +228,63 @@ def load_documents(source: Source) -> list[Document]:
         raise InputError(
             [Diagnostic(Severity.ERROR, f"not valid YAML: {exc}", Position(source.name, 1, 1))]
         ) from None
-    documents: list[Document] = []
-    for index, node in enumerate(nodes):
-        if node is None:
-            continue
-        documents.append(_Builder(source, index).document(node))
-    return documents
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def _reader(source: Source) -> Any:
+    """What the parser reads `source` from, in pieces."""
+    if isinstance(source, StreamedSource):
+        source.stream.seek(0)
+        return source.stream
+    return _TextReader(source.text)
+
+
+class _TextReader:
+    """`text` as a stream, read in pieces: given a whole string, libyaml's parser would first
+    make a UTF-8 copy of all of it."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.offset = 0
+
+    def read(self, size: int = -1) -> str:
+        start = self.offset
+        end = len(self.text) if size < 0 else start + size
+        self.offset = min(end, len(self.text))
+        return self.text[start:end]
+
+
+#: A line that starts a document or ends one: libyaml's scanner takes these, at column 0, as
+#: the document's bounds wherever they appear (inside a scalar they are an error).
+_DOCUMENT_BOUND = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|\Z)", re.MULTILINE)
+
+
+def _longest_document(source: Source) -> int:
+    """At least the length of the longest document of `source`, in characters or (streamed)
+    bytes: a document nests at most as deep as it has characters. Bounds after other line
+    breaks than \\n are not looked for: missing one only makes the answer larger."""
+    if isinstance(source, StreamedSource):
+        source.stream.seek(0)
+        longest = length = 0
+        for line in source.stream:
+            if line[:3] in (b"---", b"...") and line[3:4] in (b"", b" ", b"\t", b"\r", b"\n"):
+                longest, length = max(longest, length), 0
+            length += len(line)
+        return max(longest, length)
+    text = source.text
+    longest, previous = 0, 0
+    for match in _DOCUMENT_BOUND.finditer(text):
+        longest = max(longest, match.start() - previous)
+        previous = match.start()
+    return max(longest, len(text) - previous)
 
 
 def _check_event_depth(source: Source) -> None:
     """Refuse nesting deeper than MAX_DEPTH from parser events, which need no recursion."""
     depth = 0
-    for event in yaml.parse(source.text, Loader=_Loader):
+    for event in yaml.parse(_reader(source), Loader=_Loader):
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
@@ -186,11 +311,16 @@ def _reader_error(source: Source, exc: yaml.reader.ReaderError) -> Diagnostic:
     libyaml counts the offset in UTF-8 bytes, the pure-Python reader in characters.
     """
     offset = exc.position
+    text = source.text
     if _LIBYAML:
-        offset = len(source.text.encode("utf-8")[:offset].decode("utf-8", "ignore"))
-    line = source.text.count("\n", 0, offset) + 1
-    column = offset - (source.text.rfind("\n", 0, offset) + 1) + 1
-    char = source.text[offset] if offset < len(source.text) else ""
+        raw = text.encode("utf-8")
+        if isinstance(source, StreamedSource):
+            source.stream.seek(0)
+            raw = source.stream.read()  # with the byte-order mark libyaml skipped, if any
+        offset = len(raw[:offset].decode("utf-8-sig", "ignore"))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    char = text[offset] if offset < len(text) else ""
     return Diagnostic(
         Severity.ERROR,
         f"not valid YAML: the character U+{ord(char or chr(0)):04X} is not allowed in YAML "
@@ -198,6 +328,10 @@ def _reader_error(source: Source, exc: yaml.reader.ReaderError) -> Diagnostic:
         'double-quoted string, as "\\u0007")',
         Position(source.name, line, column),
     )
+
+
+class _NotATree(Exception):
+    """The node graph has shared nodes, merge keys or deep nesting: it needs measuring."""
 
 
 class _Builder:
@@ -209,10 +343,23 @@ class _Builder:
         self.positions = Positions(source)
         self.errors: list[Diagnostic] = []
         self._constructor = yaml.constructor.SafeConstructor()
+        #: While True, `_build` stops (raising _NotATree) at a node met twice (an alias), a
+        #: merge key, or a collection deeper than MAX_DEPTH: what `_check_alias_budget` measures.
+        self._tree = False
+        self._seen: set[int] = set()
 
     def document(self, root: yaml.Node) -> Document:
-        self._check_alias_budget(root)
-        data = self._build(root, ())
+        try:
+            # Most documents are trees no deeper than MAX_DEPTH: build them in one pass.
+            self._tree = True
+            data = self._build(root, ())
+        except _NotATree:
+            # Aliases, a merge key or deep nesting: measure first, then build without the checks.
+            self._tree = False
+            self.positions = Positions(self.source)
+            self.errors = []
+            self._check_alias_budget(root)
+            data = self._build(root, ())
         if self.errors:
             raise InputError(self.errors)
         return Document(self.source, self.index, data, self.positions)
@@ -278,6 +425,12 @@ class _Builder:
         raise InputError([_too_deep(position, self.index)])
 
     def _build(self, node: yaml.Node, path: Path) -> Any:
+        if self._tree:
+            if id(node) in self._seen or (
+                len(path) >= MAX_DEPTH and not isinstance(node, yaml.ScalarNode)
+            ):
+                raise _NotATree
+            self._seen.add(id(node))
         self.positions.values[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
@@ -309,6 +462,8 @@ class _Builder:
         merged: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE:
+                if self._tree:
+                    raise _NotATree
                 merged.update(self._merge_sources(value_node, path))
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
