@@ -126,17 +126,17 @@ def test_exit_code_is_a_pod_failure_policy_from_1_26(target: str) -> None:
     objects, _ = render(job("ExitCode"), "--target", target, "--kube-version", "1.26")
     spec = worker_job_spec(objects, target)
     ignore, fail = spec["podFailurePolicy"]["rules"]
-    # status is required by Kubernetes 1.26 to 1.34
+    # status is required by Kubernetes' schema from 1.26 to 1.34, onPodConditions up to 1.28
     condition = {"type": "DisruptionTarget", "status": "True"}
     assert ignore == {"action": "Ignore", "onPodConditions": [condition]}
-    only_ignore = {**spec, "podFailurePolicy": {"rules": [ignore]}}
-    for version in ("1.26", "1.34"):
+    assert fail["action"] == "FailJob" and fail["onExitCodes"]["values"] == list(range(1, 128))
+    assert fail["onPodConditions"] == []
+    for version in ("1.26", "1.28", "1.29", "1.34", "1.35"):
         kubernetes_validate.validate(
-            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": only_ignore},
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": spec},
             version,
             strict=True,
         )
-    assert fail["action"] == "FailJob" and fail["onExitCodes"]["values"] == list(range(1, 128))
     assert spec["template"]["spec"]["restartPolicy"] == "Never"
     objects, stderr = render(job("ExitCode"), "--target", target, "--kube-version", "1.25")
     assert "podFailurePolicy" not in worker_job_spec(objects, target)

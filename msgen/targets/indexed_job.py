@@ -212,6 +212,8 @@ def exit_code_policy(container: str, action: str = "FailJob") -> dict[str, Any]:
             },
             {
                 "action": action,
+                # required (though it may be empty) by the API's schema up to 1.28
+                "onPodConditions": [],
                 "onExitCodes": {
                     "containerName": container,
                     "operator": "In",
