@@ -185,6 +185,49 @@ def test_backoff_limit_per_target() -> None:
         assert f"runPolicy.backoffLimit is not supported by target {target}" in render(text, "--target", target)[1]
 
 
+INT32_MAX = 2147483647
+
+
+@pytest.mark.parametrize("restart", ["OnFailure", "Always"])
+def test_restarting_roles_restart_without_limit_when_no_backoff_limit_is_set(restart: str) -> None:
+    """The operators counted no restarts without a backoffLimit; a Job stops after 6."""
+    for target in ("indexed-job", "jobset"):
+        objects, _ = render(job(restart), "--target", target)
+        spec = worker_job_spec(objects, target)
+        assert spec["backoffLimit"] == INT32_MAX, target
+        assert spec["template"]["spec"]["restartPolicy"] == "OnFailure"
+        kubernetes_validate.validate(
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": spec}, "1.37", strict=True
+        )
+    # The kubelet restarts these pods in place, without limit, and nothing caps it.
+    objects, _ = render(job(restart), "--target", "volcano")
+    worker = volcano_task(objects, "worker")
+    assert worker["template"]["spec"]["restartPolicy"] == restart
+    assert all(p["event"] != "PodFailed" for p in worker["policies"])
+    assert "maxRetry" not in one(objects, "Job", "batch.volcano.sh/v1alpha1")["spec"]
+    for target, expected in (("pod", restart), ("statefulset", "Always")):
+        objects, _ = render(job(restart), "--target", target)
+        workers = [t for _, t, _ in pod_templates(objects) if role_of(t) == "worker"]
+        assert {t["spec"]["restartPolicy"] for t in workers} == {expected}, target
+    # A backoffLimit the job sets is the limit.
+    objects, _ = render(job(restart, "{backoffLimit: 3}"), "--target", "indexed-job")
+    assert worker_job_spec(objects, "indexed-job")["backoffLimit"] == 3
+
+
+@pytest.mark.parametrize("target", ["indexed-job", "jobset"])
+def test_exit_code_retries_signals_without_limit_when_no_backoff_limit_is_set(target: str) -> None:
+    objects, _ = render(job("ExitCode"), "--target", target, "--kube-version", "1.26")
+    spec = worker_job_spec(objects, target)
+    assert spec["backoffLimit"] == INT32_MAX
+    assert spec["podFailurePolicy"]["rules"][1]["action"] == "FailJob"  # 1-127 still fail at once
+    objects, _ = render(job("ExitCode", "{backoffLimit: 4}"), "--target", target, "--kube-version", "1.26")
+    assert worker_job_spec(objects, target)["backoffLimit"] == 4
+    # Before 1.26 the pods run as Never without a failure policy: no unlimited retries then.
+    objects, stderr = render(job("ExitCode"), "--target", target, "--kube-version", "1.25")
+    assert "backoffLimit" not in worker_job_spec(objects, target)
+    assert "restartPolicy: ExitCode needs Kubernetes 1.26 or newer" in stderr
+
+
 def test_deadline_and_ttl_per_target() -> None:
     text = job(run_policy="{activeDeadlineSeconds: 600, ttlSecondsAfterFinished: 60}")
     objects, _ = render(text, "--target", "jobset")

@@ -151,13 +151,11 @@ def job_spec(
         spec["backoffLimitPerIndex"] = run.backoff_limit or 0
     elif run.backoff_limit is not None:
         spec["backoffLimit"] = run.backoff_limit
-    elif role.restart_policy == "Never":
-        # ms-operator fails the job on the first failed pod unless a backoffLimit says
-        # otherwise; a Job's own default (6 retries) would quietly differ.
-        spec["backoffLimit"] = 0
-    if role.restart_policy == "ExitCode" and versions.enabled(
-        "JobPodFailurePolicy", options.kube_version
-    ):
+    else:
+        unset = _unset_backoff_limit(role, options)
+        if unset is not None:
+            spec["backoffLimit"] = unset
+    if _exit_code_policy_applies(role, options):
         spec["podFailurePolicy"] = exit_code_policy(
             plan.main_container, "FailIndex" if per_index else "FailJob"
         )
@@ -174,6 +172,35 @@ def job_spec(
         spec["activeDeadlineSeconds"] = run.active_deadline_seconds
     spec["template"] = template
     return spec, diagnostics
+
+
+#: The largest backoffLimit (int32), Kubernetes' own "no limit": what the API server
+#: defaults backoffLimit to when a Job uses backoffLimitPerIndex.
+UNLIMITED_BACKOFF = 2**31 - 1
+
+
+def _unset_backoff_limit(role: Role, options: Options) -> int | None:
+    """The Job's backoffLimit when the job sets none: the operators' limits, not the Job's 6.
+
+    Without `runPolicy.backoffLimit` the operators (kubeflow/common `PastBackoffLimit`)
+    counted no restarts: a container of an `OnFailure`/`Always` role restarted in place
+    without limit, and an `ExitCode` pod killed by a signal was recreated without limit,
+    while a failed `Never` pod failed the job at once. A Job counts its containers' restarts
+    (OnFailure) and its failed pods against `backoffLimit`, 6 by default.
+    """
+    if role.restart_policy == "Never":
+        return 0
+    if role.restart_policy in ("OnFailure", "Always"):
+        return UNLIMITED_BACKOFF
+    if _exit_code_policy_applies(role, options):
+        return UNLIMITED_BACKOFF  # exit codes 1-127 still fail the job at once
+    return None  # ExitCode before pod failure policies: reported by support.unexpressed
+
+
+def _exit_code_policy_applies(role: Role, options: Options) -> bool:
+    return role.restart_policy == "ExitCode" and versions.enabled(
+        "JobPodFailurePolicy", options.kube_version
+    )
 
 
 def _dynamic_workers(
