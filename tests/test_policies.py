@@ -101,11 +101,32 @@ def test_volcano_completes_with_the_workers_and_reports_worker_0() -> None:
     assert "successPolicy" not in render(everyone, "--target", "volcano")[1]
 
 
-def test_clean_pod_policy_none_keeps_volcano_pods_running() -> None:
-    objects, stderr = render(job(run_policy="{cleanPodPolicy: None}"), "--target", "volcano")
-    assert all(p["action"] != "CompleteJob" for p in volcano_task(objects, "worker")["policies"])
-    _, stderr = render(job(run_policy="{cleanPodPolicy: None}"), "--target", "jobset")
+def test_clean_pod_policy_none_says_which_running_pods_are_still_stopped() -> None:
+    """ms-operator left every pod running when a job ended; Jobs and Volcano do not always."""
+    text = job(run_policy="{cleanPodPolicy: None}")
+    where = "<stdin>:6:31: warning: spec.runPolicy.cleanPodPolicy: runPolicy.cleanPodPolicy: None"
+    objects, stderr = render(text, "--target", "volcano")
+    worker = volcano_task(objects, "worker")["policies"]
+    # Success leaves the other roles' pods running ...
+    assert all(p["action"] != "CompleteJob" for p in worker)
+    # ... but a failed pod terminates the Volcano Job, and with it every running pod.
+    assert {"action": "TerminateJob", "event": "PodFailed"} in worker
+    assert f"{where} is only partly expressed by target volcano: a failed pod of a Never" in stderr
+    objects, stderr = render(text, "--target", "indexed-job")
+    # A failed Job's pods are terminated by the Job controller, and so are a Job's lingering
+    # pods once its successPolicy is met: worker 0 succeeding stops the other workers.
+    assert worker_job_spec(objects, "indexed-job")["backoffLimit"] == 0
+    assert worker_job_spec(objects, "indexed-job")["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
+    assert f"{where} is only partly expressed by target indexed-job: a role's Job that fails" in stderr
+    for target in ("pod", "statefulset"):
+        assert "cleanPodPolicy" not in render(text, "--target", target)[1], target
+    _, stderr = render(text, "--target", "jobset")
     assert "cleanPodPolicy: None is not supported by target jobset" in stderr
+
+
+def test_readme_table_shows_partly_expressed_policies() -> None:
+    row = next(line for line in support.markdown_table().splitlines() if "cleanPodPolicy: None" in line)
+    assert row == "| `runPolicy.cleanPodPolicy: None` | partly | native | native | not supported | partly |"
 
 
 @pytest.mark.parametrize("target,shown", [("indexed-job", "needs `msgen apply --wait` or `msgen controller`"), ("jobset", None), ("volcano", None)])

@@ -19,7 +19,8 @@ Policies map onto Volcano's events and actions, per task:
   `backoffLimit` (the job's `maxRetry`) allows; with `enableDynamicWorker`, a failed Worker
   does neither; OnFailure and Always restart the container in place, as the kubelet does;
 - the Worker task completing completes the job and stops the other roles' pods
-  (`cleanPodPolicy: Running`, ms-operator's default; `None` leaves them running).
+  (`cleanPodPolicy: Running`, ms-operator's default; `None` leaves them running, though a
+  failed pod that ends the job still stops them: support.py's table says so).
 """
 
 from __future__ import annotations
