@@ -19,7 +19,7 @@ from ..diagnostics import Diagnostic
 from ..patch import EnvValue, field_ref
 from ..plan import Options, Plan, PodSlot, Role
 from . import labels, scheduling
-from .addressing import Addressing, Naming
+from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .scheduling import warn
 
@@ -100,6 +100,15 @@ class IndexedJobTarget:
                 {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
             )
         return objects, diagnostics
+
+    def check_names(self, plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
+        """An Indexed Job's pods are `<Job>-<completion index>`."""
+        hosts = [
+            f"{o['metadata']['name']}-{o['spec']['completions'] - 1}"
+            for o in objects
+            if o["kind"] == "Job" and o["spec"].get("completionMode") == "Indexed"
+        ]
+        return name_problems(plan, objects, hosts)
 
 
 def completion_index_naming(hostname: Callable[[Role, int], str], **more: Any) -> Naming:
