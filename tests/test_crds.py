@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ WITHOUT_SCHEMA = {
 }
 
 
+@functools.cache  # a CRD is read once: the larger ones take most of a second to parse
 def crd_schema(file_name: str) -> dict[str, Any]:
     crd = yaml.safe_load((shared(f"crds/{file_name}")).read_text())
     spec = crd["spec"]
