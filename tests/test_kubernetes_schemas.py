@@ -1,8 +1,9 @@
 """Every rendered output is valid, strictly, at every Kubernetes minor msgen supports.
 
-Each sample × target is rendered for every minor from the oldest to the newest (1.25 ...
-1.37): a field required only in the middle of the range (`podFailurePolicy`'s
-`onPodConditions[].status`, required 1.26-1.34) escapes a check of the two ends. Renders are
+Each sample × target × option set (`VARIANTS`) is rendered for every minor from the oldest
+to the newest (1.25 ... 1.37): a field required only in the middle of the range
+(`podFailurePolicy`'s `onPodConditions[].status`, required 1.26-1.34) escapes a check of the
+two ends. Renders are
 cheap; validating is not, so identical outputs are validated once per minor, against
 validators built once (tests/kube_schemas.py).
 
@@ -38,20 +39,31 @@ from .kube_schemas import (
 )
 
 MINORS = minors()
-CASES = [(s, t) for s in sample_files() for t in TARGETS]
-IDS = [f"{s.stem}-{t}" for s, t in CASES]
+#: The options that change the shape of the output, beyond the defaults the golden files use:
+#: DNS addressing, both gang schedulers' PodGroups and pod fields, Kueue, a sized /dev/shm.
+VARIANTS = {
+    "defaults": (),
+    "dns-volcano-gang": ("--scheduler-address", "dns", "--gang-scheduler", "volcano"),
+    "plugins-gang-kueue-shm": (
+        "--gang-scheduler", "scheduler-plugins", "--kueue-queue", "team-a", "--shm-size", "1Gi",
+    ),
+}  # fmt: skip
+CASES = [(s, t, v) for s in sample_files() for t in TARGETS for v in VARIANTS]
+IDS = [f"{s.stem}-{t}-{v}" for s, t, v in CASES]
 
 
 @functools.cache
-def outputs(sample: Path, target: str) -> dict[str, list[str]]:
+def outputs(sample: Path, target: str, variant: str) -> dict[str, list[str]]:
     """Each distinct output of `sample` on `target` → the minors it is rendered for."""
     found: dict[str, list[str]] = {}
-    may_refuse = refused(sample, target, MINORS[0]) or refused(sample, target, MINORS[-1])
+    # The golden files record the refusals of the defaults; an option may refuse a job too
+    # (a sized /dev/shm where the template mounts its own), with one positioned error.
+    may_refuse = variant != "defaults" or any(refused(sample, target, m) for m in (MINORS[0], MINORS[-1]))
     for minor in MINORS:
-        run = msgen("render", str(sample), "--target", target, "--kube-version", minor)
+        run = msgen("render", str(sample), "--target", target, "--kube-version", minor, *VARIANTS[variant])
         if run.exit_code == 1 and may_refuse:
-            # A refusal the golden .refused.txt files record: one positioned error, no output,
-            # and only below the first minor that renders it (newer minors add features).
+            # A refusal: one positioned error, no output, and only below the first minor that
+            # renders the job (newer minors only add features).
             assert run.stdout == "" and run.stderr.count(": error: ") == 1, run.stderr
             assert not found, f"rendered for {next(iter(found.values()))[0]}, refused at {minor}"
             continue
@@ -66,11 +78,11 @@ def objects_of(text: str) -> list[dict[str, Any]]:
     return objects
 
 
-@pytest.mark.parametrize("sample,target", CASES, ids=IDS)
-def test_output_is_valid_kubernetes_at_every_minor(sample: Path, target: str) -> None:
-    rendered = outputs(sample, target)
+@pytest.mark.parametrize("sample,target,variant", CASES, ids=IDS)
+def test_output_is_valid_kubernetes_at_every_minor(sample: Path, target: str, variant: str) -> None:
+    rendered = outputs(sample, target, variant)
     if not rendered:
-        pytest.skip("the target refuses this job at every minor; its golden .refused.txt file says how")
+        pytest.skip(f"target {target} refuses this job with these options at every minor")
     failures = []
     for text, rendered_for in rendered.items():
         objects = objects_of(text)
@@ -87,14 +99,16 @@ def test_output_is_valid_kubernetes_at_every_minor(sample: Path, target: str) ->
 
 @needs_shared(*(f"crds/{name}" for name in OUTPUT_CRDS.values()))
 @pytest.mark.parametrize(
-    "sample,target",
-    [(s, t) for s, t in CASES if t in ("jobset", "volcano")],
-    ids=[i for (s, t), i in zip(CASES, IDS) if t in ("jobset", "volcano")],
+    "sample,target,variant",
+    [c for c in CASES if c[1] in ("jobset", "volcano") or c[2] != "defaults"],
+    ids=[i for c, i in zip(CASES, IDS) if c[1] in ("jobset", "volcano") or c[2] != "defaults"],
 )
-def test_custom_resources_are_valid_for_their_crds_at_every_minor(sample: Path, target: str) -> None:
-    rendered = outputs(sample, target)
+def test_custom_resources_are_valid_for_their_crds_at_every_minor(
+    sample: Path, target: str, variant: str
+) -> None:
+    rendered = outputs(sample, target, variant)
     if not rendered:
-        pytest.skip("the target refuses this job at every minor; its golden .refused.txt file says how")
+        pytest.skip(f"target {target} refuses this job with these options at every minor")
     failures = []
     for text, rendered_for in rendered.items():
         custom = [o for o in objects_of(text) if (o["apiVersion"], o["kind"]) in OUTPUT_CRDS]
