@@ -20,7 +20,6 @@ from .diagnostics import Diagnostic, InputError, Position, Severity, has_errors
 from .emit import canonical
 from .kinds import pod_schema
 from .kinds.near_miss import near_miss
-from .names import dns1035_problem
 from .patch import Patch, apply_patches
 from .plan import Options, Plan, PodSlot
 from .source import Document, Path, Source, StreamedSource, iter_documents
@@ -262,7 +261,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     diagnostics.extend(found)
     processes.finish_objects(plan, options, objects)
     objects = decorate(plan, [*extra.values(), *objects], options)
-    diagnostics.extend(_check_names(plan, objects))
+    diagnostics.extend(target.check_names(plan, objects))
     return objects, diagnostics
 
 
@@ -321,37 +320,6 @@ def decorate(plan: Plan, objects: list[dict[str, Any]], options: Options) -> lis
         decorated.append(canonical({**obj, "metadata": metadata}))
     # sorted() is stable: within a rank, targets already list roles Scheduler, PS, Worker.
     return sorted(decorated, key=lambda o: KIND_RANK.get(o["kind"], 3))
-
-
-def _check_names(plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
-    """Every derived object name and pod host name must be a DNS-1035 label."""
-    derived = [o["metadata"]["name"] for o in objects]
-    for obj in objects:
-        spec = obj.get("spec") or {}
-        if obj["kind"] == "Pod" and spec.get("hostname"):
-            derived.append(spec["hostname"])
-        name = obj["metadata"]["name"]
-        if obj["kind"] == "Job" and spec.get("completionMode") == "Indexed":
-            derived.append(f"{name}-{spec['completions'] - 1}")
-        elif obj["kind"] == "StatefulSet":
-            derived.append(f"{name}-{spec['replicas'] - 1}")
-        elif obj["kind"] == "JobSet":
-            for rjob in spec["replicatedJobs"]:
-                last = rjob["template"]["spec"]["completions"] - 1
-                derived.append(f"{name}-{rjob['name']}-{rjob['replicas'] - 1}-{last}")
-        elif obj["apiVersion"] == "batch.volcano.sh/v1alpha1":
-            derived += [f"{name}-{task['name']}-{task['replicas'] - 1}" for task in spec["tasks"]]
-    out = []
-    for name in dict.fromkeys(derived):
-        problem = dns1035_problem(name)
-        if problem is not None:
-            out.append(
-                plan.document.diagnostic(
-                    ("metadata", "name"),
-                    f"job name {plan.name!r} makes the name {name!r}, which {problem}",
-                )
-            )
-    return out
 
 
 def _non_finite_numbers(document: Document) -> list[Diagnostic]:

@@ -321,6 +321,26 @@ def test_jobset_host_names_are_longer_and_checked() -> None:
     assert f"makes the name '{name}-scheduler-0-0', which is 64 characters long" in err
 
 
+@pytest.mark.parametrize(
+    "target,length,host",
+    [
+        ("indexed-job", 52, "{name}-scheduler-0"),  # Job <name>-scheduler: 62, fits
+        ("statefulset", 52, "{name}-scheduler-0"),  # StatefulSet <name>-scheduler: 62, fits
+        ("volcano", 52, "{name}-scheduler-0"),  # Volcano Job <name>: fits
+        ("jobset", 50, "{name}-scheduler-0-0"),  # JobSet <name>: fits
+    ],
+)
+def test_each_target_checks_the_pod_host_names_it_derives(target: str, length: int, host: str) -> None:
+    # With DNS addressing no Service is named after a replica: only the host name is too long.
+    name = "h" * length
+    err = fails(job(GOOD_SCHEDULER + GOOD_WORKER, name=name), "--target", target, "--scheduler-address", "dns")
+    assert err.count(": error: ") == 1, err
+    assert (
+        f"<stdin>:4:9: error: metadata.name: job name '{name}' makes the name "
+        f"'{host.format(name=name)}', which is 64 characters long; accepted: at most 63"
+    ) in err
+
+
 def test_pod_target_refuses_a_job_of_more_pods_than_a_cluster_runs() -> None:
     text = job(GOOD_SCHEDULER + GOOD_WORKER.replace("Worker:", "Worker:\n  replicas: 100000000"))
     err = fails(text, "--target", "pod")

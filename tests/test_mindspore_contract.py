@@ -270,7 +270,8 @@ def test_defaults_follow_ms_operator() -> None:
     ]
     worker = jobs["msjob-mnist-worker"]
     assert worker["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
-    assert "backoffLimit" not in worker["spec"]
+    # no runPolicy.backoffLimit: ms-operator restarted OnFailure containers without limit
+    assert worker["spec"]["backoffLimit"] == 2147483647
 
 
 def test_run_policy_reaches_the_jobs() -> None:
@@ -304,7 +305,7 @@ def worker_job(objects: list[dict[str, Any]]) -> dict[str, Any]:
 def test_exit_code_restart_policy_becomes_a_pod_failure_policy() -> None:
     spec = worker_job(render("-", "--kube-version", "1.26", input=EXIT_CODE))["spec"]
     assert spec["template"]["spec"]["restartPolicy"] == "Never"
-    assert "backoffLimit" not in spec, "signals and OOM kills are retried up to Kubernetes' default"
+    assert spec["backoffLimit"] == 2147483647, "signals and OOM kills are retried without limit, as ms-operator did"
     ignore, fail = spec["podFailurePolicy"]["rules"]
     assert ignore == {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
     assert fail["action"] == "FailJob"

@@ -101,11 +101,32 @@ def test_volcano_completes_with_the_workers_and_reports_worker_0() -> None:
     assert "successPolicy" not in render(everyone, "--target", "volcano")[1]
 
 
-def test_clean_pod_policy_none_keeps_volcano_pods_running() -> None:
-    objects, stderr = render(job(run_policy="{cleanPodPolicy: None}"), "--target", "volcano")
-    assert all(p["action"] != "CompleteJob" for p in volcano_task(objects, "worker")["policies"])
-    _, stderr = render(job(run_policy="{cleanPodPolicy: None}"), "--target", "jobset")
+def test_clean_pod_policy_none_says_which_running_pods_are_still_stopped() -> None:
+    """ms-operator left every pod running when a job ended; Jobs and Volcano do not always."""
+    text = job(run_policy="{cleanPodPolicy: None}")
+    where = "<stdin>:6:31: warning: spec.runPolicy.cleanPodPolicy: runPolicy.cleanPodPolicy: None"
+    objects, stderr = render(text, "--target", "volcano")
+    worker = volcano_task(objects, "worker")["policies"]
+    # Success leaves the other roles' pods running ...
+    assert all(p["action"] != "CompleteJob" for p in worker)
+    # ... but a failed pod terminates the Volcano Job, and with it every running pod.
+    assert {"action": "TerminateJob", "event": "PodFailed"} in worker
+    assert f"{where} is only partly expressed by target volcano: a failed pod of a Never" in stderr
+    objects, stderr = render(text, "--target", "indexed-job")
+    # A failed Job's pods are terminated by the Job controller, and so are a Job's lingering
+    # pods once its successPolicy is met: worker 0 succeeding stops the other workers.
+    assert worker_job_spec(objects, "indexed-job")["backoffLimit"] == 0
+    assert worker_job_spec(objects, "indexed-job")["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
+    assert f"{where} is only partly expressed by target indexed-job: a role's Job that fails" in stderr
+    for target in ("pod", "statefulset"):
+        assert "cleanPodPolicy" not in render(text, "--target", target)[1], target
+    _, stderr = render(text, "--target", "jobset")
     assert "cleanPodPolicy: None is not supported by target jobset" in stderr
+
+
+def test_readme_table_shows_partly_expressed_policies() -> None:
+    row = next(line for line in support.markdown_table().splitlines() if "cleanPodPolicy: None" in line)
+    assert row == "| `runPolicy.cleanPodPolicy: None` | partly | native | native | not supported | partly |"
 
 
 @pytest.mark.parametrize("target,shown", [("indexed-job", "needs `msgen apply --wait` or `msgen controller`"), ("jobset", None), ("volcano", None)])
@@ -126,17 +147,17 @@ def test_exit_code_is_a_pod_failure_policy_from_1_26(target: str) -> None:
     objects, _ = render(job("ExitCode"), "--target", target, "--kube-version", "1.26")
     spec = worker_job_spec(objects, target)
     ignore, fail = spec["podFailurePolicy"]["rules"]
-    # status is required by Kubernetes 1.26 to 1.34
+    # status is required by Kubernetes' schema from 1.26 to 1.34, onPodConditions up to 1.28
     condition = {"type": "DisruptionTarget", "status": "True"}
     assert ignore == {"action": "Ignore", "onPodConditions": [condition]}
-    only_ignore = {**spec, "podFailurePolicy": {"rules": [ignore]}}
-    for version in ("1.26", "1.34"):
+    assert fail["action"] == "FailJob" and fail["onExitCodes"]["values"] == list(range(1, 128))
+    assert fail["onPodConditions"] == []
+    for version in ("1.26", "1.28", "1.29", "1.34", "1.35"):
         kubernetes_validate.validate(
-            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": only_ignore},
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": spec},
             version,
             strict=True,
         )
-    assert fail["action"] == "FailJob" and fail["onExitCodes"]["values"] == list(range(1, 128))
     assert spec["template"]["spec"]["restartPolicy"] == "Never"
     objects, stderr = render(job("ExitCode"), "--target", target, "--kube-version", "1.25")
     assert "podFailurePolicy" not in worker_job_spec(objects, target)
@@ -183,6 +204,49 @@ def test_backoff_limit_per_target() -> None:
     assert worker_job_spec(objects, "indexed-job")["backoffLimit"] == 0
     for target in ("pod", "statefulset"):
         assert f"runPolicy.backoffLimit is not supported by target {target}" in render(text, "--target", target)[1]
+
+
+INT32_MAX = 2147483647
+
+
+@pytest.mark.parametrize("restart", ["OnFailure", "Always"])
+def test_restarting_roles_restart_without_limit_when_no_backoff_limit_is_set(restart: str) -> None:
+    """The operators counted no restarts without a backoffLimit; a Job stops after 6."""
+    for target in ("indexed-job", "jobset"):
+        objects, _ = render(job(restart), "--target", target)
+        spec = worker_job_spec(objects, target)
+        assert spec["backoffLimit"] == INT32_MAX, target
+        assert spec["template"]["spec"]["restartPolicy"] == "OnFailure"
+        kubernetes_validate.validate(
+            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": spec}, "1.37", strict=True
+        )
+    # The kubelet restarts these pods in place, without limit, and nothing caps it.
+    objects, _ = render(job(restart), "--target", "volcano")
+    worker = volcano_task(objects, "worker")
+    assert worker["template"]["spec"]["restartPolicy"] == restart
+    assert all(p["event"] != "PodFailed" for p in worker["policies"])
+    assert "maxRetry" not in one(objects, "Job", "batch.volcano.sh/v1alpha1")["spec"]
+    for target, expected in (("pod", restart), ("statefulset", "Always")):
+        objects, _ = render(job(restart), "--target", target)
+        workers = [t for _, t, _ in pod_templates(objects) if role_of(t) == "worker"]
+        assert {t["spec"]["restartPolicy"] for t in workers} == {expected}, target
+    # A backoffLimit the job sets is the limit.
+    objects, _ = render(job(restart, "{backoffLimit: 3}"), "--target", "indexed-job")
+    assert worker_job_spec(objects, "indexed-job")["backoffLimit"] == 3
+
+
+@pytest.mark.parametrize("target", ["indexed-job", "jobset"])
+def test_exit_code_retries_signals_without_limit_when_no_backoff_limit_is_set(target: str) -> None:
+    objects, _ = render(job("ExitCode"), "--target", target, "--kube-version", "1.26")
+    spec = worker_job_spec(objects, target)
+    assert spec["backoffLimit"] == INT32_MAX
+    assert spec["podFailurePolicy"]["rules"][1]["action"] == "FailJob"  # 1-127 still fail at once
+    objects, _ = render(job("ExitCode", "{backoffLimit: 4}"), "--target", target, "--kube-version", "1.26")
+    assert worker_job_spec(objects, target)["backoffLimit"] == 4
+    # Before 1.26 the pods run as Never without a failure policy: no unlimited retries then.
+    objects, stderr = render(job("ExitCode"), "--target", target, "--kube-version", "1.25")
+    assert "backoffLimit" not in worker_job_spec(objects, target)
+    assert "restartPolicy: ExitCode needs Kubernetes 1.26 or newer" in stderr
 
 
 def test_deadline_and_ttl_per_target() -> None:

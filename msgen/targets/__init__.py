@@ -2,7 +2,8 @@
 
 A target decides names and addressing (`naming`), which pod templates exist (`slots`: one per
 role for controllers that stamp pods from a template, one per replica for bare pods) and
-builds the objects (`render`). Nothing else in msgen formats a target's object names.
+builds the objects (`render`), and checks that every name it made, pod host names included,
+is one Kubernetes accepts (`check_names`). Nothing else in msgen formats a target's names.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ class Target(Protocol):
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]: ...
+
+    def check_names(self, plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
+        """Errors for names in `objects` (the job's whole output) and the pod host names the
+        target's controllers derive from them that are not DNS-1035 labels."""
+        ...
 
 
 _REGISTRY = {

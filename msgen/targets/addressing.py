@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..names import service_env_prefix
+from ..diagnostics import Diagnostic
+from ..names import dns1035_problem, service_env_prefix
 from ..patch import EnvValue, literal
 from ..plan import AddressMode, Plan, PodSlot, Role
 from . import labels
@@ -154,3 +155,25 @@ class Addressing:
             }
         )
         return out
+
+
+def name_problems(
+    plan: Plan, objects: list[dict[str, Any]], host_names: list[str]
+) -> list[Diagnostic]:
+    """Every object name and every pod host name a target derives must be a DNS-1035 label.
+
+    A target calls this from its `check_names` with the host names its workload controllers
+    give pods (which appear in no object): only the target knows how they are formed.
+    """
+    derived = [o["metadata"]["name"] for o in objects] + host_names
+    out = []
+    for name in dict.fromkeys(derived):
+        problem = dns1035_problem(name)
+        if problem is not None:
+            out.append(
+                plan.document.diagnostic(
+                    ("metadata", "name"),
+                    f"job name {plan.name!r} makes the name {name!r}, which {problem}",
+                )
+            )
+    return out

@@ -19,7 +19,7 @@ from ..diagnostics import Diagnostic
 from ..patch import EnvValue, field_ref
 from ..plan import SCHEDULER_DECIDES, Options, Plan, PodSlot, Role
 from . import labels, scheduling
-from .addressing import Addressing, Naming
+from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .scheduling import warn
 
@@ -101,6 +101,15 @@ class IndexedJobTarget:
             )
         return objects, diagnostics
 
+    def check_names(self, plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
+        """An Indexed Job's pods are `<Job>-<completion index>`."""
+        hosts = [
+            f"{o['metadata']['name']}-{o['spec']['completions'] - 1}"
+            for o in objects
+            if o["kind"] == "Job" and o["spec"].get("completionMode") == "Indexed"
+        ]
+        return name_problems(plan, objects, hosts)
+
 
 def completion_index_naming(hostname: Callable[[Role, int], str], **more: Any) -> Naming:
     """Naming for pods of Indexed Jobs (this target's and a JobSet's): the completion index.
@@ -151,13 +160,11 @@ def job_spec(
         spec["backoffLimitPerIndex"] = run.backoff_limit or 0
     elif run.backoff_limit is not None:
         spec["backoffLimit"] = run.backoff_limit
-    elif role.restart_policy == "Never":
-        # ms-operator fails the job on the first failed pod unless a backoffLimit says
-        # otherwise; a Job's own default (6 retries) would quietly differ.
-        spec["backoffLimit"] = 0
-    if role.restart_policy == "ExitCode" and versions.enabled(
-        "JobPodFailurePolicy", options.kube_version
-    ):
+    else:
+        unset = _unset_backoff_limit(role, options)
+        if unset is not None:
+            spec["backoffLimit"] = unset
+    if _exit_code_policy_applies(role, options):
         spec["podFailurePolicy"] = exit_code_policy(
             plan.main_container, "FailIndex" if per_index else "FailJob"
         )
@@ -174,6 +181,35 @@ def job_spec(
         spec["activeDeadlineSeconds"] = run.active_deadline_seconds
     spec["template"] = template
     return spec, diagnostics
+
+
+#: The largest backoffLimit (int32), Kubernetes' own "no limit": what the API server
+#: defaults backoffLimit to when a Job uses backoffLimitPerIndex.
+UNLIMITED_BACKOFF = 2**31 - 1
+
+
+def _unset_backoff_limit(role: Role, options: Options) -> int | None:
+    """The Job's backoffLimit when the job sets none: the operators' limits, not the Job's 6.
+
+    Without `runPolicy.backoffLimit` the operators (kubeflow/common `PastBackoffLimit`)
+    counted no restarts: a container of an `OnFailure`/`Always` role restarted in place
+    without limit, and an `ExitCode` pod killed by a signal was recreated without limit,
+    while a failed `Never` pod failed the job at once. A Job counts its containers' restarts
+    (OnFailure) and its failed pods against `backoffLimit`, 6 by default.
+    """
+    if role.restart_policy == "Never":
+        return 0
+    if role.restart_policy in ("OnFailure", "Always"):
+        return UNLIMITED_BACKOFF
+    if _exit_code_policy_applies(role, options):
+        return UNLIMITED_BACKOFF  # exit codes 1-127 still fail the job at once
+    return None  # ExitCode before pod failure policies: reported by support.unexpressed
+
+
+def _exit_code_policy_applies(role: Role, options: Options) -> bool:
+    return role.restart_policy == "ExitCode" and versions.enabled(
+        "JobPodFailurePolicy", options.kube_version
+    )
 
 
 def _dynamic_workers(
@@ -212,6 +248,8 @@ def exit_code_policy(container: str, action: str = "FailJob") -> dict[str, Any]:
             },
             {
                 "action": action,
+                # required (though it may be empty) by the API's schema up to 1.28
+                "onPodConditions": [],
                 "onExitCodes": {
                     "containerName": container,
                     "operator": "In",

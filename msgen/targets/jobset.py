@@ -19,7 +19,7 @@ from ..diagnostics import Diagnostic
 from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
 from . import scheduling
-from .addressing import Addressing, Naming
+from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .indexed_job import completion_index_naming, job_restart_policy, job_spec
 
@@ -100,6 +100,17 @@ class JobSetTarget:
             {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": metadata, "spec": spec}
         )
         return objects, diagnostics
+
+    def check_names(self, plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
+        """A JobSet's pods are `<js>-<replicated job>-<job index>-<pod index>`."""
+        hosts = [
+            f"{o['metadata']['name']}-{r['name']}-{r['replicas'] - 1}-"
+            f"{r['template']['spec']['completions'] - 1}"
+            for o in objects
+            if o["kind"] == "JobSet"
+            for r in o["spec"]["replicatedJobs"]
+        ]
+        return name_problems(plan, objects, hosts)
 
 
 TARGET = JobSetTarget()

@@ -13,7 +13,7 @@ from typing import Any
 from ..diagnostics import Diagnostic
 from ..plan import Options, Plan, PodSlot
 from . import labels, scheduling
-from .addressing import Addressing, Naming
+from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, shared_objects
 
 
@@ -88,6 +88,13 @@ class PodTarget:
                 }
             objects.append({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec})
         return objects, diagnostics
+
+    def check_names(self, plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
+        """Each Pod's own host name."""
+        hosts = [
+            o["spec"]["hostname"] for o in objects if o["kind"] == "Pod" and o["spec"].get("hostname")
+        ]
+        return name_problems(plan, objects, hosts)
 
 
 TARGET = PodTarget()

@@ -20,7 +20,7 @@ from ..diagnostics import Diagnostic
 from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
 from . import labels, scheduling
-from .addressing import Addressing, Naming
+from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .scheduling import warn
 
@@ -109,6 +109,15 @@ class StatefulSetTarget:
                 }
             )
         return objects, diagnostics
+
+    def check_names(self, plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
+        """A StatefulSet's pods are `<set>-<ordinal>`."""
+        hosts = [
+            f"{o['metadata']['name']}-{o['spec']['replicas'] - 1}"
+            for o in objects
+            if o["kind"] == "StatefulSet"
+        ]
+        return name_problems(plan, objects, hosts)
 
 
 TARGET = StatefulSetTarget()

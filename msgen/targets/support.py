@@ -1,9 +1,10 @@
 """Which MSJob policy each target expresses, written once: the warnings and the README table.
 
 A cell is `native` (the target's own fields do it, from the Kubernetes version its feature
-gate names, if any), `apply` (it needs a controller at run time: `msgen apply --wait` or
-`msgen controller`, whose engine is msgen/reconcile/actions.py) or `no`
-(the target cannot do it). When a job uses a policy its target does not express, the
+gate names, if any), `partly` (the target's fields do it in some cases and, in the others,
+what `instead` says happens: a near miss users must know of, so it warns like a miss),
+`apply` (it needs a controller at run time: `msgen apply --wait` or `msgen controller`, whose
+engine is msgen/reconcile/actions.py) or `no` (the target cannot do it). When a job uses a policy its target does not express, the
 render warns at the policy's position and says what happens instead; the README's table is
 generated from the same cells, and a test keeps the two equal.
 """
@@ -18,7 +19,7 @@ from ..diagnostics import Diagnostic, Severity
 from ..plan import SCHEDULER_DECIDES, Options, Plan
 from ..source import Path
 
-Support = Literal["native", "apply", "no"]
+Support = Literal["native", "partly", "apply", "no"]
 TARGET_ORDER = ("indexed-job", "pod", "statefulset", "jobset", "volcano")
 
 
@@ -36,6 +37,10 @@ N = Cell("native")
 
 def _na(instead: str) -> Cell:
     return Cell("no", instead=instead)
+
+
+def _partly(instead: str) -> Cell:
+    return Cell("partly", instead=instead)
 
 
 def _apply(instead: str) -> Cell:
@@ -119,7 +124,18 @@ TABLE: dict[str, dict[str, Cell]] = {
         "volcano": _apply("the Volcano Job deletes running pods when it ends; finished pods stay"),
     },
     "runPolicy.cleanPodPolicy: None": {
-        "indexed-job": N, "pod": N, "statefulset": N, "volcano": N,
+        # ms-operator left every pod running when the job ended, failed or succeeded.
+        "indexed-job": _partly(
+            "a role's Job that fails terminates its own running pods (the Job controller "
+            "does), and so does the Worker Job when worker 0 succeeds (Kubernetes 1.31 and "
+            "newer); the other roles' Jobs keep theirs"
+        ),
+        "volcano": _partly(
+            "a failed pod of a Never or ExitCode role (but a Worker with enableDynamicWorker) "
+            "ends the Volcano Job (TerminateJob, or RestartJob with backoffLimit), which "
+            "deletes every running pod; finished pods stay"
+        ),
+        "pod": N, "statefulset": N,
         "jobset": _na("a JobSet always deletes its running pods when it ends"),
     },
     "runPolicy.schedulingPolicy (gang)": {t: N for t in TARGET_ORDER},
@@ -160,6 +176,8 @@ def warning(plan: Plan, path: Path, row: str, target: str, version: tuple[int, i
             f"{row} needs Kubernetes {versions.since(found.gate)} or newer with target "
             f"{target}: {found.instead}"
         )
+    elif found.support == "partly":
+        message = f"{row} is only partly expressed by target {target}: {found.instead}"
     elif found.support == "apply":
         message = (
             f"{row} needs `msgen apply --wait` or `msgen controller` with target {target}; "
@@ -220,7 +238,7 @@ def unexpressed(plan: Plan, options: Options, target: str) -> list[Diagnostic]:
     return out
 
 
-_SHOWN = {"native": "native", "apply": "needs reconciler", "no": "not supported"}
+_SHOWN = {"native": "native", "partly": "partly", "apply": "needs reconciler", "no": "not supported"}
 
 
 def markdown_table() -> str:

@@ -22,7 +22,8 @@ Policies map onto Volcano's events and actions, per task:
   does neither; OnFailure and Always restart the container in place, as the kubelet does;
 - the Worker task completing (the Scheduler task, for MXNet, whose operators followed the
   Scheduler) completes the job and stops the other roles' pods (`cleanPodPolicy: Running`,
-  ms-operator's default; `None` leaves them running).
+  ms-operator's default; `None` leaves them running, though a failed pod that ends the job
+  still stops them: support.py's table says so).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ..diagnostics import Diagnostic
 from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
 from . import scheduling
-from .addressing import Addressing, Naming
+from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .scheduling import warn
 
@@ -143,6 +144,16 @@ class VolcanoTarget:
             }
         )
         return objects, diagnostics
+
+    def check_names(self, plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
+        """A Volcano Job's pods are `<job>-<task>-<index>`."""
+        hosts = [
+            f"{o['metadata']['name']}-{t['name']}-{t['replicas'] - 1}"
+            for o in objects
+            if o["apiVersion"] == "batch.volcano.sh/v1alpha1"
+            for t in o["spec"]["tasks"]
+        ]
+        return name_problems(plan, objects, hosts)
 
 
 def _task_policies(plan: Plan, role: Role) -> list[dict[str, str]]:
