@@ -21,6 +21,7 @@ from ..frameworks.mxnet import TUNER_SERVER_KEY
 from ..plan import SCHEDULER_DECIDES, Options, Plan, Role, RunPolicy
 from ..source import Document, Path
 from .msjob import MSRunPolicy, MSSchedulingPolicy
+from .mxjob_labels import tuner_keys
 from .mxjob_run_policy import run_policy
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from .shared import ensure_port, job_name, main_container, replica_type_of
@@ -53,8 +54,8 @@ class MXReplicaSpec(_Model):
     replicas: int | None = Field(default=None, ge=0)
     restartPolicy: Literal["Always", "OnFailure", "Never", "ExitCode"] | None = None
     template: PodTemplateSpec
-    #: Written in mxnet-operator's own tuning example, read by no operator: accepted with a
-    #: warning that names the annotation that does the job.
+    #: MX_CONFIG's label of the role, as kubeflow/mxnet-operator 1.0 read it (its tuning
+    #: example writes it); later operators read the annotation instead (`mxjob_labels`).
     label: str | None = None
 
 
@@ -124,6 +125,7 @@ def mxnet_plan(
     out: list[Diagnostic],
     *,
     framework: str = "mxnet",
+    framework_settings: dict[str, str] | None = None,
 ) -> Plan | None:
     name = job_name(metadata, document, out)
     if name is None or any(d.is_error for d in out):
@@ -142,6 +144,7 @@ def mxnet_plan(
         success_policy=_success_policy(roles),
         enable_dynamic_worker=False,
         document=document,
+        framework_settings=dict(framework_settings or {}),
     )
 
 
@@ -166,7 +169,23 @@ class MXJobKind:
             return None, diagnostics
         roles = _roles(job, document, diagnostics)
         policy = run_policy(job.spec, document, diagnostics)
-        plan = mxnet_plan(document, options, job.metadata, roles, policy, diagnostics)
+        written = job.spec.mxReplicaSpecs  # keyed as the job spells the replica types
+        keys = tuner_keys(
+            {
+                role.replica_type: (
+                    role.path,
+                    written[str(role.path[-1])].label,
+                    _annotation(role.template, TUNER_SERVER_KEY),
+                )
+                for role in roles
+            },
+            job.spec.jobMode,
+            document,
+            diagnostics,
+        )
+        plan = mxnet_plan(
+            document, options, job.metadata, roles, policy, diagnostics, framework_settings=keys
+        )
         return plan, diagnostics
 
 
@@ -213,7 +232,6 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
                     severity=Severity.WARNING,
                 )
             )
-        _check_tuner_server_key(spec, mode, replica_type, document, path, out)
         found[replica_type] = Role(
             replica_type=replica_type,
             replicas=replicas,
@@ -234,35 +252,9 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
     return tuple(found[t] for t in accepted if t in found)
 
 
-def _check_tuner_server_key(
-    spec: MXReplicaSpec, mode: str, replica_type: str, document: Document, path: Path,
-    out: list[Diagnostic],
-) -> None:  # fmt: skip
-    """`MX_CONFIG.labels.<rt>` is the template's `tuner-server-key` annotation (`genLabelsSpec`);
-    the operator warned when a TunerServer had none, and a replica's `label` was never read."""
-    metadata = spec.template.metadata
-    key = ((metadata.annotations if metadata else None) or {}).get(TUNER_SERVER_KEY)
-    rt = replica_type.lower()
-    if spec.label is not None:
-        out.append(
-            document.diagnostic(
-                path + ("label",),
-                f"label {spec.label!r} is ignored, as mxnet-operator ignored it: MX_CONFIG's "
-                f"labels.{rt} is the pod template's annotation {TUNER_SERVER_KEY} "
-                f"({repr(key) if key else 'not set'} here); accepted: "
-                f"template.metadata.annotations.{TUNER_SERVER_KEY}: {spec.label!r}",
-                severity=Severity.WARNING,
-            )
-        )
-    elif mode == "MXTune" and replica_type == "TunerServer" and not key:
-        out.append(
-            document.diagnostic(
-                path + ("template",),
-                f"the TunerServer template has no {TUNER_SERVER_KEY} annotation, so MX_CONFIG's "
-                "labels.tunerserver (the TVM RPC key) is empty",
-                severity=Severity.WARNING,
-            )
-        )
+def _annotation(template: dict[str, Any], name: str) -> str | None:
+    value = ((template.get("metadata") or {}).get("annotations") or {}).get(name)
+    return None if value is None else str(value)
 
 
 KIND = MXJobKind()
