@@ -309,7 +309,31 @@ def test_the_jobs_outcome_follows_the_scheduler(name: str, target: str) -> None:
     jobs = [o for o in objects if o["kind"] == "Job" and o["apiVersion"] == "batch/v1"]
     assert not any("successPolicy" in j["spec"] for j in jobs), "no worker-0 rule on the Worker Job"
     if target in ("indexed-job", "pod"):
-        assert "success by the Scheduler (MXJob) needs `msgen apply --wait` or `msgen controller`" in stderr
+        none = ", cleanPodPolicy None" if policy["cleanPodPolicy"] == "None" else ""
+        assert f"success by the Scheduler or Tuner{none} (MXJob) needs `msgen apply --wait` or `msgen controller`" in stderr
+    if target == "volcano" and policy["cleanPodPolicy"] == "None":
+        # Volcano cannot end the job with one task and leave the others running
+        assert "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob) needs `msgen apply --wait`" in stderr
+
+
+@needs_kubeflow
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_tuning_job_ends_with_its_tuner(target: str) -> None:
+    """kubeflow/mxnet-operator 1.0 ended a tuning job when its Tuner succeeded (1.1: when a
+    role's pods all had, which the tracker and servers, serving until stopped, never do)."""
+    path = next(p for p in KUBEFLOW if p.name == "mx_job_tune_gpu_v1.yaml")
+    text = path.read_text().replace("  jobMode: MXTune\n", "  jobMode: MXTune\n  cleanPodPolicy: Running\n")
+    assert "cleanPodPolicy: Running" in text
+    for source_text, clean in ((path.read_text(), "None"), (text, "Running")):
+        objects, stderr = rendered(source_text, target)
+        policy = run_policy_of(objects)
+        assert (policy["successPolicy"], policy["cleanPodPolicy"]) == ("Tuner", clean)
+        decided = deciding(objects, target)
+        if target == "volcano" and clean == "None":
+            assert decided == set()
+            assert "spec.mxReplicaSpecs.Tuner: success by the Scheduler or Tuner, cleanPodPolicy None (MXJob) needs" in stderr
+        else:
+            assert decided in (None, {"tuner"})
 
 
 def test_a_job_without_a_scheduler_follows_its_single_worker() -> None:

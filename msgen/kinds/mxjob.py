@@ -4,9 +4,10 @@ Defaulting and validation follow the operator (contracts §5): `jobMode` is `MXT
 (replica types Scheduler, Server, Worker) or `MXTune` (TunerTracker, TunerServer, Tuner);
 `replicas` defaults to 1, `restartPolicy` to Never; every replica has a container named
 `mxnet` with an image, which gets port `mxjob-port` 9091 unless it names one itself; at most
-one Scheduler, TunerTracker and Tuner. The job's outcome follows the Scheduler, so Workers
-have no "worker 0 decides" success rule. The run policy is training-operator's `spec.runPolicy`
-or kubeflow mxnet-operator's inline form (`mxjob_run_policy`).
+one Scheduler, TunerTracker and Tuner. The job's outcome follows the Scheduler (a tuning
+job's, its Tuner), so Workers have no "worker 0 decides" success rule. The run policy is
+training-operator's `spec.runPolicy` or kubeflow mxnet-operator's inline form
+(`mxjob_run_policy`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
 from ..frameworks.mxnet import TUNER_SERVER_KEY
-from ..plan import SCHEDULER_DECIDES, Options, Plan, Role, RunPolicy
+from ..plan import SCHEDULER_DECIDES, TUNER_DECIDES, Options, Plan, Role, RunPolicy
 from ..source import Document, Path
 from .msjob import MSRunPolicy, MSSchedulingPolicy
 from .mxjob_labels import tuner_keys
@@ -150,9 +151,13 @@ def mxnet_plan(
 
 def _success_policy(roles: tuple[Role, ...]) -> str:
     """training-operator's UpdateJobStatus (and the original operator's GetStatus): the
-    Scheduler's success is the job's; without a Scheduler, the single Worker's."""
-    if any(role.replica_type == "Scheduler" and role.replicas for role in roles):
-        return SCHEDULER_DECIDES
+    Scheduler's success is the job's; without a Scheduler, the single Worker's. A tuning job
+    ends with its Tuner, as kubeflow mxnet-operator's ended it (1.0: the Tuner's success; 1.1:
+    the first role whose pods all succeeded, the Tuner, since the TVM RPC tracker and servers
+    serve until stopped). training-operator never marked a tuning job succeeded."""
+    for decides in (SCHEDULER_DECIDES, TUNER_DECIDES):
+        if any(role.replica_type == decides and role.replicas for role in roles):
+            return decides
     return "AllWorkers"
 
 
