@@ -77,7 +77,8 @@ class MXJobSpec(_Model):
     activeDeadlineSeconds: int | None = Field(default=None, ge=1)
     backoffLimit: int | None = Field(default=None, ge=0)
     schedulingPolicy: MXInlineSchedulingPolicy | None = None
-    #: In mxnet-operator's BytePS example; no operator had the field (a warning says so).
+    #: In mxnet-operator's BytePS example: its v1beta1 MXJob's field, which no v1 MXJob has
+    #: (a warning says so).
     successPolicy: str | None = None
 
 
