@@ -19,8 +19,10 @@ PYTHONDONTWRITEBYTECODE unset): an installed msgen has its .pyc files, but an
 editable install under PYTHONDONTWRITEBYTECODE=1 would recompile msgen on
 every run, and the bench must not write __pycache__ into the source tree.
 --env-as-is measures with the caller's environment instead. The ratio reported is
-the median of the per-pair ratios msgen/kustomize. Standalone: needs only the
-standard library, msgen and kustomize; no pytest.
+the median of the per-pair ratios msgen/kustomize. `--kubectl` adds `kubectl kustomize DIR`
+(the yardstick users most often have) and `--before CMD` another msgen (an older checkout's
+venv) to the same alternation, so before/after ratios come from one run on a noisy machine.
+Standalone: needs only the standard library, msgen and kustomize; no pytest.
 """
 
 from __future__ import annotations
@@ -120,6 +122,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="counted runs per command (plus 1 warm-up)")
     parser.add_argument("--msgen", help="msgen command line (default: msgen beside sys.executable, else PATH)")
     parser.add_argument("--kustomize", help="kustomize binary (default: $MSGEN_KUSTOMIZE, .ci/tools, PATH, kubectl)")
+    parser.add_argument("--kubectl", action="store_true", help="also time `kubectl kustomize DIR`")
+    parser.add_argument("--before", help="another msgen command line to time in the same run")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     parser.add_argument("--env-as-is", action="store_true",
                         help="keep the caller's bytecode settings instead of a private .pyc cache")
@@ -144,27 +148,42 @@ def main() -> None:
         (Path(tmp) / "kustomization.yaml").write_text(
             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- rendered.yaml\n")
         kustomize_cmd = [*kustomize, "build", tmp]
+        commands = {"msgen": msgen_cmd, "kustomize": kustomize_cmd}
+        if args.before:
+            commands["before"] = [*shlex.split(args.before), "render", str(sample)]
+        if args.kubectl:
+            kubectl = shutil.which("kubectl")
+            if kubectl is None:
+                sys.exit("--kubectl: kubectl not found on PATH")
+            commands["kubectl"] = [kubectl, "kustomize", tmp]
 
-        times: dict[str, list[float]] = {"msgen": [], "kustomize": []}
+        times: dict[str, list[float]] = {name: [] for name in commands}
         for i in range(args.runs + 1):
-            m, k = timed(msgen_cmd, env), timed(kustomize_cmd, env)
-            if i > 0:  # run 0 is the warm-up
-                times["msgen"].append(m)
-                times["kustomize"].append(k)
+            for name, cmd in commands.items():
+                elapsed = timed(cmd, env)
+                if i > 0:  # run 0 is the warm-up
+                    times[name].append(elapsed)
         imports = import_costs(msgen_cmd, env)
 
     ratios = [m / k for m, k in zip(times["msgen"], times["kustomize"])]
+    extra_ratios = {
+        f"{a}/{b}": statistics.median(x / y for x, y in zip(times[a], times[b]))
+        for a, b in (("msgen", "kubectl"), ("before", "kubectl"), ("before", "kustomize"),
+                     ("msgen", "before"))
+        if a in times and b in times
+    }
     summary: dict[str, Any] = {
         "sample": str(sample),
         "runs": args.runs,
         "warmup_runs_discarded": 1,
         "bytecode": "caller's environment" if args.env_as_is else "private .pyc cache (PYTHONPYCACHEPREFIX)",
-        "commands": {"msgen": shlex.join(msgen_cmd), "kustomize": shlex.join(kustomize_cmd)},
+        "commands": {name: shlex.join(cmd) for name, cmd in commands.items()},
         "kustomize_version": kustomize_version(kustomize),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": sys.version.split()[0]},
         "median_s": {name: statistics.median(ts) for name, ts in times.items()},
         "min_s": {name: min(ts) for name, ts in times.items()},
         "median_ratio_msgen_over_kustomize": statistics.median(ratios),
+        "median_ratios": extra_ratios,
         "msgen_imports": imports,
     }
     if args.json:
@@ -177,9 +196,14 @@ def main() -> None:
     print(f"runs:      {args.runs} per command, alternating; 1 warm-up run each not counted")
     print(f"bytecode:  {summary['bytecode']}")
     print(f"machine:   {summary['machine']['cpus']} CPUs, {summary['machine']['platform']}")
-    for name in ("msgen", "kustomize"):
+    for name in ("before", "kubectl"):
+        if name in commands:
+            print(f"{name + ':':<10} {summary['commands'][name]}")
+    for name in commands:
         print(f"{name:<10} median {summary['median_s'][name] * 1e3:7.1f} ms   min {summary['min_s'][name] * 1e3:7.1f} ms")
     print(f"median ratio msgen/kustomize (per pair): {summary['median_ratio_msgen_over_kustomize']:.2f}x")
+    for pair, ratio in extra_ratios.items():
+        print(f"median ratio {pair} (per pair): {ratio:.2f}x")
     print(f"msgen imports (one run, -X importtime): {imports['total_import_s'] * 1e3:.1f} ms in total; top self times:")
     for row in imports["top_modules_self_s"]:
         print(f"  {row['self_s'] * 1e3:6.1f} ms  {row['module']}")

@@ -1,31 +1,43 @@
-"""The `msgen` command.
+"""The `msgen` command, on click.
 
 Exit status: 0 ok (warnings allowed), 1 the input has errors, 2 the command line is wrong.
 Errors go to stderr as `file:line:column: error: ...`; stdout gets the whole output or
-nothing, so a generator host never sees a partial stream.
+nothing, so a generator host never sees a partial stream. What the compiling commands do
+once their options are read lives in `compile_command`, without click: the `msgen` entry
+point (`entry.run`) runs a plain `msgen render` through it directly, and comes here for
+everything else (help, other commands, any command line it does not read itself).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from . import __version__, versions
-from .diagnostics import Diagnostic, distinct, report_lines
+from .compile_command import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    compile_paths,
+    guarded,
+    no_documents,
+    options_from,
+    report,
+    write_output,
+)
 from .names import dns1123_problem
-from .plan import Options
 from .processes.cli import cli_options
 
 if TYPE_CHECKING:
     from .pipeline import Compilation
-    from .source import Document
 
-EXIT_INPUT = 1
-EXIT_INTERNAL = 70
+__all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "compile_paths", "main", "report", "run"]
+
+# The names the plug-in and reconciler commands import from here.
+_options = options_from
+_write = write_output
+_no_documents = no_documents
 
 _CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -126,25 +138,41 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _options(kwargs: dict[str, Any]) -> Options:
-    return Options(
-        target=kwargs["target"],
-        kube_version=kwargs["kube_version"],
-        namespace=kwargs["namespace"],
-        scheduler_address=kwargs["scheduler_address"],
-        allow_env_override=kwargs["allow_env_override"],
-        argocd_sync_waves=kwargs["argocd_sync_waves"],
-        gang_scheduler=kwargs["gang_scheduler"],
-        kueue_queue=kwargs["kueue_queue"] or None,
-        launcher=kwargs["launcher"],
-        rank_table=kwargs["rank_table"],
-        shm_size=kwargs["shm_size"],
-        accelerator_type=kwargs["accelerator_type"],
-        recovery_volume=kwargs["recovery_volume"],
-    )
+#: Commands written in other modules, by name: the module whose `register(main)` adds them.
+#: They load when named (or listed, by --help), so a render does not build their options.
+ELSEWHERE = {
+    "install-kustomize-plugin": "msgen.plugin_commands",
+    "kustomize-plugin": "msgen.plugin_commands",
+    "argocd-generate": "msgen.plugin_commands",
+    "argocd-discover": "msgen.plugin_commands",
+    "apply": "msgen.reconcile.commands",
+    "diff": "msgen.reconcile.commands",
+    "status": "msgen.reconcile.commands",
+    "delete": "msgen.reconcile.commands",
+    "controller": "msgen.reconcile.commands",
+}
 
 
-@click.group(context_settings=_CONTEXT)
+class _Commands(click.Group):
+    """msgen's group: the plug-in hosts' and the reconciler's commands load on first use."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in ELSEWHERE:
+            self._load(ELSEWHERE[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        for module in dict.fromkeys(ELSEWHERE.values()):
+            self._load(module)
+        return super().list_commands(ctx)
+
+    def _load(self, module: str) -> None:
+        import importlib
+
+        importlib.import_module(module).register(self)
+
+
+@click.group(cls=_Commands, context_settings=_CONTEXT)
 @click.version_option(__version__, "--version", prog_name="msgen")
 def main() -> None:
     """Compile MindSpore training jobs into plain Kubernetes YAML.
@@ -192,31 +220,19 @@ def render(output: str | None, output_format: str, **kwargs: Any) -> None:
       cat job.yaml | msgen render --kube-version 1.29 --format json
       msgen render --target jobset --gang-scheduler volcano --kueue-queue team-a job.yaml
     """
-    if output is not None and not os.path.isdir(os.path.dirname(os.path.realpath(output))):
+    if output is not None and not output_directory_exists(output):
         raise click.BadParameter(
             f"no such directory: {os.path.dirname(output) or '.'}; accepted: a file in a "
             "directory that exists",
             param_hint="'--output'",
         )
-    compilation = _compile(kwargs)
-    from .emit import to_json, to_yaml
+    from .compile_command import render as render_to
 
-    text = to_json(compilation.objects) if output_format == "json" else to_yaml(compilation.objects)
-    _write(text, output)
+    render_to(output, output_format, kwargs)
 
 
-def _write(text: str, output: str | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        from .atomic_file import OutputError, write_whole
-
-        try:
-            write_whole(output, text)
-        except OutputError as exc:
-            click.echo(f"msgen: cannot write the output: {exc}", err=True)
-            raise SystemExit(EXIT_INPUT) from None
+def output_directory_exists(output: str) -> bool:
+    return os.path.isdir(os.path.dirname(os.path.realpath(output)))
 
 
 @main.command(context_settings=_CONTEXT)
@@ -253,6 +269,8 @@ def schema(kind: str, list_kinds: bool) -> None:
       msgen schema > msjob.schema.json
       msgen schema --list
     """
+    import json
+
     from . import kinds
     from .schemas import schema_for
 
@@ -273,35 +291,6 @@ def schema(kind: str, list_kinds: bool) -> None:
 
 def _compile(kwargs: dict[str, Any]) -> Compilation:
     return compile_paths(list(kwargs.pop("paths")), _options(kwargs))
-
-
-def compile_paths(
-    given: list[str], options: Options, locate: Callable[[Document], Document] | None = None
-) -> Compilation:
-    """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation."""
-    from .inputs import MissingPath, expand_paths, read_source
-    from .pipeline import compile_sources
-
-    try:
-        paths = expand_paths(given)
-    except MissingPath as exc:
-        raise click.BadParameter(f"no such file or directory: {exc}", param_hint="PATH") from None
-    sources, read_errors = [], []
-    for path in paths:
-        source, error = read_source(path)
-        if source is not None:
-            sources.append(source)
-        if error is not None:
-            read_errors.append(error)
-    compilation = compile_sources(sources, options, locate)
-    compilation.diagnostics[:0] = read_errors
-    if compilation.ok and not read_errors and compilation.documents == 0:
-        shown = ", ".join(p if p != "-" else "<stdin>" for p in paths) or "the given directories"
-        compilation.diagnostics.append(_no_documents(shown))
-    report(compilation.diagnostics, compilation.sources)
-    if not compilation.ok:
-        raise SystemExit(EXIT_INPUT)
-    return compilation
 
 
 @main.command(context_settings=_CONTEXT)
@@ -327,44 +316,7 @@ def convert(paths: tuple[str, ...], in_place: bool) -> None:
         raise SystemExit(status)
 
 
-def _no_documents(where: str) -> Diagnostic:
-    from .diagnostics import Severity
-
-    return Diagnostic(
-        Severity.ERROR,
-        f"no YAML documents found in {where}; accepted: files holding at least one object",
-    )
-
-
-def report(diagnostics: list[Diagnostic], sources: dict[str, Any]) -> None:
-    texts = {name: source.text for name, source in sources.items()}
-    for line in report_lines(diagnostics, texts):
-        click.echo(line, err=True)
-    errors = sum(d.is_error for d in distinct(diagnostics))
-    if errors:
-        click.echo(f"msgen: {errors} error(s); nothing was written", err=True)
-
-
 def run() -> None:
-    """Entry point: click's own handling, plus no traceback for a bug unless MSGEN_DEBUG is set."""
-    try:
-        main(standalone_mode=True)
-    except Exception as exc:  # pragma: no cover - only a bug in msgen gets here
-        if os.environ.get("MSGEN_DEBUG"):
-            raise
-        click.echo(
-            f"msgen: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in msgen; please report it with the input (MSGEN_DEBUG=1 shows "
-            "the traceback).",
-            err=True,
-        )
-        raise SystemExit(EXIT_INTERNAL) from None
+    """click's own handling, plus no traceback for a bug unless MSGEN_DEBUG is set."""
+    guarded(lambda: main(standalone_mode=True))
 
-
-# The plug-in hosts' commands (kustomize, Argo CD) and the reconciler's live in their own
-# modules; the reconciler imports the Kubernetes client only when one of its commands runs.
-from .plugin_commands import register as _register_plugins  # noqa: E402
-from .reconcile.commands import register as _register_reconciler  # noqa: E402
-
-_register_plugins(main)
-_register_reconciler(main)

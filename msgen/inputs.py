@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from .diagnostics import Diagnostic, Position, Severity
 from .source import Source
@@ -32,6 +31,8 @@ def expand_paths(paths: list[str]) -> list[str]:
                 for name in files:
                     if name.endswith(YAML_SUFFIXES) and name not in SKIPPED_FILES:
                         found.append(os.path.join(root, name))
+            from pathlib import Path  # only for a directory: a file's render does without it
+
             out.extend(sorted(found, key=lambda p: Path(p).relative_to(path).as_posix()))
         elif os.path.isfile(path):
             out.append(path)
@@ -44,7 +45,11 @@ def read_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     name = "<stdin>" if path == "-" else path
     if path == "-":
         note_terminal_stdin("msgen", "YAML", "To read files instead: msgen COMMAND PATH... (msgen --help).")
-    raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    if path == "-":
+        raw = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as stream:
+            raw = stream.read()
     try:
         return Source(name, raw.decode("utf-8-sig")), None
     except UnicodeDecodeError as exc:

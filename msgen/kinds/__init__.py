@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
+    from .model import BaseModel
 
     from ..diagnostics import Diagnostic
     from ..plan import Options, Plan

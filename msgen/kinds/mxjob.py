@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
 from ..frameworks.mxnet import TUNER_SERVER_KEY

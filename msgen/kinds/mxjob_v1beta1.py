@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic
 from ..plan import Options, Plan, Role, RunPolicy

@@ -8,8 +8,6 @@ an uncompiled job, so such a document is an error that names the kind meant.
 
 from __future__ import annotations
 
-from difflib import SequenceMatcher
-
 from . import known_kinds
 
 #: How alike two lower-cased names must be to count as a slip (difflib's ratio): `msjobs`,
@@ -23,6 +21,8 @@ def _alike(given: str, known: str) -> float:
     given, known = given.lower(), known.lower()
     if given == known:
         return 1.0
+    from difflib import SequenceMatcher  # only for a kind msgen does not compile
+
     ratio = SequenceMatcher(None, given, known).ratio()
     return ratio if ratio >= _CUTOFF else 0.0
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from .model import BaseModel, ConfigDict, Field, create_model, field_names
 
 Quantity = int | float | str
 
@@ -66,7 +66,7 @@ class ResourceRequirements(_Model):
 
 
 def _passthrough(names: tuple[str, ...], typed: type[BaseModel]) -> dict[str, Any]:
-    return {name: (Any, None) for name in names if name not in typed.model_fields}
+    return {name: (Any, None) for name in names if name not in field_names(typed)}
 
 
 class VolumeMount(_Model):

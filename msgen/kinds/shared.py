@@ -8,7 +8,6 @@ never declared), so msgen names each problem where it was written.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from ..diagnostics import Diagnostic, Severity
@@ -155,6 +154,8 @@ def check_volumes(
                     )
                 mounted.add(name)
                 if name not in declared:
+                    import difflib  # only for a mistake: keeps valid renders' start-up lean
+
                     names = [d for d in declared if d]
                     close = difflib.get_close_matches(name, names, n=1)
                     known = ", ".join(repr(d) for d in names) or "none"

@@ -2,20 +2,25 @@
 
 pydantic knows what was wrong and where in the data; the document knows where that data was
 written. Each error becomes one diagnostic with the offending value and what is accepted.
+Valid input never reaches pydantic: the declaration's own checker (`model.validate`) accepts
+it first, so pydantic is imported only to explain a mistake.
 """
 
 from __future__ import annotations
 
-import difflib
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..diagnostics import Diagnostic
 from ..source import Document, Path
+from .model import BaseModel as Declared
+from .model import pydantic_model
+from .model_check import validate
 from .shared import VOLUME_SOURCES
 
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound=Declared)
 
 _TYPE_WORDS = {
     "int_type": "an integer",
@@ -29,10 +34,19 @@ _TYPE_WORDS = {
 
 
 def validate_model(model: type[M], document: Document) -> tuple[M | None, list[Diagnostic]]:
+    """The document as the declared model, or the diagnostics pydantic's errors become."""
+    found = validate(model, document.data)
+    if found is not None:
+        return found, []
+    from pydantic import ValidationError
+
+    checked = pydantic_model(model)
     try:
-        return model.model_validate(document.data), []
+        # Accepted by pydantic where the checker deferred: the same attributes, pydantic's instance.
+        accepted: M = checked.model_validate(document.data)
+        return accepted, []
     except ValidationError as exc:
-        return None, [_diagnostic(model, document, err) for err in _dedupe(exc.errors())]
+        return None, [_diagnostic(checked, document, err) for err in _dedupe(exc.errors())]
 
 
 def _dedupe(errors: list[Any]) -> list[Any]:
@@ -60,6 +74,8 @@ def _diagnostic(model: type[BaseModel], document: Document, err: Any) -> Diagnos
     kind = err["type"]
     value = err.get("input")
     if kind == "extra_forbidden":
+        import difflib
+
         fields = sorted(_fields_at(model, document.data, path[:-1]))
         close = difflib.get_close_matches(str(path[-1]), fields, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -89,6 +105,8 @@ def _show(value: Any) -> str:
 
 def _fields_at(model: type[BaseModel], data: Any, path: Path) -> list[str]:
     """The field names the model accepts at `path` (walking models, lists and maps)."""
+    from pydantic import BaseModel
+
     current: Any = model
     for part in path:
         if isinstance(part, int):
@@ -112,6 +130,8 @@ class _MapOf:
 
 
 def _field_model(model: Any, name: str) -> Any:
+    from pydantic import BaseModel
+
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         return None
     field = model.model_fields.get(name)
@@ -121,6 +141,8 @@ def _field_model(model: Any, name: str) -> Any:
 
 
 def _inner_model(annotation: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     if getattr(annotation, "__origin__", None) is dict:

@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from importlib import resources
+import os
 from typing import Any
 
 from .. import devices
@@ -37,8 +37,12 @@ RANK_TABLE_TIMEOUT = 600
 
 
 def script() -> str:
-    """The launcher's text, as shipped in the ConfigMap (package data `per_device.sh`)."""
-    return resources.files(__package__).joinpath("per_device.sh").read_text(encoding="utf-8")
+    """The launcher's text, as shipped in the ConfigMap (package data `per_device.sh`).
+
+    Read beside this module, as `pod_schema` reads its schema: `importlib.resources` would add
+    several milliseconds of imports (tempfile, shutil, ...) to every render's start-up."""
+    with open(os.path.join(os.path.dirname(__file__), "per_device.sh"), encoding="utf-8") as f:
+        return f.read()
 
 
 def config_map_name(plan: Plan) -> str:

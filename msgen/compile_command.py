@@ -1,0 +1,139 @@
+"""What `msgen render` and the commands built on it do once their options are read.
+
+Kept apart from the click commands in `cli.py` so that a plain `msgen render`, whose command
+line `render_argv` reads without click, runs without importing click at all (about a fifth
+of a cold render's start-up). click is imported here only to report something: a usage
+error, or diagnostics, which go through `click.echo` exactly as before.
+
+Exit status: 0 ok (warnings allowed), 1 the input has errors, 2 the command line is wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Callable
+
+from .diagnostics import Diagnostic, distinct, report_lines
+from .plan import Options
+
+if TYPE_CHECKING:
+    from .pipeline import Compilation
+    from .source import Document
+
+EXIT_INPUT = 1
+EXIT_INTERNAL = 70
+
+
+def options_from(kwargs: dict[str, Any]) -> Options:
+    """The compile options of a command's parsed parameters (see `cli.compile_options`)."""
+    return Options(
+        target=kwargs["target"],
+        kube_version=kwargs["kube_version"],
+        namespace=kwargs["namespace"],
+        scheduler_address=kwargs["scheduler_address"],
+        allow_env_override=kwargs["allow_env_override"],
+        argocd_sync_waves=kwargs["argocd_sync_waves"],
+        gang_scheduler=kwargs["gang_scheduler"],
+        kueue_queue=kwargs["kueue_queue"] or None,
+        launcher=kwargs["launcher"],
+        rank_table=kwargs["rank_table"],
+        shm_size=kwargs["shm_size"],
+        accelerator_type=kwargs["accelerator_type"],
+        recovery_volume=kwargs["recovery_volume"],
+    )
+
+
+def render(output: str | None, output_format: str, kwargs: dict[str, Any]) -> None:
+    """`msgen render` once its command line is read and the --output directory checked."""
+    compilation = compile_paths(list(kwargs.pop("paths")), options_from(kwargs))
+    from .emit import to_json, to_yaml
+
+    text = to_json(compilation.objects) if output_format == "json" else to_yaml(compilation.objects)
+    write_output(text, output)
+
+
+def write_output(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        from .atomic_file import OutputError, write_whole
+
+        try:
+            write_whole(output, text)
+        except OutputError as exc:
+            _echo_error(f"msgen: cannot write the output: {exc}")
+            raise SystemExit(EXIT_INPUT) from None
+
+
+def compile_paths(
+    given: list[str], options: Options, locate: Callable[[Document], Document] | None = None
+) -> Compilation:
+    """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation."""
+    from .inputs import MissingPath, expand_paths, read_source
+    from .pipeline import compile_sources
+
+    try:
+        paths = expand_paths(given)
+    except MissingPath as exc:
+        import click
+
+        raise click.BadParameter(f"no such file or directory: {exc}", param_hint="PATH") from None
+    sources, read_errors = [], []
+    for path in paths:
+        source, error = read_source(path)
+        if source is not None:
+            sources.append(source)
+        if error is not None:
+            read_errors.append(error)
+    compilation = compile_sources(sources, options, locate)
+    compilation.diagnostics[:0] = read_errors
+    if compilation.ok and not read_errors and compilation.documents == 0:
+        shown = ", ".join(p if p != "-" else "<stdin>" for p in paths) or "the given directories"
+        compilation.diagnostics.append(no_documents(shown))
+    report(compilation.diagnostics, compilation.sources)
+    if not compilation.ok:
+        raise SystemExit(EXIT_INPUT)
+    return compilation
+
+
+def no_documents(where: str) -> Diagnostic:
+    from .diagnostics import Severity
+
+    return Diagnostic(
+        Severity.ERROR,
+        f"no YAML documents found in {where}; accepted: files holding at least one object",
+    )
+
+
+def report(diagnostics: list[Diagnostic], sources: dict[str, Any]) -> None:
+    if not diagnostics:
+        return
+    texts = {name: source.text for name, source in sources.items()}
+    for line in report_lines(diagnostics, texts):
+        _echo_error(line)
+    errors = sum(d.is_error for d in distinct(diagnostics))
+    if errors:
+        _echo_error(f"msgen: {errors} error(s); nothing was written")
+
+
+def _echo_error(line: str) -> None:
+    import click  # as every msgen message is written; only paid when there is one
+
+    click.echo(line, err=True)
+
+
+def guarded(command: Callable[[], None]) -> None:
+    """Run `command`; a bug in msgen becomes one message and exit 70, unless MSGEN_DEBUG is set."""
+    try:
+        command()
+    except Exception as exc:  # pragma: no cover - only a bug in msgen gets here
+        if os.environ.get("MSGEN_DEBUG"):
+            raise
+        _echo_error(
+            f"msgen: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in msgen; please report it with the input (MSGEN_DEBUG=1 shows "
+            "the traceback)."
+        )
+        raise SystemExit(EXIT_INTERNAL) from None

@@ -1,0 +1,136 @@
+"""Which modules a render imports: start-up is most of a render's cost, so heavy ones stay out.
+
+Argo CD and kustomize start msgen afresh on every refresh and build. pydantic (only to explain
+invalid input), ruamel.yaml (`msgen convert`), jsonschema and kubernetes-validate (tests), the
+reconciler's Kubernetes client and the standard library's slower helpers must not load when
+valid input is rendered. Each check runs msgen in a fresh interpreter and lists `sys.modules`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, SAMPLES, sample_files
+
+TYPICAL = SAMPLES / "mindspore" / "widedeep-gpu-dataparallel.yaml"
+
+#: Top-level modules a valid render must not import, and why they would be there.
+NOT_ON_THE_RENDER_PATH = {
+    "pydantic": "explains invalid input only",
+    "pydantic_core": "explains invalid input only",
+    "annotated_types": "pydantic's",
+    "ruamel": "msgen convert only",
+    "jsonschema": "tests only",
+    "kubernetes_validate": "tests only",
+    "lightkube": "the reconciler's client",
+    "httpx": "the reconciler's client",
+    "difflib": "did-you-mean hints, for mistakes only",
+    "tempfile": "importlib.resources and others pull it in",
+    "shutil": "importlib.resources and others pull it in",
+}
+
+_WRAPPER = """
+import io, json, sys
+entry, out = sys.argv[1], sys.argv[2]
+sys.argv = [entry, *sys.argv[3:]]
+module, _, function = {"msgen": "msgen.entry:run", "msgen-krm": "msgen.krm:main"}[entry].partition(":")
+try:
+    getattr(__import__(module, fromlist=[function]), function)()
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+with open(out, "w") as stream:
+    json.dump({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}, stream)
+"""
+
+
+def imported(
+    tmp_path: Path, entry: str, *args: str, stdin: bytes = b"", top_level: bool = True
+) -> tuple[object, set[str], bytes]:
+    """The exit code, the (top-level) modules loaded and stderr of one `entry ARGS` process."""
+    out = tmp_path / "modules.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MSGEN_")}
+    wrapper = _WRAPPER if top_level else _WRAPPER.replace('m.split(".")[0] for m', "m for m")
+    done = subprocess.run(
+        [sys.executable, "-c", wrapper, entry, str(out), *args],
+        input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env,
+        check=False,
+    )
+    found = json.loads(out.read_text())
+    return found["code"], set(found["modules"]), done.stderr
+
+
+def _unwanted(modules: set[str]) -> dict[str, str]:
+    return {name: why for name, why in NOT_ON_THE_RENDER_PATH.items() if name in modules}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("render", str(TYPICAL)), ("render", "--target", "pod", str(TYPICAL)),
+     ("render", "--target", "volcano", str(TYPICAL)),
+     *[("render", str(path)) for path in sample_files() if path != TYPICAL]],
+    ids=lambda args: " ".join(Path(a).name for a in args[1:]),
+)
+def test_a_valid_render_imports_nothing_heavy(tmp_path: Path, args: tuple[str, ...]) -> None:
+    code, modules, stderr = imported(tmp_path, "msgen", *args)
+    assert code in (0, None)
+    assert "msgen" in modules and "yaml" in modules  # the wrapper did see the render's imports
+    assert _unwanted(modules) == {}
+    if not stderr:  # click writes msgen's messages (warnings), so only then is it loaded
+        assert "click" not in modules
+
+
+def test_the_krm_function_imports_nothing_heavy(tmp_path: Path) -> None:
+    job = TYPICAL.read_text().replace("\n", "\n    ")
+    resource_list = (
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+        f"functionConfig:\n    {job}\n"
+    )
+    code, modules, _ = imported(tmp_path, "msgen-krm", stdin=resource_list.encode())
+    assert code in (0, None)
+    assert _unwanted(modules) == {}
+
+
+def test_an_invalid_input_does_load_pydantic_to_explain_it(tmp_path: Path) -> None:
+    # The other side of the bargain, and proof that the wrapper sees lazily imported modules.
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(TYPICAL.read_text().replace("msReplicaSpecs:", "msReplicaSpecs:\n    Wroker: {}", 1))
+    code, modules, _ = imported(tmp_path, "msgen", "render", str(bad))
+    assert code == 1
+    assert "pydantic" in modules
+
+
+def test_commands_loaded_on_first_use_are_the_ones_their_modules_register() -> None:
+    # `msgen.cli.ELSEWHERE` names the commands other modules add, so that a render does not
+    # import them; a command added there but not named here would be missing from `msgen`.
+    import importlib
+
+    import click
+
+    from msgen.cli import ELSEWHERE
+
+    for module in set(ELSEWHERE.values()):
+        group = click.Group()
+        importlib.import_module(module).register(group)
+        assert sorted(group.commands) == sorted(n for n, m in ELSEWHERE.items() if m == module)
+
+
+def test_a_plain_render_does_not_load_click_nor_the_commands(tmp_path: Path) -> None:
+    code, modules, stderr = imported(tmp_path, "msgen", "render", str(TYPICAL), top_level=False)
+    assert code in (0, None) and stderr == b""
+    assert "msgen.pipeline" in modules
+    assert not {"click", "msgen.cli", "msgen.reconcile.commands", "msgen.plugin_commands"} & modules
+
+
+def test_clicks_commands_do_not_load_the_other_commands(tmp_path: Path) -> None:
+    code, modules, _ = imported(tmp_path, "msgen", "validate", str(TYPICAL), top_level=False)
+    assert code in (0, None)
+    assert "msgen.cli" in modules
+    assert not {"msgen.reconcile.commands", "msgen.plugin_commands", "msgen.convert"} & modules
