@@ -23,6 +23,10 @@ RankTableMode = Literal["none", "operator"]
 ProcessContract = Literal["ms-operator", "ascend-operator"]
 #: `Plan.success_policy` of a job whose outcome is its Scheduler's (MXNet's operators).
 SCHEDULER_DECIDES = "Scheduler"
+#: ... and of an MXNet tuning job, whose outcome is its Tuner's (kubeflow mxnet-operator).
+TUNER_DECIDES = "Tuner"
+#: The success policies that name the one role whose success is the job's.
+ONE_ROLE_DECIDES = (SCHEDULER_DECIDES, TUNER_DECIDES)
 
 
 @dataclass(frozen=True)
@@ -110,10 +114,10 @@ class Plan:
         return None
 
     def deciding_role(self) -> Role | None:
-        """The role whose success is the job's success: the Scheduler where the kind says so
-        (`success_policy` `Scheduler`: MXNet's operators), else the Workers."""
-        if self.success_policy == SCHEDULER_DECIDES:
-            return self.role("Scheduler")
+        """The role whose success is the job's success: the one the kind names (`success_policy`
+        `Scheduler` or `Tuner`: MXNet's operators), else the Workers."""
+        if self.success_policy in ONE_ROLE_DECIDES:
+            return self.role(self.success_policy)
         return self.workers()
 
     def replicas(self, replica_type: str) -> int:

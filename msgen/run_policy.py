@@ -21,8 +21,9 @@ ANNOTATION = "msgen/run-policy"
 #: The MSJob default: the job succeeds when worker 0 exits 0.
 WORKER0 = "Worker0"
 ALL_WORKERS = "AllWorkers"
-#: MXNet's operators: the job succeeds when its Scheduler does.
+#: MXNet's operators: the job succeeds when its Scheduler does (a tuning job: its Tuner).
 SCHEDULER = "Scheduler"
+TUNER = "Tuner"
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,9 @@ class RunPolicy:
         return None
 
     def deciding_type(self) -> str | None:
-        """The role whose success is the job's: the Scheduler's or the Workers'."""
-        if self.success_policy == SCHEDULER and SCHEDULER in self.roles:
-            return SCHEDULER
+        """The role whose success is the job's: the Scheduler's, the Tuner's or the Workers'."""
+        if self.success_policy in (SCHEDULER, TUNER) and self.success_policy in self.roles:
+            return self.success_policy
         return self.worker_type()
 
 
@@ -71,7 +72,9 @@ def value(plan: Plan, options: Options) -> str:
             for role in plan.roles
         },
         "successPolicy": (
-            plan.success_policy if plan.success_policy in (ALL_WORKERS, SCHEDULER) else WORKER0
+            plan.success_policy
+            if plan.success_policy in (ALL_WORKERS, SCHEDULER, TUNER)
+            else WORKER0
         ),
         "cleanPodPolicy": run.clean_pod_policy,
     }

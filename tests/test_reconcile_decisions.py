@@ -211,6 +211,17 @@ def test_mxnet_job_follows_its_scheduler() -> None:
     assert status.aggregate(rule, [job("Scheduler", "Complete:CompletionsReached"), job("Worker")], []).phase == "Succeeded"
 
 
+def test_mxnet_tuning_job_follows_its_tuner() -> None:
+    """kubeflow mxnet-operator: a tuning job ends with its Tuner; the TVM RPC tracker and
+    server still serve."""
+    roles = {"TunerTracker": RoleRule(1, "Never"), "TunerServer": RoleRule(1, "Never"), "Tuner": RoleRule(1, "Never")}
+    rule = policy("pod", roles=roles, success_policy="Tuner")
+    serving = [pod("TunerTracker", 0, "Running"), pod("TunerServer", 0, "Running")]
+    assert status.aggregate(rule, [], [*serving, pod("Tuner", 0, "Running")]).phase == "Running"
+    done = status.aggregate(rule, [], [*serving, pod("Tuner", 0, "Succeeded")])
+    assert (done.phase, done.conditions[-1].message) == ("Succeeded", "tuner 0 succeeded")
+
+
 def test_status_dict_has_the_msjob_status_shape() -> None:
     found = status.aggregate(policy("pod"), [], [pod("Worker", 0, "Succeeded", **terminated(0, "Completed"))])
     shown = found.to_dict()

@@ -109,16 +109,16 @@ def test_every_worker_gets_its_own_dmlc_worker_id(target: str) -> None:
 
 @needs_kubeflow
 @pytest.mark.parametrize("target", TARGETS)
-def test_mx_config_labels_are_the_templates_tuner_server_key(target: str) -> None:
-    """genLabelsSpec: labels.<rt> is the template's `tuner-server-key` annotation. The tuning
-    example's replica-level `label` was read by no operator: a warning names the annotation."""
+def test_mx_config_labels_are_the_tuner_server_key(target: str) -> None:
+    """genLabelsSpec: labels.<rt> is the replica's `label` (mxnet-operator 1.0, which the
+    tuning example was written for) or the template's `tuner-server-key` annotation (1.1,
+    training-operator)."""
     path = next(p for p in KUBEFLOW if p.name == "mx_job_tune_gpu_v1.yaml")
+    want = {"tunertracker": "", "tunerserver": "2080ti", "tuner": ""}
     objects, stderr = rendered(path, target)
-    assert "mx_job_tune_gpu_v1.yaml:19:14: warning: spec.mxReplicaSpecs.TunerServer.label: label '2080ti' is ignored" in stderr
-    assert "accepted: template.metadata.annotations.tuner-server-key: '2080ti'" in stderr
+    assert "label" not in stderr
     for role, index, template in pods(objects):
-        labels = json.loads(env(template, "mxnet", index)["MX_CONFIG"])["labels"]
-        assert labels == {"tunertracker": "", "tunerserver": "", "tuner": ""}, "as the operator gave it"
+        assert json.loads(env(template, "mxnet", index)["MX_CONFIG"])["labels"] == want, role
     job = source(path)
     server = job["spec"]["mxReplicaSpecs"]["TunerServer"]
     del server["label"]
@@ -126,8 +126,31 @@ def test_mx_config_labels_are_the_templates_tuner_server_key(target: str) -> Non
     objects, stderr = rendered(yaml.safe_dump(job), target)
     assert "tuner-server-key" not in stderr
     for role, index, template in pods(objects):
-        labels = json.loads(env(template, "mxnet", index)["MX_CONFIG"])["labels"]
-        assert labels == {"tunertracker": "", "tunerserver": "2080ti", "tuner": ""}, role
+        assert json.loads(env(template, "mxnet", index)["MX_CONFIG"])["labels"] == want, role
+
+
+@needs_kubeflow
+def test_a_label_and_an_annotation_that_disagree_are_refused() -> None:
+    path = next(p for p in KUBEFLOW if p.name == "mx_job_tune_gpu_v1.yaml")
+    text = path.read_text().replace(
+        "      template:\n        spec:\n          containers:\n          - name: mxnet\n"
+        "            image: mxjob/auto-tuning:gpu\n            command: [\"python3\"]\n"
+        "            args: [\"/home/scripts/start-job.py\"]\n            resources:",
+        "      template:\n        metadata:\n          annotations: {tuner-server-key: v100}\n"
+        "        spec:\n          containers:\n          - name: mxnet\n"
+        "            image: mxjob/auto-tuning:gpu\n            command: [\"python3\"]\n"
+        "            args: [\"/home/scripts/start-job.py\"]\n            resources:",
+    )
+    assert "v100" in text
+    run = msgen("render", "-", input=text)
+    assert run.exit_code == 1 and run.stdout == ""
+    assert (
+        "<stdin>:19:14: error: spec.mxReplicaSpecs.TunerServer.label: label '2080ti' and the "
+        "template's annotation tuner-server-key 'v100' disagree about MX_CONFIG's "
+        "labels.tunerserver"
+    ) in run.stderr
+    run = msgen("render", "-", input=text.replace("tuner-server-key: v100", "tuner-server-key: 2080ti"))
+    assert run.exit_code == 0, run.stderr
 
 
 def test_a_tuner_server_without_its_key_is_warned_about() -> None:
@@ -143,7 +166,7 @@ spec:
     Tuner: {template: {spec: {containers: [{name: mxnet, image: mx}]}}}
 """
     _, stderr = rendered(text, "indexed-job")
-    assert "<stdin>:9:29: warning: spec.mxReplicaSpecs.TunerServer.template: the TunerServer template has no tuner-server-key annotation" in stderr
+    assert "<stdin>:9:29: warning: spec.mxReplicaSpecs.TunerServer.template: the TunerServer has neither a tuner-server-key annotation" in stderr
 
 
 def run_policy_of(objects: list[dict[str, Any]]) -> dict[str, Any]:
@@ -286,7 +309,31 @@ def test_the_jobs_outcome_follows_the_scheduler(name: str, target: str) -> None:
     jobs = [o for o in objects if o["kind"] == "Job" and o["apiVersion"] == "batch/v1"]
     assert not any("successPolicy" in j["spec"] for j in jobs), "no worker-0 rule on the Worker Job"
     if target in ("indexed-job", "pod"):
-        assert "success by the Scheduler (MXJob) needs `msgen apply --wait` or `msgen controller`" in stderr
+        none = ", cleanPodPolicy None" if policy["cleanPodPolicy"] == "None" else ""
+        assert f"success by the Scheduler or Tuner{none} (MXJob) needs `msgen apply --wait` or `msgen controller`" in stderr
+    if target == "volcano" and policy["cleanPodPolicy"] == "None":
+        # Volcano cannot end the job with one task and leave the others running
+        assert "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob) needs `msgen apply --wait`" in stderr
+
+
+@needs_kubeflow
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_tuning_job_ends_with_its_tuner(target: str) -> None:
+    """kubeflow/mxnet-operator 1.0 ended a tuning job when its Tuner succeeded (1.1: when a
+    role's pods all had, which the tracker and servers, serving until stopped, never do)."""
+    path = next(p for p in KUBEFLOW if p.name == "mx_job_tune_gpu_v1.yaml")
+    text = path.read_text().replace("  jobMode: MXTune\n", "  jobMode: MXTune\n  cleanPodPolicy: Running\n")
+    assert "cleanPodPolicy: Running" in text
+    for source_text, clean in ((path.read_text(), "None"), (text, "Running")):
+        objects, stderr = rendered(source_text, target)
+        policy = run_policy_of(objects)
+        assert (policy["successPolicy"], policy["cleanPodPolicy"]) == ("Tuner", clean)
+        decided = deciding(objects, target)
+        if target == "volcano" and clean == "None":
+            assert decided == set()
+            assert "spec.mxReplicaSpecs.Tuner: success by the Scheduler or Tuner, cleanPodPolicy None (MXJob) needs" in stderr
+        else:
+            assert decided in (None, {"tuner"})
 
 
 def test_a_job_without_a_scheduler_follows_its_single_worker() -> None:

@@ -4,8 +4,8 @@ On every container of every pod (contracts §5):
 
 - `MX_CONFIG`: `{"cluster":{<rt>:[{"url":<host>,"port":P},...]},"labels":{<rt>:<key>},
   "task":{"type":<rt>,"index":<i>}}`, cluster and labels keyed by every replica type; a
-  label is the role's pod template annotation `tuner-server-key` (`genLabelsSpec`: the TVM
-  RPC key a tuning job's TunerServer registers under), `""` without it;
+  label is the TVM RPC key a tuning job's TunerServer registers under (`genLabelsSpec`),
+  which the kind puts in the plan's settings (`kinds/mxjob_labels.py`), `""` without one;
 - in training mode, for the ps-lite roles Scheduler, Server and Worker: `DMLC_PS_ROOT_PORT`,
   `DMLC_PS_ROOT_URI` (scheduler 0), `DMLC_NUM_SERVER`, `DMLC_NUM_WORKER`, `DMLC_ROLE`,
   `DMLC_USE_KUBERNETES=1` (ps-lite then binds the scheduler to every interface);
@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic
 from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
-from ..plan import Options, Plan, PodSlot, Role
+from ..plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing, Endpoint
 from .jsonenv import INDEX, with_index
 from .ports import check_listed_replicas, every_replica_by_name, main_port
 
 PS_LITE_ROLES = ("Scheduler", "Server", "Worker")
-#: The pod template annotation whose value is the role's entry in `MX_CONFIG.labels`.
+#: The pod template annotation whose value is the role's entry in `MX_CONFIG.labels`
+#: (kubeflow/mxnet-operator 1.1, training-operator).
 TUNER_SERVER_KEY = "tuner-server-key"
 
 
@@ -51,9 +52,9 @@ def _distributed(plan: Plan) -> bool:
     return plan.replicas("Scheduler") > 0 or plan.replicas("TunerTracker") > 0
 
 
-def tuner_server_key(role: Role) -> str:
-    annotations = (role.template.get("metadata") or {}).get("annotations") or {}
-    return str(annotations.get(TUNER_SERVER_KEY, ""))
+def labels_setting(rt: str) -> str:
+    """The `Plan.framework_settings` key of `MX_CONFIG.labels.<rt>`."""
+    return f"labels.{rt}"
 
 
 def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
@@ -67,7 +68,10 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
         ]
         for role in sorted(plan.roles, key=lambda r: r.key)
     }
-    labels = {role.key: tuner_server_key(role) for role in sorted(plan.roles, key=lambda r: r.key)}
+    labels = {
+        role.key: plan.framework_settings.get(labels_setting(role.key), "")
+        for role in sorted(plan.roles, key=lambda r: r.key)
+    }
     document = with_index(
         {"cluster": cluster, "labels": labels, "task": {"type": slot.role.key, "index": INDEX}},
         index,

@@ -4,9 +4,10 @@ Defaulting and validation follow the operator (contracts §5): `jobMode` is `MXT
 (replica types Scheduler, Server, Worker) or `MXTune` (TunerTracker, TunerServer, Tuner);
 `replicas` defaults to 1, `restartPolicy` to Never; every replica has a container named
 `mxnet` with an image, which gets port `mxjob-port` 9091 unless it names one itself; at most
-one Scheduler, TunerTracker and Tuner. The job's outcome follows the Scheduler, so Workers
-have no "worker 0 decides" success rule. The run policy is training-operator's `spec.runPolicy`
-or kubeflow mxnet-operator's inline form (`mxjob_run_policy`).
+one Scheduler, TunerTracker and Tuner. The job's outcome follows the Scheduler (a tuning
+job's, its Tuner), so Workers have no "worker 0 decides" success rule. The run policy is
+training-operator's `spec.runPolicy` or kubeflow mxnet-operator's inline form
+(`mxjob_run_policy`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
 from ..frameworks.mxnet import TUNER_SERVER_KEY
-from ..plan import SCHEDULER_DECIDES, Options, Plan, Role, RunPolicy
+from ..plan import SCHEDULER_DECIDES, TUNER_DECIDES, Options, Plan, Role, RunPolicy
 from ..source import Document, Path
 from .msjob import MSRunPolicy, MSSchedulingPolicy
+from .mxjob_labels import tuner_keys
 from .mxjob_run_policy import run_policy
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from .shared import ensure_port, job_name, main_container, replica_type_of
@@ -53,8 +55,8 @@ class MXReplicaSpec(_Model):
     replicas: int | None = Field(default=None, ge=0)
     restartPolicy: Literal["Always", "OnFailure", "Never", "ExitCode"] | None = None
     template: PodTemplateSpec
-    #: Written in mxnet-operator's own tuning example, read by no operator: accepted with a
-    #: warning that names the annotation that does the job.
+    #: MX_CONFIG's label of the role, as kubeflow/mxnet-operator 1.0 read it (its tuning
+    #: example writes it); later operators read the annotation instead (`mxjob_labels`).
     label: str | None = None
 
 
@@ -75,7 +77,8 @@ class MXJobSpec(_Model):
     activeDeadlineSeconds: int | None = Field(default=None, ge=1)
     backoffLimit: int | None = Field(default=None, ge=0)
     schedulingPolicy: MXInlineSchedulingPolicy | None = None
-    #: In mxnet-operator's BytePS example; no operator had the field (a warning says so).
+    #: In mxnet-operator's BytePS example: its v1beta1 MXJob's field, which no v1 MXJob has
+    #: (a warning says so).
     successPolicy: str | None = None
 
 
@@ -124,6 +127,7 @@ def mxnet_plan(
     out: list[Diagnostic],
     *,
     framework: str = "mxnet",
+    framework_settings: dict[str, str] | None = None,
 ) -> Plan | None:
     name = job_name(metadata, document, out)
     if name is None or any(d.is_error for d in out):
@@ -142,14 +146,19 @@ def mxnet_plan(
         success_policy=_success_policy(roles),
         enable_dynamic_worker=False,
         document=document,
+        framework_settings=dict(framework_settings or {}),
     )
 
 
 def _success_policy(roles: tuple[Role, ...]) -> str:
     """training-operator's UpdateJobStatus (and the original operator's GetStatus): the
-    Scheduler's success is the job's; without a Scheduler, the single Worker's."""
-    if any(role.replica_type == "Scheduler" and role.replicas for role in roles):
-        return SCHEDULER_DECIDES
+    Scheduler's success is the job's; without a Scheduler, the single Worker's. A tuning job
+    ends with its Tuner, as kubeflow mxnet-operator's ended it (1.0: the Tuner's success; 1.1:
+    the first role whose pods all succeeded, the Tuner, since the TVM RPC tracker and servers
+    serve until stopped). training-operator never marked a tuning job succeeded."""
+    for decides in (SCHEDULER_DECIDES, TUNER_DECIDES):
+        if any(role.replica_type == decides and role.replicas for role in roles):
+            return decides
     return "AllWorkers"
 
 
@@ -166,7 +175,23 @@ class MXJobKind:
             return None, diagnostics
         roles = _roles(job, document, diagnostics)
         policy = run_policy(job.spec, document, diagnostics)
-        plan = mxnet_plan(document, options, job.metadata, roles, policy, diagnostics)
+        written = job.spec.mxReplicaSpecs  # keyed as the job spells the replica types
+        keys = tuner_keys(
+            {
+                role.replica_type: (
+                    role.path,
+                    written[str(role.path[-1])].label,
+                    _annotation(role.template, TUNER_SERVER_KEY),
+                )
+                for role in roles
+            },
+            job.spec.jobMode,
+            document,
+            diagnostics,
+        )
+        plan = mxnet_plan(
+            document, options, job.metadata, roles, policy, diagnostics, framework_settings=keys
+        )
         return plan, diagnostics
 
 
@@ -213,7 +238,6 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
                     severity=Severity.WARNING,
                 )
             )
-        _check_tuner_server_key(spec, mode, replica_type, document, path, out)
         found[replica_type] = Role(
             replica_type=replica_type,
             replicas=replicas,
@@ -234,35 +258,9 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
     return tuple(found[t] for t in accepted if t in found)
 
 
-def _check_tuner_server_key(
-    spec: MXReplicaSpec, mode: str, replica_type: str, document: Document, path: Path,
-    out: list[Diagnostic],
-) -> None:  # fmt: skip
-    """`MX_CONFIG.labels.<rt>` is the template's `tuner-server-key` annotation (`genLabelsSpec`);
-    the operator warned when a TunerServer had none, and a replica's `label` was never read."""
-    metadata = spec.template.metadata
-    key = ((metadata.annotations if metadata else None) or {}).get(TUNER_SERVER_KEY)
-    rt = replica_type.lower()
-    if spec.label is not None:
-        out.append(
-            document.diagnostic(
-                path + ("label",),
-                f"label {spec.label!r} is ignored, as mxnet-operator ignored it: MX_CONFIG's "
-                f"labels.{rt} is the pod template's annotation {TUNER_SERVER_KEY} "
-                f"({repr(key) if key else 'not set'} here); accepted: "
-                f"template.metadata.annotations.{TUNER_SERVER_KEY}: {spec.label!r}",
-                severity=Severity.WARNING,
-            )
-        )
-    elif mode == "MXTune" and replica_type == "TunerServer" and not key:
-        out.append(
-            document.diagnostic(
-                path + ("template",),
-                f"the TunerServer template has no {TUNER_SERVER_KEY} annotation, so MX_CONFIG's "
-                "labels.tunerserver (the TVM RPC key) is empty",
-                severity=Severity.WARNING,
-            )
-        )
+def _annotation(template: dict[str, Any], name: str) -> str | None:
+    value = ((template.get("metadata") or {}).get("annotations") or {}).get(name)
+    return None if value is None else str(value)
 
 
 KIND = MXJobKind()

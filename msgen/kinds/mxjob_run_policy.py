@@ -16,8 +16,9 @@ training-operator's; both at once is an error, since neither operator would have
 other's fields. A job with neither gets training-operator's defaults: msgen cannot tell the
 operators apart there, and training-operator is the one still documented.
 
-mxnet-operator's own BytePS example also writes `spec.successPolicy`, a field neither
-operator had: it is accepted with a warning (the job's outcome follows the Scheduler).
+mxnet-operator's own BytePS example also writes `spec.successPolicy`, a field of that
+operator's `kubeflow.org/v1beta1 MXJob` which neither operator's v1 MXJob has: it is accepted
+with a warning (the job's outcome follows the Scheduler).
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ def run_policy(spec: MXJobSpec, document: Document, out: list[Diagnostic]) -> Ru
             document.diagnostic(
                 ("spec", "successPolicy"),
                 f"successPolicy {spec.successPolicy!r} is ignored, as mxnet-operator and "
-                "training-operator ignored it (an MXJob has no such field): the job's outcome "
-                "follows the Scheduler",
+                "training-operator ignored it (a kubeflow.org/v1beta1 field; a v1 MXJob has "
+                "none): the job's outcome follows the Scheduler",
                 severity=Severity.WARNING,
             )
         )

@@ -16,7 +16,7 @@ from typing import Literal
 
 from .. import versions
 from ..diagnostics import Diagnostic, Severity
-from ..plan import SCHEDULER_DECIDES, Options, Plan
+from ..plan import ONE_ROLE_DECIDES, Options, Plan
 from ..source import Path
 
 Support = Literal["native", "partly", "apply", "no"]
@@ -85,11 +85,22 @@ TABLE: dict[str, dict[str, Cell]] = {
         "statefulset": _na("a StatefulSet never completes"),
         "volcano": _apply("the Volcano Job completes when every worker does"),
     },
-    "success by the Scheduler (MXJob)": {
-        "indexed-job": _apply("each role's Job ends on its own, whatever the Scheduler's outcome"),
+    "success by the Scheduler or Tuner (MXJob)": {
+        "indexed-job": _apply("each role's Job ends on its own, whatever the deciding role's outcome"),
         "pod": _apply("bare Pods have no job status; each pod ends on its own"),
         "statefulset": _na("a StatefulSet never completes"),
         "jobset": N, "volcano": N,
+    },
+    # Volcano completes a job early only with CompleteJob, which stops the other pods.
+    "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": {
+        "indexed-job": _apply("each role's Job ends on its own, whatever the deciding role's outcome"),
+        "pod": _apply("bare Pods have no job status; each pod ends on its own"),
+        "statefulset": _na("a StatefulSet never completes"),
+        "jobset": N,
+        "volcano": _apply(
+            "the Volcano Job completes when every task has (completing it with one task would "
+            "stop the other tasks' pods)"
+        ),
     },
     "successPolicy: AllWorkers": {
         "indexed-job": N, "jobset": N, "volcano": N,
@@ -199,8 +210,9 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
             out.append((f"restartPolicy: {policy}", having[0].path + ("restartPolicy",)))
     workers = plan.workers()
     decider = plan.deciding_role()
-    if plan.success_policy == SCHEDULER_DECIDES and decider is not None:
-        out.append(("success by the Scheduler (MXJob)", decider.path))
+    if plan.success_policy in ONE_ROLE_DECIDES and decider is not None:
+        none = ", cleanPodPolicy None" if plan.run_policy.clean_pod_policy == "None" else ""
+        out.append((f"success by the Scheduler or Tuner{none} (MXJob)", decider.path))
     elif workers is not None and workers.replicas > 1:
         # Worker-0 success is a default that changes when a job ends; AllWorkers only when
         # written (an older kind's own default is every worker).
