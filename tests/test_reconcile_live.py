@@ -395,3 +395,37 @@ def test_a_field_of_another_manager_is_a_named_conflict_unless_forced(tmp_path: 
     assert forced.exit_code == 0, forced.stderr
     live = json.loads(kubectl("get", "configmap", "settings", "-n", namespace, "-o", "json").stdout)
     assert live["data"]["a"] == "1"
+
+
+def test_a_watch_from_a_version_too_old_relists_then_follows_changes(namespace: str) -> None:
+    """A real 410 Gone (a resourceVersion compacted away) makes the informer list again."""
+    import threading
+
+    from msgen.reconcile import informer, kube
+
+    client = kube.connect(str(KUBECONFIG), None)
+    calls: list[str] = []
+
+    def lister() -> tuple[list[dict[str, Any]], str | None]:
+        items, version = kube.listing_with_version(client, "v1", "ConfigMap", namespace, {})
+        calls.append("list")
+        return items, ("1" if len(calls) == 1 else version)  # the first list claims a stale version
+
+    def watcher(version: str | None) -> Any:
+        calls.append(f"watch from {version}")
+        return kube.watch_events(client, "v1", "ConfigMap", namespace, {}, version)
+
+    changed = threading.Event()
+    watching = informer.Informer(client, "v1", "ConfigMap", namespace, {}, changed,
+                                 lister=lister, watcher=watcher).start()
+    try:
+        deadline = time.monotonic() + 30
+        while calls[:3] != ["list", "watch from 1", "list"]:
+            assert time.monotonic() < deadline, calls
+            time.sleep(0.1)
+        kubectl("create", "configmap", "seen", "-n", namespace)
+        while "seen" not in [o["metadata"]["name"] for o in watching.items()]:
+            assert time.monotonic() < deadline, calls
+            time.sleep(0.1)
+    finally:
+        watching.stop()

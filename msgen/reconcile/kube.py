@@ -23,6 +23,7 @@ from lightkube.generic_resource import (
 )
 
 from .applyset import FIELD_MANAGER
+from .informer import WATCH_SECONDS
 
 T = TypeVar("T")
 
@@ -46,10 +47,16 @@ def connect(kubeconfig: str | None, context: str | None) -> Client:
     pod's service account (in-cluster)."""
     try:
         config = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
-        return Client(config.get(context_name=context), timeout=TIMEOUT, field_manager=FIELD_MANAGER)
+        client = Client(config.get(context_name=context), timeout=TIMEOUT, field_manager=FIELD_MANAGER)
     except (ConfigError, OSError, KeyError, ValueError) as exc:
         where = kubeconfig or "$KUBECONFIG, ~/.kube/config or the in-cluster service account"
         raise KubeError(f"cannot load a cluster configuration from {where}: {exc}") from None
+    # lightkube reads watches without a timeout; the server closes each watch after
+    # WATCH_SECONDS, so a read silent for longer means the connection is gone.
+    generic = getattr(client, "_client", None)
+    if generic is not None and hasattr(generic, "_watch_timeout"):
+        generic._watch_timeout = httpx2.Timeout(TIMEOUT.connect or 10.0, read=WATCH_SECONDS + 30.0)
+    return client
 
 
 def plural(kind: str) -> str:
@@ -130,6 +137,46 @@ def listing(
         return [{**to_dict(o), "apiVersion": api_version, "kind": kind} for o in found]
 
     return call(f"listing {kind} in {namespace}", run)
+
+
+def listing_with_version(
+    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any]
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Every object of the selection, and the list's resourceVersion a watch resumes from."""
+    res = resource(api_version, kind)
+
+    def run() -> tuple[list[dict[str, Any]], str | None]:
+        found = client.list(res, namespace=namespace, labels=dict(labels) or None)
+        items = [{**to_dict(o), "apiVersion": api_version, "kind": kind} for o in found]
+        return items, cast(Any, found).resourceVersion
+
+    return call(f"listing {kind} in {namespace}", run)
+
+
+def watch_events(
+    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any],
+    version: str | None,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(event type, object) from `version` on, until the connection fails: KubeError with
+    the HTTP status (410 Gone: relist; 0: no answer). The server ends each request after
+    WATCH_SECONDS; lightkube then watches again from the last version seen."""
+    from lightkube.types import on_error_raise
+
+    res = resource(api_version, kind)
+    stream = client.watch(res, namespace=namespace, labels=dict(labels) or None,
+                          server_timeout=WATCH_SECONDS, resource_version=version,
+                          on_error=on_error_raise)
+    try:
+        for event, obj in stream:
+            yield event, {**to_dict(obj), "apiVersion": api_version, "kind": kind}
+    except ApiError as exc:
+        raise KubeError(f"watching {kind}: {exc.status.message}", int(exc.status.code or 0),
+                        exc.status.reason or "") from None
+    except httpx2.HTTPStatusError as exc:
+        raise KubeError(f"watching {kind}: HTTP {exc.response.status_code}",
+                        exc.response.status_code) from None
+    except httpx2.TransportError as exc:
+        raise KubeError(f"watching {kind}: no answer ({type(exc).__name__})") from None
 
 
 def exists(client: Client, api_version: str, kind: str, namespace: str) -> bool:
