@@ -241,7 +241,14 @@ def test_controller_carries_out_policies_of_a_job_applied_by_kubectl(tmp_path: P
     first = msgen("controller", "-n", namespace, "--once")
     assert first.exit_code == 0, first.stderr
     published = json.loads(kubectl("get", "pod", "lenet-worker-0", "-n", namespace, "-o", "json").stdout)
-    assert json.loads(published["metadata"]["annotations"]["msgen/status"])["phase"] == "Running"
+    running = json.loads(published["metadata"]["annotations"]["msgen/status"])
+    assert running["phase"] == "Running"
+    # msgen status reads what the controller published: the time it saw the job running.
+    shown = json.loads(msgen("status", "lenet", "-n", namespace, "-o", "json").stdout)["lenet"]
+    assert shown["conditions"] == running["conditions"] and shown["conditions"][-1]["lastTransitionTime"]
+    # Only one pod carries the job's status.
+    others = json.loads(kubectl("get", "pod", "lenet-worker-1", "-n", namespace, "-o", "json").stdout)
+    assert "msgen/status" not in (others["metadata"].get("annotations") or {})
     _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
     second = msgen("controller", "-n", namespace, "--once")
     assert second.exit_code == 0, second.stderr
@@ -252,9 +259,14 @@ def test_controller_carries_out_policies_of_a_job_applied_by_kubectl(tmp_path: P
     events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json").stdout)["items"]
     assert {e["reason"] for e in events if e.get("source", {}).get("component") == "msgen-controller"} >= {
         "JobRunning", "JobSucceeded"}
-    # A restart loses nothing: a third pass finds the job finished and does nothing more.
+    # A restart loses nothing: a third pass finds the job finished and does nothing more,
+    # announces nothing again, and keeps the times published before.
+    before = kubectl("get", "pod", "lenet-worker-0", "-n", namespace, "-o", "json").stdout
     third = msgen("controller", "-n", namespace, "--once")
-    assert third.exit_code == 0 and "policy:" not in third.stdout
+    assert third.exit_code == 0 and "policy:" not in third.stdout and "Succeeded" not in third.stdout
+    assert kubectl("get", "pod", "lenet-worker-0", "-n", namespace, "-o", "json").stdout == before
+    again = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json").stdout)["items"]
+    assert len(again) == len(events)
 
 
 def test_controller_needs_no_more_than_its_overlay_rbac(tmp_path: Path, namespace: str) -> None:
@@ -277,7 +289,7 @@ def test_controller_needs_no_more_than_its_overlay_rbac(tmp_path: Path, namespac
     assert msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod").exit_code == 0
     _set_pod_status(namespace, "lenet-scheduler-0", "Running")
     _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
-    run = msgen("controller", "--kubeconfig", str(limited), "--once")
+    run = msgen("controller", "--kubeconfig", str(limited), "--lease-namespace", "msgen-system", "--once")
     assert run.exit_code == 0, run.stderr
     assert "skipped" not in run.stdout, run.stdout
     assert f"{namespace}/lenet: policy: delete Pod lenet-scheduler-0" in run.stdout
@@ -429,3 +441,46 @@ def test_a_watch_from_a_version_too_old_relists_then_follows_changes(namespace: 
             time.sleep(0.1)
     finally:
         watching.stop()
+
+
+def test_of_two_controller_replicas_only_the_lease_holder_acts(tmp_path: Path, namespace: str) -> None:
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
+    lease = f"msgen-test-{namespace[-8:]}"
+    outputs: list[str] = []
+    replicas = [subprocess.Popen(
+        [sys.executable, "-m", "msgen", "controller", "-n", namespace, "--lease-namespace", namespace,
+         "--lease-name", lease, "--interval", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env) for _ in range(2)]
+    try:
+        assert msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod").exit_code == 0
+        _set_pod_status(namespace, "lenet-scheduler-0", "Running")
+        _set_pod_status(namespace, "lenet-worker-1", "Running")
+        _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
+        deadline = time.monotonic() + 60
+        while names("pod", namespace) != ["lenet-worker-0"]:
+            assert time.monotonic() < deadline, "no replica carried out cleanPodPolicy"
+            time.sleep(0.5)
+        time.sleep(3)
+        holder = json.loads(kubectl("get", "lease", lease, "-n", namespace, "-o", "json").stdout)["spec"]
+        # The leader stops on SIGTERM and gives the Lease up; the other replica takes over.
+        leader = next(p for p in replicas if f"_{p.pid}_" in holder["holderIdentity"])
+        leader.terminate()
+        outputs = [leader.communicate(timeout=30)[0]]
+        taken = json.loads(kubectl("get", "lease", lease, "-n", namespace, "-o", "json").stdout)["spec"]
+        while taken.get("holderIdentity") in (None, holder["holderIdentity"]):
+            assert time.monotonic() < deadline, taken
+            time.sleep(0.5)
+            taken = json.loads(kubectl("get", "lease", lease, "-n", namespace, "-o", "json").stdout)["spec"]
+        assert taken["leaseTransitions"] >= 1
+        time.sleep(3)  # the new leader's first pass: it finds nothing left to do
+    finally:
+        for p in replicas:
+            if p.poll() is None:
+                p.terminate()
+                outputs.append(p.communicate(timeout=30)[0])
+    actions = [line for out in outputs for line in out.splitlines() if "policy: delete Pod" in line]
+    # Each pod was deleted once, by the one replica that led.
+    assert sorted(actions) == sorted(set(actions)) and len(actions) == 2, outputs
+    assert sum("leading (Lease" in out for out in outputs) == 2, outputs
+    assert any("policy: delete Pod" in out and "leading (Lease" in out for out in outputs)
+

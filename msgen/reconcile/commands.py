@@ -232,7 +232,7 @@ def status(jobs: tuple[str, ...], namespace: str | None, output: str, watch: boo
     """
     import yaml
 
-    from . import kube
+    from . import kube, published
     from . import status as aggregate
     from . import watch as watching
 
@@ -249,9 +249,16 @@ def status(jobs: tuple[str, ...], namespace: str | None, output: str, watch: boo
         except (watching.NotFound, kube.KubeError) as exc:
             _fail(str(exc), 1)
         found = aggregate.aggregate(policy, workloads, pods)
-        shown[job] = found.to_dict()
+        # What `msgen controller` published (condition times, an end whose pods are gone)
+        # merged with what the live objects say now.
+        shown[job] = published.merged(published.read(workloads), found, None)
         if output == "table":
-            click.echo(watching.progress(found))
+            click.echo(watching.progress(found) if shown[job]["phase"] == found.phase
+                       else f"{job}: {shown[job]['phase']} (published by msgen controller)")
+            click.echo("  conditions: " + ", ".join(
+                f"{c['type']}" + (f" {c['lastTransitionTime']}" if c.get("lastTransitionTime") else "")
+                + (f" ({c['reason']})" if c["type"] in ("Succeeded", "Failed") else "")
+                for c in shown[job]["conditions"]))
             for line in watching.summary(found, 0)[1:]:
                 click.echo(line)
     if output == "json":
@@ -305,6 +312,11 @@ def delete(paths: tuple[str, ...], set_name: str | None, namespace: str | None, 
         _fail(str(exc), 1)
 
 
+def _interrupted(signum: int, frame: object) -> NoReturn:
+    """A pod is stopped with SIGTERM: stop as on Ctrl-C (the controller gives its Lease up)."""
+    raise KeyboardInterrupt
+
+
 def _options_for_delete() -> Any:
     from ..plan import Options
 
@@ -313,20 +325,41 @@ def _options_for_delete() -> Any:
 
 @click.command(context_settings=_CONTEXT)
 @click.option("--namespace", "-n", help="Watch one namespace (default: every namespace).")
-@click.option("--interval", type=float, default=10.0, show_default=True, help="Seconds between passes.")
+@click.option("--interval", type=float, default=30.0, show_default=True, help="Seconds between passes when nothing changes (a pass runs on every change).")
 @click.option("--once", is_flag=True, help="One pass, then exit.")
+@click.option("--leader-elect/--no-leader-elect", default=True, show_default=True, help="Act only while holding the Lease (several replicas never act twice).")
+@click.option("--lease-namespace", help="The Lease's namespace (default: the pod's, or the kubeconfig's).")
+@click.option("--lease-name", default="msgen-controller", show_default=True, help="The Lease's name.")
 @cluster_options
-def controller(namespace: str | None, interval: float, once: bool, **kwargs: Any) -> None:
+def controller(namespace: str | None, interval: float, once: bool, leader_elect: bool,
+               lease_namespace: str | None, lease_name: str, **kwargs: Any) -> None:
     """Carry out the run-time policies of every job msgen rendered, however it was applied.
 
-    Finds jobs by the label app.kubernetes.io/managed-by=msgen and their policies in the
-    workloads' msgen/run-policy annotation; publishes each job's status in the annotation
-    msgen/status and as Events. In a pod, it uses the pod's service account.
+    Watches the workloads labelled app.kubernetes.io/managed-by=msgen and their pods, reads
+    each job's policies from the workloads' msgen/run-policy annotation, and publishes each
+    job's status in the annotation msgen/status (on one workload per job) and as Events.
+    Of several replicas, only the one holding the Lease (coordination.k8s.io) acts. In a
+    pod, it uses the pod's service account.
     """
-    from . import controller as loop
+    import socket
+    import uuid
 
+    from . import controller as loop
+    from . import kube
+    from .lease import Elector
+
+    import os
+    import signal
+
+    signal.signal(signal.SIGTERM, _interrupted)
     client = _connect(kwargs)
+    elector = None
+    if leader_elect:
+        identity = f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+        elector = Elector(client, str(lease_namespace or client.namespace), lease_name, identity)
     try:
-        loop.run(client, namespace or "*", interval=interval, once=once, echo=click.echo)
+        loop.run(client, namespace or "*", resync=interval, once=once, echo=click.echo, elector=elector)
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    except kube.KubeError as exc:
+        _fail(str(exc), 1)

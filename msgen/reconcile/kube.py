@@ -233,3 +233,11 @@ def namespace_exists(client: Client, name: str) -> bool:
             return False
         raise
     return True
+
+
+def replace(client: Client, obj: dict[str, Any]) -> dict[str, Any]:
+    """PUT `obj` whole; with its metadata.resourceVersion, the server refuses (409) a write
+    based on an older version than it holds."""
+    res = resource(obj["apiVersion"], obj["kind"])
+    body = cast(Any, res)(obj)
+    return to_dict(call(f"replacing {describe(obj)}", lambda: client.replace(body)))
