@@ -484,3 +484,70 @@ def test_of_two_controller_replicas_only_the_lease_holder_acts(tmp_path: Path, n
     assert sum("leading (Lease" in out for out in outputs) == 2, outputs
     assert any("policy: delete Pod" in out and "leading (Lease" in out for out in outputs)
 
+
+
+def test_ctrl_c_stops_watching_leaves_the_job_and_prints_how_to_resume(tmp_path: Path, namespace: str) -> None:
+    import signal
+
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "msgen", "apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod", "--wait"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    deadline = time.monotonic() + 60
+    while len(names("pod", namespace)) < 3:
+        assert time.monotonic() < deadline, "pods did not appear"
+        time.sleep(0.5)
+    time.sleep(2)
+    waiting.send_signal(signal.SIGINT)
+    out, err = waiting.communicate(timeout=30)
+    assert waiting.returncode == 130, err
+    assert "stopped watching; the job keeps running" in err
+    assert f"msgen status lenet -n {namespace} --watch" in err
+    assert "Traceback" not in err
+    assert names("pod", namespace) == ["lenet-scheduler-0", "lenet-worker-0", "lenet-worker-1"]
+
+
+def test_wait_on_a_terminal_redraws_one_line_in_place(tmp_path: Path, namespace: str) -> None:
+    import pty
+
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
+    main, child = pty.openpty()
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "msgen", "apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod",
+         "--wait", "--timeout", "60s"],
+        stdout=child, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    os.close(child)
+    deadline = time.monotonic() + 60
+    while len(names("pod", namespace)) < 3:
+        assert time.monotonic() < deadline, "pods did not appear"
+        time.sleep(0.5)
+    for pod in ("lenet-scheduler-0", "lenet-worker-0", "lenet-worker-1"):
+        _set_pod_status(namespace, pod, "Running")
+        time.sleep(1)
+    _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
+    waiting.wait(timeout=60)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    assert waiting.returncode == 0
+    text = shown.decode()
+    # Each change rewrites the same line (carriage return, erase line); no line per change.
+    redraws = text.count("\r\x1b[K")
+    assert redraws >= 3, text
+    assert "Worker: 0 pending, 2 running" in text and "lenet: Succeeded after" in text
+
+
+def test_delete_with_wait_false_returns_without_waiting_as_kubectl(tmp_path: Path, namespace: str) -> None:
+    job = job_file(tmp_path)
+    assert msgen("apply", str(job), "-n", namespace).exit_code == 0
+    run = msgen("delete", str(job), "-n", namespace, "--wait=false")
+    assert run.exit_code == 0, run.stderr
+    assert "job/lenet-worker deleted" in run.stdout and "secret/msgen-lenet deleted (ApplySet parent)" in run.stdout
+    assert "msgen-lenet" not in names("secret", namespace)

@@ -271,10 +271,12 @@ def status(jobs: tuple[str, ...], namespace: str | None, output: str, watch: boo
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @click.option("--applyset", "set_name", help="Delete this ApplySet's members and parent.")
 @click.option("--namespace", "-n", help="The set's namespace (default: the kubeconfig's).")
-@click.option("--wait/--no-wait", default=True, show_default=True, help="Return once the pods are gone.")
+@click.option("--wait", type=click.BOOL, default=True, is_flag=False, flag_value=True, show_default=True,
+              metavar="[=BOOL]", help="Return once the pods are gone (--wait=false: once deletion is asked, as kubectl).")
+@click.option("--no-wait", "no_wait", is_flag=True, hidden=True)
 @cluster_options
 def delete(paths: tuple[str, ...], set_name: str | None, namespace: str | None, wait: bool,
-           **kwargs: Any) -> None:
+           no_wait: bool, **kwargs: Any) -> None:
     """Delete every member of an ApplySet (workloads first), then its parent.
 
     The set is named by --applyset, or found from PATHs (msgen-<job> of the rendered job).
@@ -282,6 +284,7 @@ def delete(paths: tuple[str, ...], set_name: str | None, namespace: str | None, 
     from . import applyset, kube
     from .run import Stop, check_parent, members, wait_gone
 
+    wait = wait and not no_wait
     client = _connect(kwargs)
     namespace = str(namespace or client.namespace)
     if set_name is None:
