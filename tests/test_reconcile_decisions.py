@@ -354,3 +354,14 @@ def test_calls_are_retried_on_dropped_connections_and_give_up_with_a_named_error
     with pytest.raises(kube.KubeError, match=r"^Job ns/j: no answer from the API server \(ReadTimeout\)$"):
         kube.call("Job ns/j", down)
     assert slept[2:] == [0.5, 1.0, 2.0, 4.0]
+
+
+def test_an_invalid_field_is_named_without_the_whole_rejected_value() -> None:
+    from msgen.reconcile.kube import invalid_fields
+
+    template = "Invalid value: " + '{"labels":{"a":"b"},"Spec":{"Volumes":null}}' * 50 + ": field is immutable"
+    assert invalid_fields([("spec.template", template)]) == "spec.template: field is immutable"
+    # A short value is kept: it tells the user what was refused.
+    assert invalid_fields([("spec.parallelism", "Invalid value: -1: must be greater than or equal to 0"),
+                           (None, "spec.completions: Required value")]) == (
+        "spec.parallelism: Invalid value: -1: must be greater than or equal to 0; spec.completions: Required value")

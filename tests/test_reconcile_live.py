@@ -155,6 +155,10 @@ def test_changed_pod_template_names_recreate_and_recreate_works(tmp_path: Path, 
     assert refused.exit_code == 1
     assert "Job training" not in refused.stderr and "Job " + namespace + "/lenet-scheduler" in refused.stderr
     assert "immutable" in refused.stderr and "--recreate" in refused.stderr
+    # The field and why, not the server's dump of the whole rejected pod template.
+    assert "spec.template: field is immutable" in refused.stderr and "Volumes" not in refused.stderr
+    changes = msgen("diff", str(changed), "-n", namespace)
+    assert changes.exit_code == 2 and "--recreate" in changes.stderr and "Volumes" not in changes.stderr
     redone = msgen("apply", str(changed), "-n", namespace, "--recreate", timeout=300)
     assert redone.exit_code == 0, redone.stderr
     live = json.loads(kubectl("get", "job", "lenet-worker", "-n", namespace, "-o", "json").stdout)

@@ -87,7 +87,9 @@ def call(what: str, action: Callable[[], T]) -> T:
         except ApiError as exc:
             code = int(exc.status.code or 0)
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
-                raise KubeError(f"{what}: {exc.status.message}", code, exc.status.reason or "") from None
+                causes = [(c.field, c.message) for c in (exc.status.details.causes or [])] if exc.status.details else []
+                message = invalid_fields(causes) if code == 422 and causes else None
+                raise KubeError(f"{what}: {message or exc.status.message}", code, exc.status.reason or "") from None
         except httpx2.HTTPStatusError as exc:
             code = exc.response.status_code
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
@@ -98,6 +100,19 @@ def call(what: str, action: Callable[[], T]) -> T:
         time.sleep(delay)
         delay = min(delay * 2, 8.0)
     raise AssertionError("unreachable")
+
+
+def invalid_fields(causes: list[tuple[str | None, str | None]]) -> str:
+    """A 422's causes as `field: detail; ...`. The server's own message repeats the whole
+    rejected value (a Job's pod template: thousands of characters of Go struct) before the
+    detail; a user needs the field and why."""
+    parts = []
+    for field, message in causes:
+        detail = message or ""
+        if detail.startswith("Invalid value: ") and len(detail) > 120:
+            detail = detail.rsplit(": ", 1)[-1]
+        parts.append(f"{field}: {detail}" if field else detail)
+    return "; ".join(parts)
 
 
 def to_dict(found: Any) -> dict[str, Any]:

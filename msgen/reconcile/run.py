@@ -117,10 +117,13 @@ def _apply_one(client: Client, obj: dict[str, Any], settings: Settings) -> dict[
                 kube.delete(client, obj)
                 wait_gone(client, obj, timeout=300)
                 return kube.apply(client, obj, force=settings.force_conflicts)
-            raise Stop(f"{exc}\n{describe(obj)} cannot change these fields in place; "
-                       "--recreate deletes the job's workloads (waiting until their pods are "
-                       "gone) and creates them again") from None
+            raise Stop(f"{exc}\n{recreate_hint(obj)}") from None
         raise Stop(str(exc), 1) from None
+
+
+def recreate_hint(obj: dict[str, Any]) -> str:
+    return (f"{describe(obj)} cannot change these fields in place; --recreate deletes the job's "
+            "workloads (waiting until their pods are gone) and creates them again")
 
 
 def wait_gone(client: Client, obj: dict[str, Any], timeout: float) -> None:
@@ -173,7 +176,8 @@ def diff(client: Client, objects: list[dict[str, Any]]) -> str:
         try:
             merged = kube.apply(client, obj, dry_run=True)
         except KubeError as exc:
-            raise Stop(str(exc), 2) from None
+            hint = f"\n{recreate_hint(obj)}" if exc.code == 422 and "immutable" in str(exc) else ""
+            raise Stop(f"{exc}{hint}", 2) from None
         before, after = _shown(live), _shown(merged)
         name = _ref(obj)
         out += difflib.unified_diff(before, after, f"live/{name}", f"rendered/{name}")
