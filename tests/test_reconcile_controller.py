@@ -122,3 +122,17 @@ def test_the_controller_overlay_is_valid_kubernetes_at_every_supported_version()
                 pytest.fail(f"{document['kind']}/{document['metadata']['name']} at {version}: {exc.message}")
     lease_rules = next(d for d in documents if d["kind"] == "Role")["rules"]
     assert {v for r in lease_rules for v in r["verbs"]} == {"get", "update", "create"}
+
+
+def test_once_no_workload_is_left_a_service_of_the_job_keeps_its_status() -> None:
+    pods = [pod("worker", 0)]
+    services = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": n, "namespace": "ns"}}
+                for n in ("j-scheduler-0", "j")]
+    assert published.keeper(POLICY, pods, services) == pods[0]
+    # cleanPodPolicy All deleted every pod: the first Service by name carries the status ...
+    assert published.keeper(POLICY, [], services) == services[1]
+    # ... and is where the end is read back from.
+    ended = {**services[1], "metadata": {**services[1]["metadata"], "annotations": {
+        "msgen/status": json.dumps({"phase": "Succeeded", "conditions": []})}}}
+    assert published.read([services[0], ended]) == {"phase": "Succeeded", "conditions": []}
+    assert published.keeper(POLICY, [], []) is None

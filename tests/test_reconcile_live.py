@@ -555,3 +555,33 @@ def test_delete_with_wait_false_returns_without_waiting_as_kubectl(tmp_path: Pat
     assert run.exit_code == 0, run.stderr
     assert "job/lenet-worker deleted" in run.stdout and "secret/msgen-lenet deleted (ApplySet parent)" in run.stdout
     assert "msgen-lenet" not in names("secret", namespace)
+
+
+def test_controller_keeps_the_end_of_a_job_whose_pods_clean_pod_policy_all_deleted(
+        tmp_path: Path, namespace: str) -> None:
+    job = tmp_path / "allw.yaml"
+    job.write_text(JOB.format(name="allw", image="mindspore/mindspore:2.2.14").replace(
+        "spec:\n  runPolicy:\n    cleanPodPolicy: Running",
+        "spec:\n  successPolicy: AllWorkers\n  runPolicy:\n    cleanPodPolicy: All", 1))
+    assert msgen("apply", str(job), "-n", namespace, "--target", "pod").exit_code == 0
+    _set_pod_status(namespace, "allw-scheduler-0", "Running")
+    _set_pod_status(namespace, "allw-worker-0", "Succeeded", exit_code=0)
+    first = msgen("controller", "-n", namespace, "--lease-namespace", namespace, "--once")
+    assert first.exit_code == 0 and "policy:" not in first.stdout  # AllWorkers: worker 1 still runs
+    _set_pod_status(namespace, "allw-worker-1", "Succeeded", exit_code=0)
+    second = msgen("controller", "-n", namespace, "--lease-namespace", namespace, "--once")
+    assert second.exit_code == 0, second.stderr
+    assert "policy: delete Pod allw-worker-0: job succeeded; cleanPodPolicy All" in second.stdout
+    deadline = time.monotonic() + 60
+    while names("pod", namespace):
+        assert time.monotonic() < deadline, "cleanPodPolicy All left pods"
+        time.sleep(0.5)
+    # Every workload is gone; the job's end is still what msgen status and kubectl show.
+    shown = msgen("status", "allw", "-n", namespace, "-o", "json")
+    assert shown.exit_code == 0, shown.stderr
+    assert json.loads(shown.stdout)["allw"]["phase"] == "Succeeded"
+    assert "allw: Succeeded (published by msgen controller" in msgen("status", "allw", "-n", namespace).stdout
+    events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json").stdout)["items"]
+    assert any(e["reason"] == "JobSucceeded" and e["involvedObject"]["kind"] == "Service" for e in events)
+    third = msgen("controller", "-n", namespace, "--lease-namespace", namespace, "--once")
+    assert third.exit_code == 0 and "allw" not in third.stdout

@@ -247,7 +247,14 @@ def status(jobs: tuple[str, ...], namespace: str | None, output: str, watch: boo
         try:
             policy, workloads, pods = watching.observe(client, job, namespace)
         except (watching.NotFound, kube.KubeError) as exc:
-            _fail(str(exc), 1)
+            ended = _published_end(client, job, namespace) if isinstance(exc, watching.NotFound) else None
+            if ended is None:
+                _fail(str(exc), 1)
+            shown[job] = ended
+            if output == "table":
+                click.echo(f"{job}: {ended['phase']} (published by msgen controller; the job's workloads are gone)")
+                click.echo("  conditions: " + _conditions(ended))
+            continue
         found = aggregate.aggregate(policy, workloads, pods)
         # What `msgen controller` published (condition times, an end whose pods are gone)
         # merged with what the live objects say now.
@@ -255,16 +262,33 @@ def status(jobs: tuple[str, ...], namespace: str | None, output: str, watch: boo
         if output == "table":
             click.echo(watching.progress(found) if shown[job]["phase"] == found.phase
                        else f"{job}: {shown[job]['phase']} (published by msgen controller)")
-            click.echo("  conditions: " + ", ".join(
-                f"{c['type']}" + (f" {c['lastTransitionTime']}" if c.get("lastTransitionTime") else "")
-                + (f" ({c['reason']})" if c["type"] in ("Succeeded", "Failed") else "")
-                for c in shown[job]["conditions"]))
+            click.echo("  conditions: " + _conditions(shown[job]))
             for line in watching.summary(found, 0)[1:]:
                 click.echo(line)
     if output == "json":
         click.echo(json.dumps(shown, indent=2, sort_keys=True))
     elif output == "yaml":
         click.echo(yaml.safe_dump(shown, sort_keys=True), nl=False)
+
+
+def _conditions(shown: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{c['type']}" + (f" {c['lastTransitionTime']}" if c.get("lastTransitionTime") else "")
+        + (f" ({c['reason']})" if c["type"] in ("Succeeded", "Failed") else "")
+        for c in shown.get("conditions") or [])
+
+
+def _published_end(client: Any, job: str, namespace: str) -> dict[str, Any] | None:
+    """The status `msgen controller` left on a Service of a job whose workloads a policy
+    deleted (bare Pods, cleanPodPolicy All); None when there is none."""
+    from ..targets.labels import JOB_NAME
+    from . import kube, published
+
+    try:
+        services = kube.listing(client, "v1", "Service", namespace, {JOB_NAME: job})
+    except kube.KubeError:
+        return None
+    return published.read(services)
 
 
 @click.command(context_settings=_CONTEXT)

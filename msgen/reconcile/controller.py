@@ -5,7 +5,8 @@ pods labelled with a job name, in one namespace or all. On every change (and eve
 `resync` seconds, for TTLs that fall due with no change) it groups them by job and, for each
 job carrying `msgen/run-policy`, computes its status (status.aggregate), carries out the due
 policy actions (actions.due, the same engine as `msgen apply --wait`) and publishes the
-status (`published`): the annotation `msgen/status` on the job's holder workload, and an
+status (`published`): the annotation `msgen/status` on the job's holder workload (a Service
+of the job, with its Services watched too, once no workload is left), and an
 Event on its workloads when the phase changes.
 
 It keeps no state of its own: what it published is read back from the cluster, so a
@@ -52,7 +53,7 @@ class ClusterView:
         self.changed = threading.Event()
         self.informers = [
             informer.Informer(client, v, k, namespace, {MANAGED_BY: "msgen"}, self.changed).start()
-            for v, k in watch.WORKLOADS if k != "Pod"
+            for v, k in [*watch.WORKLOADS, ("v1", "Service")] if k != "Pod"
         ] + [informer.Informer(client, "v1", "Pod", namespace, {JOB_NAME: operators.exists()},
                                self.changed).start()]
         informer.wait_synced(self.informers, timeout=60)
@@ -76,16 +77,19 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
     due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc))
     watch.carry_out(client, namespace, due, workloads, lambda line: echo(f"{namespace}/{job}: {line}"))
     gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
-    publish(client, policy, found, [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone], echo)
+    services = [o for o in objects if o.get("kind") == "Service" and (o["kind"], o["metadata"]["name"]) not in gone]
+    publish(client, policy, found, [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone],
+            echo, services)
     return found
 
 
 def publish(client: Client, policy: run_policy.RunPolicy, found: status.JobStatus,
-            workloads: list[dict[str, Any]], echo: Callable[[str], None]) -> None:
-    before = published.read(workloads)
+            workloads: list[dict[str, Any]], echo: Callable[[str], None],
+            services: list[dict[str, Any]] | None = None) -> None:
+    before = published.read([*workloads, *(services or [])])
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     shown = published.merged(before, found, now)
-    target = published.holder(policy, workloads)
+    target = published.keeper(policy, workloads, services or [])
     if target is None:
         return
     if published.announce(before, shown):  # the Event first: a crash after it repeats it, never loses it

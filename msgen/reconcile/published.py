@@ -2,7 +2,8 @@
 
 With no MSJob object there is no `MSJob.status`; the controller keeps its equivalent where a
 kubectl user finds it: the annotation `msgen/status` (the MSJob.status shape, JSON) on one
-workload of the job (`holder`), and an Event on the job's workloads when its phase changes.
+workload of the job (`holder`; a Service of the job once no workload is left: `keeper`),
+and an Event on the job's workloads when its phase changes.
 What is published is the controller's only memory: after a restart it reads the annotation
 back, so the times it saw conditions begin and the phase it announced are not lost, and a job
 whose pods a policy removed still reads as it ended. Pure: plain dicts and values in and out.
@@ -36,6 +37,19 @@ def holder(policy: RunPolicy, workloads: list[dict[str, Any]]) -> dict[str, Any]
 
     return min((o for o in workloads if not (o.get("metadata") or {}).get("deletionTimestamp")),
                key=rank, default=None)
+
+
+def keeper(policy: RunPolicy, workloads: list[dict[str, Any]],
+           services: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The object that carries the job's status: its `holder` workload while one is left,
+    else one of its Services. With bare Pods and `cleanPodPolicy: All` every workload is
+    deleted at the end, as the operator deleted every pod; the job's end must still be
+    readable, as MSJob.status was, so the Service (which the policy keeps) carries it."""
+    found = holder(policy, workloads)
+    if found is not None:
+        return found
+    live = [s for s in services if not (s.get("metadata") or {}).get("deletionTimestamp")]
+    return min(live, key=lambda s: str((s.get("metadata") or {}).get("name")), default=None)
 
 
 def read(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
