@@ -135,3 +135,24 @@ def test_pending_reasons_name_the_waiting_pod_and_the_event() -> None:
     ]  # fmt: skip
     found = watch.pending_reasons(events, [_pod("p0", "Pending"), _pod("p1", "Running")])
     assert found == ["pod p0: FailedScheduling: 0/3 nodes are available: 3 Insufficient huawei.com/Ascend910."]
+
+
+def test_pending_reasons_include_the_kubelets_image_pull_events_and_waiting_containers() -> None:
+    from msgen.reconcile import watch
+
+    events = [
+        {"involvedObject": {"name": "p0"}, "reason": "Failed", "lastTimestamp": "2026-01-01T00:00:01Z",
+         "message": 'Failed to pull image "mindspore/mindspore:9.9": not found'},
+        {"involvedObject": {"name": "p0"}, "reason": "BackOff", "lastTimestamp": "2026-01-01T00:00:02Z",
+         "message": 'Back-off pulling image "mindspore/mindspore:9.9"'},
+    ]  # fmt: skip
+    pulling = _pod("p0", "Pending")
+    pulling["status"]["containerStatuses"] = [
+        {"name": "mindspore", "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling"}}}]
+    starting = _pod("p1", "Pending")
+    starting["status"]["containerStatuses"] = [{"name": "mindspore", "state": {"waiting": {"reason": "ContainerCreating"}}}]
+    assert watch.pending_reasons(events, [pulling, starting]) == [
+        'pod p0: Failed: Failed to pull image "mindspore/mindspore:9.9": not found',
+        'pod p0: BackOff: Back-off pulling image "mindspore/mindspore:9.9"',
+        "pod p0 container mindspore: ImagePullBackOff: Back-off pulling",
+    ]

@@ -331,6 +331,31 @@ def test_watch_says_why_pods_wait_and_times_out_with_its_own_status(tmp_path: Pa
     assert "timed out; the job keeps running" in run.stderr
 
 
+
+def test_watch_says_when_an_image_cannot_be_pulled_as_a_kubelet_reports_it(tmp_path: Path, namespace: str) -> None:
+    assert msgen("apply", str(job_file(tmp_path, image="mindspore/mindspore:9.9")), "-n", namespace,
+                 "--target", "pod").exit_code == 0
+    pulled = 'Failed to pull image "mindspore/mindspore:9.9": manifest unknown'
+    event = {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "lenet-worker-1.pull", "namespace": namespace},
+        "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": "lenet-worker-1", "namespace": namespace},
+        "reason": "Failed", "message": pulled, "type": "Warning", "source": {"component": "kubelet"},
+    }  # fmt: skip
+    (tmp_path / "event.yaml").write_text(json.dumps(event))
+    kubectl("create", "--validate=false", "-f", str(tmp_path / "event.yaml"))
+    waiting = {"phase": "Pending", "containerStatuses": [{
+        "name": "mindspore", "image": "mindspore/mindspore:9.9", "imageID": "", "ready": False, "restartCount": 0,
+        "state": {"waiting": {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "mindspore/mindspore:9.9"'}},
+    }]}  # fmt: skip
+    kubectl("patch", "pod", "lenet-worker-1", "-n", namespace, "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": waiting}))
+    run = msgen("status", "lenet", "-n", namespace, "--watch", "--timeout", "3s")
+    assert run.exit_code == 3, run.stderr
+    assert f"waiting: pod lenet-worker-1: Failed: {pulled}" in run.stdout
+    assert ('waiting: pod lenet-worker-1 container mindspore: ImagePullBackOff: Back-off pulling image '
+            '"mindspore/mindspore:9.9"') in run.stdout
+
 def _pods_of(namespace: str, selector: str, count: int) -> list[str]:
     deadline = time.monotonic() + 60
     while len(found := names("pod", namespace, selector)) < count:

@@ -29,8 +29,13 @@ WORKLOADS = (
 )  # fmt: skip
 #: Exit status of --wait / --watch when --timeout passes first (1 is a failed job).
 EXIT_TIMEOUT = 3
-_PENDING_REASONS = ("FailedScheduling", "FailedMount", "ErrImagePull", "ImagePullBackOff",
-                    "FailedAttachVolume", "FailedCreate")
+#: Event reasons that say why a pod waits: the scheduler's, the volume controllers', and the
+#: kubelet's for images and containers (it records a failed pull as "Failed", the back-off
+#: after it as "BackOff"; ErrImagePull and ImagePullBackOff are container waiting reasons).
+_PENDING_REASONS = ("FailedScheduling", "FailedMount", "FailedAttachVolume", "FailedCreate",
+                    "Failed", "BackOff", "InspectFailed", "ErrImageNeverPull")
+#: Container waiting reasons that are only the normal way to Running.
+_STARTING = ("ContainerCreating", "PodInitializing")
 
 
 class NotFound(Exception):
@@ -104,7 +109,9 @@ def progress(found: status.JobStatus) -> str:
 
 
 def pending_reasons(events: list[dict[str, Any]], pods: list[dict[str, Any]]) -> list[str]:
-    """Why pods wait, from the cluster's events (FailedScheduling, image pulls, volumes)."""
+    """Why pods wait, from the cluster's events (FailedScheduling, image pulls, volumes) and
+    from their containers' waiting states (ErrImagePull, ImagePullBackOff,
+    CreateContainerConfigError: a missing Secret or ConfigMap)."""
     waiting = {p["metadata"]["name"] for p in pods if (p.get("status") or {}).get("phase") == "Pending"}
     if not waiting:
         return []
@@ -113,6 +120,16 @@ def pending_reasons(events: list[dict[str, Any]], pods: list[dict[str, Any]]) ->
         involved = event.get("involvedObject") or {}
         if involved.get("name") in waiting and event.get("reason") in _PENDING_REASONS:
             out.append(f"pod {involved['name']}: {event['reason']}: {event.get('message', '').strip()}")
+    for pod in pods:
+        if pod["metadata"]["name"] not in waiting:
+            continue
+        st = pod.get("status") or {}
+        for container in [*(st.get("initContainerStatuses") or []), *(st.get("containerStatuses") or [])]:
+            state = (container.get("state") or {}).get("waiting") or {}
+            if state.get("reason") and state["reason"] not in _STARTING:
+                message = f": {state['message'].strip()}" if state.get("message") else ""
+                out.append(f"pod {pod['metadata']['name']} container {container.get('name')}: "
+                           f"{state['reason']}{message}")
     return list(dict.fromkeys(out))
 
 
