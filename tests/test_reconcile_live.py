@@ -159,6 +159,11 @@ def test_changed_pod_template_names_recreate_and_recreate_works(tmp_path: Path, 
     assert "spec.template: field is immutable" in refused.stderr and "Volumes" not in refused.stderr
     changes = msgen("diff", str(changed), "-n", namespace)
     assert changes.exit_code == 2 and "--recreate" in changes.stderr and "Volumes" not in changes.stderr
+    rehearsed = msgen("apply", str(changed), "-n", namespace, "--recreate", "--dry-run=server")
+    assert rehearsed.exit_code == 0, rehearsed.stderr
+    assert "job.batch/lenet-worker would be recreated (server dry run)" in rehearsed.stdout
+    live = json.loads(kubectl("get", "job", "lenet-worker", "-n", namespace, "-o", "json").stdout)
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "mindspore/mindspore:2.2.14"
     redone = msgen("apply", str(changed), "-n", namespace, "--recreate", timeout=300)
     assert redone.exit_code == 0, redone.stderr
     live = json.loads(kubectl("get", "job", "lenet-worker", "-n", namespace, "-o", "json").stdout)

@@ -112,7 +112,10 @@ def _apply_one(client: Client, obj: dict[str, Any], settings: Settings) -> dict[
             raise Stop(f"{exc}\nanother field manager owns these fields; "
                        "--force-conflicts makes msgen take them over") from None
         if exc.code == 422 and "immutable" in str(exc):
-            if settings.recreate and not settings.dry_run:
+            if settings.recreate and settings.dry_run:  # what --recreate would do; nothing done
+                settings.echo(f"{_ref(obj)} would be recreated (server dry run)")
+                return obj
+            if settings.recreate:
                 settings.echo(f"{_ref(obj)} recreating (its pods are deleted first)")
                 kube.delete(client, obj)
                 wait_gone(client, obj, timeout=300)
