@@ -253,6 +253,11 @@ def test_ttl_deletes_a_bare_pod_job_only_once_it_is_due() -> None:
     assert _decide(rule, [], pods) == []
     later = datetime(2026, 1, 1, 12, 1, tzinfo=timezone.utc)
     assert _decide(rule, [], pods, later) == ["delete Pod j-worker-0"]
+    # The job's Services go with its pods, as the MSJob's garbage collector took them.
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "j"}}
+    found = status.aggregate(rule, [], pods)
+    assert [f"{a.verb} {a.kind} {a.name}" for a in actions.due(rule, found, [], pods, later, [service])] == [
+        "delete Pod j-worker-0", "delete Service j"]
 
 
 # --- ApplySets and order ------------------------------------------------------------------

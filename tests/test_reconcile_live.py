@@ -615,3 +615,21 @@ def test_controller_keeps_the_end_of_a_job_whose_pods_clean_pod_policy_all_delet
     assert any(e["reason"] == "JobSucceeded" and e["involvedObject"]["kind"] == "Service" for e in events)
     third = msgen("controller", "-n", namespace, "--lease-namespace", namespace, "--once")
     assert third.exit_code == 0 and "allw" not in third.stdout
+
+
+def test_controller_deletes_a_bare_pod_job_with_its_services_once_its_ttl_passed(
+        tmp_path: Path, namespace: str) -> None:
+    job = tmp_path / "ttl.yaml"
+    job.write_text(JOB.format(name="ttl", image="mindspore/mindspore:2.2.14").replace(
+        "cleanPodPolicy: Running", "cleanPodPolicy: None\n    ttlSecondsAfterFinished: 5", 1))
+    assert msgen("apply", str(job), "-n", namespace, "--target", "pod").exit_code == 0
+    assert names("service", namespace) == ["ttl", "ttl-scheduler-0"]
+    _set_pod_status(namespace, "ttl-scheduler-0", "Running")
+    _set_pod_status(namespace, "ttl-worker-0", "Succeeded", exit_code=0)  # finished long ago
+    run = msgen("controller", "-n", namespace, "--lease-namespace", namespace, "--once")
+    assert run.exit_code == 0, run.stderr
+    assert "policy: delete Service ttl: ttlSecondsAfterFinished 5 passed" in run.stdout
+    deadline = time.monotonic() + 60
+    while names("pod,service", namespace):
+        assert time.monotonic() < deadline, names("pod,service", namespace)
+        time.sleep(0.5)

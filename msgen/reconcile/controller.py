@@ -74,10 +74,11 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
     """One job: status, due actions, published status and Event."""
     policy, workloads, pods = watch.select(job, namespace, objects)
     found = status.aggregate(policy, workloads, pods)
-    due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc))
+    services = [o for o in objects if o.get("kind") == "Service"]
+    due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc), services)
     watch.carry_out(client, namespace, due, workloads, lambda line: echo(f"{namespace}/{job}: {line}"))
     gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
-    services = [o for o in objects if o.get("kind") == "Service" and (o["kind"], o["metadata"]["name"]) not in gone]
+    services = [o for o in services if (o["kind"], o["metadata"]["name"]) not in gone]
     publish(client, policy, found, [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone],
             echo, services)
     return found

@@ -73,7 +73,8 @@ def select(
 
 
 class JobView:
-    """The job's pods, workloads and the namespace's Events, each kept current by a watch."""
+    """The job's pods, workloads and Services and the namespace's Events, each kept current
+    by a watch."""
 
     def __init__(self, client: Client, job: str, namespace: str) -> None:
         self.job = job
@@ -83,7 +84,8 @@ class JobView:
         self.objects = [informer.Informer(client, v, k, namespace, labels, self.changed).start()
                         for v, k in WORKLOADS]
         self.events = informer.Informer(client, "v1", "Event", namespace, {}, self.changed).start()
-        informer.wait_synced([*self.objects, self.events], timeout=60)
+        self.services = informer.Informer(client, "v1", "Service", namespace, labels, self.changed).start()
+        informer.wait_synced([*self.objects, self.events, self.services], timeout=60)
 
     def observe(self) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
         problems = [i.problem for i in self.objects if i.problem and i.served]
@@ -92,7 +94,7 @@ class JobView:
         return select(self.job, self.namespace, [o for i in self.objects for o in i.items()])
 
     def stop(self) -> None:
-        for each in [*self.objects, self.events]:
+        for each in [*self.objects, self.events, self.services]:
             each.stop()
 
 
@@ -206,7 +208,8 @@ def follow(
                     echo(f"  waiting: {reason}")
                     reasons_shown.add(reason)
             if act:
-                due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc))
+                due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc),
+                                  view.services.items())
                 carry_out(client, namespace, due, workloads, echo)
             if found.finished:
                 echo.close()
