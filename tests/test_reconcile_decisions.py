@@ -278,6 +278,11 @@ def test_ttl_deletes_a_bare_pod_job_only_once_it_is_due() -> None:
     assert _decide(rule, [], pods) == []
     later = datetime(2026, 1, 1, 12, 1, tzinfo=timezone.utc)
     assert _decide(rule, [], pods, later) == ["delete Pod j-worker-0"]
+    # The job's Services go with its pods, as the MSJob's garbage collector took them.
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "j"}}
+    found = status.aggregate(rule, [], pods)
+    assert [f"{a.verb} {a.kind} {a.name}" for a in actions.due(rule, found, [], pods, later, [service])] == [
+        "delete Pod j-worker-0", "delete Service j"]
 
 
 # --- ApplySets and order ------------------------------------------------------------------
@@ -379,3 +384,14 @@ def test_calls_are_retried_on_dropped_connections_and_give_up_with_a_named_error
     with pytest.raises(kube.KubeError, match=r"^Job ns/j: no answer from the API server \(ReadTimeout\)$"):
         kube.call("Job ns/j", down)
     assert slept[2:] == [0.5, 1.0, 2.0, 4.0]
+
+
+def test_an_invalid_field_is_named_without_the_whole_rejected_value() -> None:
+    from msgen.reconcile.kube import invalid_fields
+
+    template = "Invalid value: " + '{"labels":{"a":"b"},"Spec":{"Volumes":null}}' * 50 + ": field is immutable"
+    assert invalid_fields([("spec.template", template)]) == "spec.template: field is immutable"
+    # A short value is kept: it tells the user what was refused.
+    assert invalid_fields([("spec.parallelism", "Invalid value: -1: must be greater than or equal to 0"),
+                           (None, "spec.completions: Required value")]) == (
+        "spec.parallelism: Invalid value: -1: must be greater than or equal to 0; spec.completions: Required value")

@@ -155,6 +155,15 @@ def test_changed_pod_template_names_recreate_and_recreate_works(tmp_path: Path, 
     assert refused.exit_code == 1
     assert "Job training" not in refused.stderr and "Job " + namespace + "/lenet-scheduler" in refused.stderr
     assert "immutable" in refused.stderr and "--recreate" in refused.stderr
+    # The field and why, not the server's dump of the whole rejected pod template.
+    assert "spec.template: field is immutable" in refused.stderr and "Volumes" not in refused.stderr
+    changes = msgen("diff", str(changed), "-n", namespace)
+    assert changes.exit_code == 2 and "--recreate" in changes.stderr and "Volumes" not in changes.stderr
+    rehearsed = msgen("apply", str(changed), "-n", namespace, "--recreate", "--dry-run=server")
+    assert rehearsed.exit_code == 0, rehearsed.stderr
+    assert "job.batch/lenet-worker would be recreated (server dry run)" in rehearsed.stdout
+    live = json.loads(kubectl("get", "job", "lenet-worker", "-n", namespace, "-o", "json").stdout)
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "mindspore/mindspore:2.2.14"
     redone = msgen("apply", str(changed), "-n", namespace, "--recreate", timeout=300)
     assert redone.exit_code == 0, redone.stderr
     live = json.loads(kubectl("get", "job", "lenet-worker", "-n", namespace, "-o", "json").stdout)
@@ -241,7 +250,14 @@ def test_controller_carries_out_policies_of_a_job_applied_by_kubectl(tmp_path: P
     first = msgen("controller", "-n", namespace, "--once")
     assert first.exit_code == 0, first.stderr
     published = json.loads(kubectl("get", "pod", "lenet-worker-0", "-n", namespace, "-o", "json").stdout)
-    assert json.loads(published["metadata"]["annotations"]["msgen/status"])["phase"] == "Running"
+    running = json.loads(published["metadata"]["annotations"]["msgen/status"])
+    assert running["phase"] == "Running"
+    # msgen status reads what the controller published: the time it saw the job running.
+    shown = json.loads(msgen("status", "lenet", "-n", namespace, "-o", "json").stdout)["lenet"]
+    assert shown["conditions"] == running["conditions"] and shown["conditions"][-1]["lastTransitionTime"]
+    # Only one pod carries the job's status.
+    others = json.loads(kubectl("get", "pod", "lenet-worker-1", "-n", namespace, "-o", "json").stdout)
+    assert "msgen/status" not in (others["metadata"].get("annotations") or {})
     _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
     second = msgen("controller", "-n", namespace, "--once")
     assert second.exit_code == 0, second.stderr
@@ -252,9 +268,14 @@ def test_controller_carries_out_policies_of_a_job_applied_by_kubectl(tmp_path: P
     events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json").stdout)["items"]
     assert {e["reason"] for e in events if e.get("source", {}).get("component") == "msgen-controller"} >= {
         "JobRunning", "JobSucceeded"}
-    # A restart loses nothing: a third pass finds the job finished and does nothing more.
+    # A restart loses nothing: a third pass finds the job finished and does nothing more,
+    # announces nothing again, and keeps the times published before.
+    before = kubectl("get", "pod", "lenet-worker-0", "-n", namespace, "-o", "json").stdout
     third = msgen("controller", "-n", namespace, "--once")
-    assert third.exit_code == 0 and "policy:" not in third.stdout
+    assert third.exit_code == 0 and "policy:" not in third.stdout and "Succeeded" not in third.stdout
+    assert kubectl("get", "pod", "lenet-worker-0", "-n", namespace, "-o", "json").stdout == before
+    again = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json").stdout)["items"]
+    assert len(again) == len(events)
 
 
 def test_controller_needs_no_more_than_its_overlay_rbac(tmp_path: Path, namespace: str) -> None:
@@ -277,9 +298,9 @@ def test_controller_needs_no_more_than_its_overlay_rbac(tmp_path: Path, namespac
     assert msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod").exit_code == 0
     _set_pod_status(namespace, "lenet-scheduler-0", "Running")
     _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
-    run = msgen("controller", "--kubeconfig", str(limited), "--once")
+    run = msgen("controller", "--kubeconfig", str(limited), "--lease-namespace", "msgen-system", "--once")
     assert run.exit_code == 0, run.stderr
-    assert "skipped" not in run.stdout, run.stdout
+    assert "skipped" not in run.stdout and "watching:" not in run.stdout, run.stdout
     assert f"{namespace}/lenet: policy: delete Pod lenet-scheduler-0" in run.stdout
     assert f"{namespace}/lenet: Succeeded" in run.stdout
     assert names("pod", namespace) == ["lenet-worker-0"]
@@ -314,6 +335,31 @@ def test_watch_says_why_pods_wait_and_times_out_with_its_own_status(tmp_path: Pa
     assert f"waiting: pod lenet-worker-0: FailedScheduling: {message}" in run.stdout
     assert "timed out; the job keeps running" in run.stderr
 
+
+
+def test_watch_says_when_an_image_cannot_be_pulled_as_a_kubelet_reports_it(tmp_path: Path, namespace: str) -> None:
+    assert msgen("apply", str(job_file(tmp_path, image="mindspore/mindspore:9.9")), "-n", namespace,
+                 "--target", "pod").exit_code == 0
+    pulled = 'Failed to pull image "mindspore/mindspore:9.9": manifest unknown'
+    event = {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "lenet-worker-1.pull", "namespace": namespace},
+        "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": "lenet-worker-1", "namespace": namespace},
+        "reason": "Failed", "message": pulled, "type": "Warning", "source": {"component": "kubelet"},
+    }  # fmt: skip
+    (tmp_path / "event.yaml").write_text(json.dumps(event))
+    kubectl("create", "--validate=false", "-f", str(tmp_path / "event.yaml"))
+    waiting = {"phase": "Pending", "containerStatuses": [{
+        "name": "mindspore", "image": "mindspore/mindspore:9.9", "imageID": "", "ready": False, "restartCount": 0,
+        "state": {"waiting": {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "mindspore/mindspore:9.9"'}},
+    }]}  # fmt: skip
+    kubectl("patch", "pod", "lenet-worker-1", "-n", namespace, "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": waiting}))
+    run = msgen("status", "lenet", "-n", namespace, "--watch", "--timeout", "3s")
+    assert run.exit_code == 3, run.stderr
+    assert f"waiting: pod lenet-worker-1: Failed: {pulled}" in run.stdout
+    assert ('waiting: pod lenet-worker-1 container mindspore: ImagePullBackOff: Back-off pulling image '
+            '"mindspore/mindspore:9.9"') in run.stdout
 
 def _pods_of(namespace: str, selector: str, count: int) -> list[str]:
     deadline = time.monotonic() + 60
@@ -395,3 +441,195 @@ def test_a_field_of_another_manager_is_a_named_conflict_unless_forced(tmp_path: 
     assert forced.exit_code == 0, forced.stderr
     live = json.loads(kubectl("get", "configmap", "settings", "-n", namespace, "-o", "json").stdout)
     assert live["data"]["a"] == "1"
+
+
+def test_a_watch_from_a_version_too_old_relists_then_follows_changes(namespace: str) -> None:
+    """A real 410 Gone (a resourceVersion compacted away) makes the informer list again."""
+    import threading
+
+    from msgen.reconcile import informer, kube
+
+    client = kube.connect(str(KUBECONFIG), None)
+    calls: list[str] = []
+
+    def lister() -> tuple[list[dict[str, Any]], str | None]:
+        items, version = kube.listing_with_version(client, "v1", "ConfigMap", namespace, {})
+        calls.append("list")
+        return items, ("1" if len(calls) == 1 else version)  # the first list claims a stale version
+
+    def watcher(version: str | None) -> Any:
+        calls.append(f"watch from {version}")
+        return kube.watch_events(client, "v1", "ConfigMap", namespace, {}, version)
+
+    changed = threading.Event()
+    watching = informer.Informer(client, "v1", "ConfigMap", namespace, {}, changed,
+                                 lister=lister, watcher=watcher).start()
+    try:
+        deadline = time.monotonic() + 30
+        while calls[:3] != ["list", "watch from 1", "list"]:
+            assert time.monotonic() < deadline, calls
+            time.sleep(0.1)
+        kubectl("create", "configmap", "seen", "-n", namespace)
+        while "seen" not in [o["metadata"]["name"] for o in watching.items()]:
+            assert time.monotonic() < deadline, calls
+            time.sleep(0.1)
+    finally:
+        watching.stop()
+
+
+def test_of_two_controller_replicas_only_the_lease_holder_acts(tmp_path: Path, namespace: str) -> None:
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
+    lease = f"msgen-test-{namespace[-8:]}"
+    outputs: list[str] = []
+    replicas = [subprocess.Popen(
+        [sys.executable, "-m", "msgen", "controller", "-n", namespace, "--lease-namespace", namespace,
+         "--lease-name", lease, "--interval", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env) for _ in range(2)]
+    try:
+        assert msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod").exit_code == 0
+        _set_pod_status(namespace, "lenet-scheduler-0", "Running")
+        _set_pod_status(namespace, "lenet-worker-1", "Running")
+        _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
+        deadline = time.monotonic() + 60
+        while names("pod", namespace) != ["lenet-worker-0"]:
+            assert time.monotonic() < deadline, "no replica carried out cleanPodPolicy"
+            time.sleep(0.5)
+        time.sleep(3)
+        holder = json.loads(kubectl("get", "lease", lease, "-n", namespace, "-o", "json").stdout)["spec"]
+        # The leader stops on SIGTERM and gives the Lease up; the other replica takes over.
+        leader = next(p for p in replicas if f"_{p.pid}_" in holder["holderIdentity"])
+        leader.terminate()
+        outputs = [leader.communicate(timeout=30)[0]]
+        taken = json.loads(kubectl("get", "lease", lease, "-n", namespace, "-o", "json").stdout)["spec"]
+        while taken.get("holderIdentity") in (None, holder["holderIdentity"]):
+            assert time.monotonic() < deadline, taken
+            time.sleep(0.5)
+            taken = json.loads(kubectl("get", "lease", lease, "-n", namespace, "-o", "json").stdout)["spec"]
+        assert taken["leaseTransitions"] >= 1
+        time.sleep(3)  # the new leader's first pass: it finds nothing left to do
+    finally:
+        for p in replicas:
+            if p.poll() is None:
+                p.terminate()
+                outputs.append(p.communicate(timeout=30)[0])
+    actions = [line for out in outputs for line in out.splitlines() if "policy: delete Pod" in line]
+    # Each pod was deleted once, by the one replica that led.
+    assert sorted(actions) == sorted(set(actions)) and len(actions) == 2, outputs
+    assert sum("leading (Lease" in out for out in outputs) == 2, outputs
+    assert any("policy: delete Pod" in out and "leading (Lease" in out for out in outputs)
+
+
+
+def test_ctrl_c_stops_watching_leaves_the_job_and_prints_how_to_resume(tmp_path: Path, namespace: str) -> None:
+    import signal
+
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "msgen", "apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod", "--wait"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    deadline = time.monotonic() + 60
+    while len(names("pod", namespace)) < 3:
+        assert time.monotonic() < deadline, "pods did not appear"
+        time.sleep(0.5)
+    time.sleep(2)
+    waiting.send_signal(signal.SIGINT)
+    out, err = waiting.communicate(timeout=30)
+    assert waiting.returncode == 130, err
+    assert "stopped watching; the job keeps running" in err
+    assert f"msgen status lenet -n {namespace} --watch" in err
+    assert "Traceback" not in err
+    assert names("pod", namespace) == ["lenet-scheduler-0", "lenet-worker-0", "lenet-worker-1"]
+
+
+def test_wait_on_a_terminal_redraws_one_line_in_place(tmp_path: Path, namespace: str) -> None:
+    import pty
+
+    env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
+    main, child = pty.openpty()
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "msgen", "apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod",
+         "--wait", "--timeout", "60s"],
+        stdout=child, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    os.close(child)
+    deadline = time.monotonic() + 60
+    while len(names("pod", namespace)) < 3:
+        assert time.monotonic() < deadline, "pods did not appear"
+        time.sleep(0.5)
+    for pod in ("lenet-scheduler-0", "lenet-worker-0", "lenet-worker-1"):
+        _set_pod_status(namespace, pod, "Running")
+        time.sleep(1)
+    _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
+    waiting.wait(timeout=60)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    assert waiting.returncode == 0
+    text = shown.decode()
+    # Each change rewrites the same line (carriage return, erase line); no line per change.
+    redraws = text.count("\r\x1b[K")
+    assert redraws >= 3, text
+    assert "Worker: 0 pending, 2 running" in text and "lenet: Succeeded after" in text
+
+
+def test_delete_with_wait_false_returns_without_waiting_as_kubectl(tmp_path: Path, namespace: str) -> None:
+    job = job_file(tmp_path)
+    assert msgen("apply", str(job), "-n", namespace).exit_code == 0
+    run = msgen("delete", str(job), "-n", namespace, "--wait=false")
+    assert run.exit_code == 0, run.stderr
+    assert "job/lenet-worker deleted" in run.stdout and "secret/msgen-lenet deleted (ApplySet parent)" in run.stdout
+    assert "msgen-lenet" not in names("secret", namespace)
+
+
+def test_controller_keeps_the_end_of_a_job_whose_pods_clean_pod_policy_all_deleted(
+        tmp_path: Path, namespace: str) -> None:
+    job = tmp_path / "allw.yaml"
+    job.write_text(JOB.format(name="allw", image="mindspore/mindspore:2.2.14").replace(
+        "spec:\n  runPolicy:\n    cleanPodPolicy: Running",
+        "spec:\n  successPolicy: AllWorkers\n  runPolicy:\n    cleanPodPolicy: All", 1))
+    assert msgen("apply", str(job), "-n", namespace, "--target", "pod").exit_code == 0
+    _set_pod_status(namespace, "allw-scheduler-0", "Running")
+    _set_pod_status(namespace, "allw-worker-0", "Succeeded", exit_code=0)
+    first = msgen("controller", "-n", namespace, "--lease-namespace", namespace, "--once")
+    assert first.exit_code == 0 and "policy:" not in first.stdout  # AllWorkers: worker 1 still runs
+    _set_pod_status(namespace, "allw-worker-1", "Succeeded", exit_code=0)
+    second = msgen("controller", "-n", namespace, "--lease-namespace", namespace, "--once")
+    assert second.exit_code == 0, second.stderr
+    assert "policy: delete Pod allw-worker-0: job succeeded; cleanPodPolicy All" in second.stdout
+    deadline = time.monotonic() + 60
+    while names("pod", namespace):
+        assert time.monotonic() < deadline, "cleanPodPolicy All left pods"
+        time.sleep(0.5)
+    # Every workload is gone; the job's end is still what msgen status and kubectl show.
+    shown = msgen("status", "allw", "-n", namespace, "-o", "json")
+    assert shown.exit_code == 0, shown.stderr
+    assert json.loads(shown.stdout)["allw"]["phase"] == "Succeeded"
+    assert "allw: Succeeded (published by msgen controller" in msgen("status", "allw", "-n", namespace).stdout
+    events = json.loads(kubectl("get", "events", "-n", namespace, "-o", "json").stdout)["items"]
+    assert any(e["reason"] == "JobSucceeded" and e["involvedObject"]["kind"] == "Service" for e in events)
+    third = msgen("controller", "-n", namespace, "--lease-namespace", namespace, "--once")
+    assert third.exit_code == 0 and "allw" not in third.stdout
+
+
+def test_controller_deletes_a_bare_pod_job_with_its_services_once_its_ttl_passed(
+        tmp_path: Path, namespace: str) -> None:
+    job = tmp_path / "ttl.yaml"
+    job.write_text(JOB.format(name="ttl", image="mindspore/mindspore:2.2.14").replace(
+        "cleanPodPolicy: Running", "cleanPodPolicy: None\n    ttlSecondsAfterFinished: 5", 1))
+    assert msgen("apply", str(job), "-n", namespace, "--target", "pod").exit_code == 0
+    assert names("service", namespace) == ["ttl", "ttl-scheduler-0"]
+    _set_pod_status(namespace, "ttl-scheduler-0", "Running")
+    _set_pod_status(namespace, "ttl-worker-0", "Succeeded", exit_code=0)  # finished long ago
+    run = msgen("controller", "-n", namespace, "--lease-namespace", namespace, "--once")
+    assert run.exit_code == 0, run.stderr
+    assert "policy: delete Service ttl: ttlSecondsAfterFinished 5 passed" in run.stdout
+    deadline = time.monotonic() + 60
+    while names("pod,service", namespace):
+        assert time.monotonic() < deadline, names("pod,service", namespace)
+        time.sleep(0.5)

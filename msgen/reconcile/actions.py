@@ -52,8 +52,11 @@ def due(
     workloads: list[dict[str, Any]],
     pods: list[dict[str, Any]],
     now: datetime,
+    services: list[dict[str, Any]] | None = None,
 ) -> list[Action]:
-    """The actions due now. Nothing is due before the job ends."""
+    """The actions due now. Nothing is due before the job ends. `services`: the job's
+    Services, which a bare-Pod job's TTL deletes with its pods (the operator's garbage
+    collector deleted them with the MSJob)."""
     if not status.finished:
         return []
     out: list[Action] = []
@@ -70,7 +73,7 @@ def due(
         if ended is not None and now >= ended + timedelta(seconds=policy.ttl_seconds_after_finished):
             reason = f"ttlSecondsAfterFinished {policy.ttl_seconds_after_finished} passed"
             out = [Action("delete", o["apiVersion"], o["kind"], _name(o), reason)
-                   for o in [*workloads, *pods] if not _deleting(o)]
+                   for o in [*workloads, *pods, *(services or [])] if not _deleting(o)]
     return _unique(out)
 
 

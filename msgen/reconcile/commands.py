@@ -232,7 +232,7 @@ def status(jobs: tuple[str, ...], namespace: str | None, output: str, watch: boo
     """
     import yaml
 
-    from . import kube
+    from . import kube, published
     from . import status as aggregate
     from . import watch as watching
 
@@ -247,11 +247,22 @@ def status(jobs: tuple[str, ...], namespace: str | None, output: str, watch: boo
         try:
             policy, workloads, pods = watching.observe(client, job, namespace)
         except (watching.NotFound, kube.KubeError) as exc:
-            _fail(str(exc), 1)
+            ended = _published_end(client, job, namespace) if isinstance(exc, watching.NotFound) else None
+            if ended is None:
+                _fail(str(exc), 1)
+            shown[job] = ended
+            if output == "table":
+                click.echo(f"{job}: {ended['phase']} (published by msgen controller; the job's workloads are gone)")
+                click.echo("  conditions: " + _conditions(ended))
+            continue
         found = aggregate.aggregate(policy, workloads, pods)
-        shown[job] = found.to_dict()
+        # What `msgen controller` published (condition times, an end whose pods are gone)
+        # merged with what the live objects say now.
+        shown[job] = published.merged(published.read(workloads), found, None)
         if output == "table":
-            click.echo(watching.progress(found))
+            click.echo(watching.progress(found) if shown[job]["phase"] == found.phase
+                       else f"{job}: {shown[job]['phase']} (published by msgen controller)")
+            click.echo("  conditions: " + _conditions(shown[job]))
             for line in watching.summary(found, 0)[1:]:
                 click.echo(line)
     if output == "json":
@@ -260,14 +271,36 @@ def status(jobs: tuple[str, ...], namespace: str | None, output: str, watch: boo
         click.echo(yaml.safe_dump(shown, sort_keys=True), nl=False)
 
 
+def _conditions(shown: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{c['type']}" + (f" {c['lastTransitionTime']}" if c.get("lastTransitionTime") else "")
+        + (f" ({c['reason']})" if c["type"] in ("Succeeded", "Failed") else "")
+        for c in shown.get("conditions") or [])
+
+
+def _published_end(client: Any, job: str, namespace: str) -> dict[str, Any] | None:
+    """The status `msgen controller` left on a Service of a job whose workloads a policy
+    deleted (bare Pods, cleanPodPolicy All); None when there is none."""
+    from ..targets.labels import JOB_NAME
+    from . import kube, published
+
+    try:
+        services = kube.listing(client, "v1", "Service", namespace, {JOB_NAME: job})
+    except kube.KubeError:
+        return None
+    return published.read(services)
+
+
 @click.command(context_settings=_CONTEXT)
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @click.option("--applyset", "set_name", help="Delete this ApplySet's members and parent.")
 @click.option("--namespace", "-n", help="The set's namespace (default: the kubeconfig's).")
-@click.option("--wait/--no-wait", default=True, show_default=True, help="Return once the pods are gone.")
+@click.option("--wait", type=click.BOOL, default=True, is_flag=False, flag_value=True, show_default=True,
+              metavar="[=BOOL]", help="Return once the pods are gone (--wait=false: once deletion is asked, as kubectl).")
+@click.option("--no-wait", "no_wait", is_flag=True, hidden=True)
 @cluster_options
 def delete(paths: tuple[str, ...], set_name: str | None, namespace: str | None, wait: bool,
-           **kwargs: Any) -> None:
+           no_wait: bool, **kwargs: Any) -> None:
     """Delete every member of an ApplySet (workloads first), then its parent.
 
     The set is named by --applyset, or found from PATHs (msgen-<job> of the rendered job).
@@ -275,6 +308,7 @@ def delete(paths: tuple[str, ...], set_name: str | None, namespace: str | None, 
     from . import applyset, kube
     from .run import Stop, check_parent, members, wait_gone
 
+    wait = wait and not no_wait
     client = _connect(kwargs)
     namespace = str(namespace or client.namespace)
     if set_name is None:
@@ -305,6 +339,11 @@ def delete(paths: tuple[str, ...], set_name: str | None, namespace: str | None, 
         _fail(str(exc), 1)
 
 
+def _interrupted(signum: int, frame: object) -> NoReturn:
+    """A pod is stopped with SIGTERM: stop as on Ctrl-C (the controller gives its Lease up)."""
+    raise KeyboardInterrupt
+
+
 def _options_for_delete() -> Any:
     from ..plan import Options
 
@@ -313,20 +352,41 @@ def _options_for_delete() -> Any:
 
 @click.command(context_settings=_CONTEXT)
 @click.option("--namespace", "-n", help="Watch one namespace (default: every namespace).")
-@click.option("--interval", type=float, default=10.0, show_default=True, help="Seconds between passes.")
+@click.option("--interval", type=float, default=30.0, show_default=True, help="Seconds between passes when nothing changes (a pass runs on every change).")
 @click.option("--once", is_flag=True, help="One pass, then exit.")
+@click.option("--leader-elect/--no-leader-elect", default=True, show_default=True, help="Act only while holding the Lease (several replicas never act twice).")
+@click.option("--lease-namespace", help="The Lease's namespace (default: the pod's, or the kubeconfig's).")
+@click.option("--lease-name", default="msgen-controller", show_default=True, help="The Lease's name.")
 @cluster_options
-def controller(namespace: str | None, interval: float, once: bool, **kwargs: Any) -> None:
+def controller(namespace: str | None, interval: float, once: bool, leader_elect: bool,
+               lease_namespace: str | None, lease_name: str, **kwargs: Any) -> None:
     """Carry out the run-time policies of every job msgen rendered, however it was applied.
 
-    Finds jobs by the label app.kubernetes.io/managed-by=msgen and their policies in the
-    workloads' msgen/run-policy annotation; publishes each job's status in the annotation
-    msgen/status and as Events. In a pod, it uses the pod's service account.
+    Watches the workloads labelled app.kubernetes.io/managed-by=msgen and their pods, reads
+    each job's policies from the workloads' msgen/run-policy annotation, and publishes each
+    job's status in the annotation msgen/status (on one workload per job) and as Events.
+    Of several replicas, only the one holding the Lease (coordination.k8s.io) acts. In a
+    pod, it uses the pod's service account.
     """
-    from . import controller as loop
+    import socket
+    import uuid
 
+    from . import controller as loop
+    from . import kube
+    from .lease import Elector
+
+    import os
+    import signal
+
+    signal.signal(signal.SIGTERM, _interrupted)
     client = _connect(kwargs)
+    elector = None
+    if leader_elect:
+        identity = f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+        elector = Elector(client, str(lease_namespace or client.namespace), lease_name, identity)
     try:
-        loop.run(client, namespace or "*", interval=interval, once=once, echo=click.echo)
+        loop.run(client, namespace or "*", resync=interval, once=once, echo=click.echo, elector=elector)
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    except kube.KubeError as exc:
+        _fail(str(exc), 1)

@@ -1,100 +1,135 @@
 """`msgen controller`: the run-time policies for every msgen job, however it was applied.
 
-A loop over the cluster: each pass lists the workloads labelled
-`app.kubernetes.io/managed-by: msgen` that carry `msgen/run-policy`, groups them by job,
-and for each job computes its status (status.aggregate), carries out the due policy
-actions (actions.due, the same engine as `msgen apply --wait`) and publishes the status:
-the annotation `msgen/status` (the MSJob.status shape, JSON) on the job's workloads and an
-Event on a workload whenever the job's phase changes. It keeps no state of its own: what
-it published is read back from the cluster, so a restart loses nothing.
+It watches (`informer`) the workloads labelled `app.kubernetes.io/managed-by: msgen` and the
+pods labelled with a job name, in one namespace or all. On every change (and every
+`resync` seconds, for TTLs that fall due with no change) it groups them by job and, for each
+job carrying `msgen/run-policy`, computes its status (status.aggregate), carries out the due
+policy actions (actions.due, the same engine as `msgen apply --wait`) and publishes the
+status (`published`): the annotation `msgen/status` on the job's holder workload (a Service
+of the job, with its Services watched too, once no workload is left), and an
+Event on its workloads when the phase changes.
+
+It keeps no state of its own: what it published is read back from the cluster, so a
+restart loses nothing. With leader election (a Lease, `lease`), of several replicas only the
+one holding the Lease acts; the others watch and wait.
 """
 
 from __future__ import annotations
 
-import json
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from lightkube import Client
+from lightkube import Client, operators
 
 from .. import run_policy
 from ..targets.labels import JOB_NAME, MANAGED_BY
-from . import actions, kube, status, watch
+from . import actions, informer, kube, published, status, watch
+from .lease import Elector
 
-STATUS_ANNOTATION = "msgen/status"
+STATUS_ANNOTATION = published.ANNOTATION
 COMPONENT = "msgen-controller"
 
 
-def jobs(client: Client, namespace: str) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    """(namespace, job) → its workloads, for every workload msgen rendered."""
+def group(objects: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Pure: (namespace, job) → the job's objects, for jobs with a workload msgen rendered."""
     found: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for api_version, kind in watch.WORKLOADS:
-        if api_version != "v1" and not kube.exists(client, api_version, kind, namespace):
-            continue
-        for obj in kube.listing(client, api_version, kind, namespace, {MANAGED_BY: "msgen"}):
-            metadata = obj.get("metadata") or {}
-            job = (metadata.get("labels") or {}).get(JOB_NAME)
-            if job and run_policy.ANNOTATION in (metadata.get("annotations") or {}):
-                found.setdefault((metadata["namespace"], job), []).append(obj)
-    return found
+    for obj in objects:
+        metadata = obj.get("metadata") or {}
+        job = (metadata.get("labels") or {}).get(JOB_NAME)
+        if job:
+            found.setdefault((str(metadata.get("namespace")), str(job)), []).append(obj)
+    return {key: objs for key, objs in found.items()
+            if any(run_policy.ANNOTATION in ((o.get("metadata") or {}).get("annotations") or {})
+                   for o in objs)}
 
 
-def reconcile_job(client: Client, namespace: str, job: str, echo: Callable[[str], None]) -> status.JobStatus:
+class ClusterView:
+    """Every msgen workload and every job's pods in `namespace` ("*": all), kept current."""
+
+    def __init__(self, client: Client, namespace: str) -> None:
+        self.changed = threading.Event()
+        self.informers = [
+            informer.Informer(client, v, k, namespace, {MANAGED_BY: "msgen"}, self.changed).start()
+            for v, k in [*watch.WORKLOADS, ("v1", "Service")] if k != "Pod"
+        ] + [informer.Informer(client, "v1", "Pod", namespace, {JOB_NAME: operators.exists()},
+                               self.changed).start()]
+        informer.wait_synced(self.informers, timeout=60)
+
+    def objects(self) -> list[dict[str, Any]]:
+        return [o for i in self.informers for o in i.items()]
+
+    def problems(self) -> list[str]:
+        return [f"{i.kind}: {i.problem}" for i in self.informers if i.problem and i.served]
+
+    def stop(self) -> None:
+        for each in self.informers:
+            each.stop()
+
+
+def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[str, Any]],
+                  echo: Callable[[str], None]) -> status.JobStatus:
     """One job: status, due actions, published status and Event."""
-    policy, workloads, pods = watch.observe(client, job, namespace)
+    policy, workloads, pods = watch.select(job, namespace, objects)
     found = status.aggregate(policy, workloads, pods)
-    due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc))
+    services = [o for o in objects if o.get("kind") == "Service"]
+    due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc), services)
     watch.carry_out(client, namespace, due, workloads, lambda line: echo(f"{namespace}/{job}: {line}"))
-    publish(client, found, workloads, echo)
+    gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
+    services = [o for o in services if (o["kind"], o["metadata"]["name"]) not in gone]
+    publish(client, policy, found, [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone],
+            echo, services)
     return found
 
 
-def publish(client: Client, found: status.JobStatus, workloads: list[dict[str, Any]],
-            echo: Callable[[str], None]) -> None:
-    text = json.dumps({"phase": found.phase, **found.to_dict()}, sort_keys=True, separators=(",", ":"))
-    announced = False
-    for obj in workloads:
-        annotations = (obj.get("metadata") or {}).get("annotations") or {}
-        before = annotations.get(STATUS_ANNOTATION)
-        if before == text or (obj.get("metadata") or {}).get("deletionTimestamp"):
-            continue
-        try:
-            kube.merge_patch(client, obj, {"metadata": {"annotations": {STATUS_ANNOTATION: text}}})
-        except kube.KubeError as exc:
-            if exc.code == 404:  # deleted by a policy action in this pass
-                continue
-            raise
-        if _phase(before) != found.phase and not announced:  # one Event per change
-            announced = True
-            echo(f"{obj['metadata']['namespace']}/{found.job}: {found.phase}")
-            kube.create(client, event(obj, found))
-
-
-def _phase(text: str | None) -> str | None:
-    if not text:
-        return None
+def publish(client: Client, policy: run_policy.RunPolicy, found: status.JobStatus,
+            workloads: list[dict[str, Any]], echo: Callable[[str], None],
+            services: list[dict[str, Any]] | None = None) -> None:
+    before = published.read([*workloads, *(services or [])])
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    shown = published.merged(before, found, now)
+    target = published.keeper(policy, workloads, services or [])
+    if target is None:
+        return
+    if published.announce(before, shown):  # the Event first: a crash after it repeats it, never loses it
+        echo(f"{target['metadata']['namespace']}/{found.job}: {shown['phase']}")
+        for obj in [target] + [o for o in workloads if o is not target and o.get("kind") != "Pod"]:
+            _create_event(client, event(obj, found.job, shown))
+    text = published.text(shown)
+    if ((target.get("metadata") or {}).get("annotations") or {}).get(STATUS_ANNOTATION) == text:
+        return
     try:
-        return str(json.loads(text).get("phase"))
-    except (ValueError, AttributeError):
-        return None
+        kube.merge_patch(client, target, {"metadata": {"annotations": {STATUS_ANNOTATION: text}}})
+    except kube.KubeError as exc:
+        if exc.code != 404:  # 404: deleted in this pass
+            raise
 
 
-def event(obj: dict[str, Any], found: status.JobStatus) -> dict[str, Any]:
+def _create_event(client: Client, body: dict[str, Any]) -> None:
+    try:
+        kube.create(client, body)
+    except kube.KubeError as exc:
+        if exc.code != 404:
+            raise
+
+
+def event(obj: dict[str, Any], job: str, shown: dict[str, Any]) -> dict[str, Any]:
     """A core Event on `obj`, so `kubectl describe` and `kubectl get events` show the phase."""
     metadata = obj["metadata"]
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    last = found.conditions[-1] if found.conditions else None
+    last = (shown.get("conditions") or [{}])[-1]
+    detail = f" ({last.get('reason')}: {last['message']})" if last.get("message") else ""
     return {
         "apiVersion": "v1",
         "kind": "Event",
         "metadata": {"generateName": f"{metadata['name']}.", "namespace": metadata["namespace"]},
         "involvedObject": {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": metadata["name"],
                            "namespace": metadata["namespace"], "uid": metadata.get("uid")},
-        "reason": f"Job{found.phase}",
-        "message": f"job {found.job}: {found.phase}" + (f" ({last.reason}: {last.message})" if last and last.message else ""),
-        "type": "Warning" if found.phase == "Failed" else "Normal",
+        "reason": f"Job{shown['phase']}",
+        "message": f"job {job}: {shown['phase']}{detail}",
+        "type": "Warning" if shown["phase"] == "Failed" else "Normal",
         "source": {"component": COMPONENT},
         "firstTimestamp": now,
         "lastTimestamp": now,
@@ -102,15 +137,50 @@ def event(obj: dict[str, Any], found: status.JobStatus) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def run(client: Client, namespace: str, *, interval: float, once: bool,
-        echo: Callable[[str], None]) -> None:
-    """Passes every `interval` seconds until stopped; a failing job never stops the others."""
-    while True:
-        for (ns, job) in sorted(jobs(client, namespace)):
-            try:
-                reconcile_job(client, ns, job, echo)
-            except (kube.KubeError, watch.NotFound, run_policy.PolicyError) as exc:
-                echo(f"{ns}/{job}: skipped: {exc}")
-        if once:
+def one_pass(client: Client, objects: list[dict[str, Any]], echo: Callable[[str], None],
+             leading: Callable[[], bool]) -> None:
+    """Every job once; a failing job never stops the others; nothing once leadership is lost."""
+    for (ns, job), found in sorted(group(objects).items()):
+        if not leading():
             return
-        time.sleep(interval)
+        try:
+            reconcile_job(client, ns, job, found, echo)
+        except (kube.KubeError, watch.NotFound, run_policy.PolicyError) as exc:
+            echo(f"{ns}/{job}: skipped: {exc}")
+
+
+def run(client: Client, namespace: str, *, resync: float, once: bool, echo: Callable[[str], None],
+        elector: Elector | None = None) -> None:
+    """Until stopped: a pass on every change, and at least every `resync` seconds."""
+    if elector is not None:
+        if once:
+            if not elector.try_once():
+                if elector.problem:
+                    raise kube.KubeError(f"cannot take the Lease: {elector.problem}")
+                echo(f"not leading: Lease {elector.namespace}/{elector.name} is held by another replica")
+                return
+        else:
+            elector.start()
+    leading = elector.leading if elector is not None else (lambda: True)
+    view = ClusterView(client, namespace)
+    was_leading = False
+    try:
+        while True:
+            view.changed.clear()
+            for problem in view.problems():
+                echo(f"watching: {problem}")
+            now_leading = leading()
+            if now_leading != was_leading and elector is not None:
+                echo(f"{'leading' if now_leading else 'not leading'} (Lease {elector.namespace}/{elector.name}, "
+                     f"identity {elector.identity})")
+                was_leading = now_leading
+            if now_leading:
+                one_pass(client, view.objects(), echo, leading)
+            if once:
+                return
+            view.changed.wait(resync)
+            time.sleep(0.2)  # one pass for a burst of events
+    finally:
+        view.stop()
+        if elector is not None:
+            elector.release()

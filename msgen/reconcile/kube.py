@@ -23,6 +23,7 @@ from lightkube.generic_resource import (
 )
 
 from .applyset import FIELD_MANAGER
+from .informer import WATCH_SECONDS
 
 T = TypeVar("T")
 
@@ -46,10 +47,16 @@ def connect(kubeconfig: str | None, context: str | None) -> Client:
     pod's service account (in-cluster)."""
     try:
         config = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
-        return Client(config.get(context_name=context), timeout=TIMEOUT, field_manager=FIELD_MANAGER)
+        client = Client(config.get(context_name=context), timeout=TIMEOUT, field_manager=FIELD_MANAGER)
     except (ConfigError, OSError, KeyError, ValueError) as exc:
         where = kubeconfig or "$KUBECONFIG, ~/.kube/config or the in-cluster service account"
         raise KubeError(f"cannot load a cluster configuration from {where}: {exc}") from None
+    # lightkube reads watches without a timeout; the server closes each watch after
+    # WATCH_SECONDS, so a read silent for longer means the connection is gone.
+    generic = getattr(client, "_client", None)
+    if generic is not None and hasattr(generic, "_watch_timeout"):
+        generic._watch_timeout = httpx2.Timeout(TIMEOUT.connect or 10.0, read=WATCH_SECONDS + 30.0)
+    return client
 
 
 def plural(kind: str) -> str:
@@ -80,7 +87,9 @@ def call(what: str, action: Callable[[], T]) -> T:
         except ApiError as exc:
             code = int(exc.status.code or 0)
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
-                raise KubeError(f"{what}: {exc.status.message}", code, exc.status.reason or "") from None
+                causes = [(c.field, c.message) for c in (exc.status.details.causes or [])] if exc.status.details else []
+                message = invalid_fields(causes) if code == 422 and causes else None
+                raise KubeError(f"{what}: {message or exc.status.message}", code, exc.status.reason or "") from None
         except httpx2.HTTPStatusError as exc:
             code = exc.response.status_code
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
@@ -91,6 +100,19 @@ def call(what: str, action: Callable[[], T]) -> T:
         time.sleep(delay)
         delay = min(delay * 2, 8.0)
     raise AssertionError("unreachable")
+
+
+def invalid_fields(causes: list[tuple[str | None, str | None]]) -> str:
+    """A 422's causes as `field: detail; ...`. The server's own message repeats the whole
+    rejected value (a Job's pod template: thousands of characters of Go struct) before the
+    detail; a user needs the field and why."""
+    parts = []
+    for field, message in causes:
+        detail = message or ""
+        if detail.startswith("Invalid value: ") and len(detail) > 120:
+            detail = detail.rsplit(": ", 1)[-1]
+        parts.append(f"{field}: {detail}" if field else detail)
+    return "; ".join(parts)
 
 
 def to_dict(found: Any) -> dict[str, Any]:
@@ -130,6 +152,46 @@ def listing(
         return [{**to_dict(o), "apiVersion": api_version, "kind": kind} for o in found]
 
     return call(f"listing {kind} in {namespace}", run)
+
+
+def listing_with_version(
+    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any]
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Every object of the selection, and the list's resourceVersion a watch resumes from."""
+    res = resource(api_version, kind)
+
+    def run() -> tuple[list[dict[str, Any]], str | None]:
+        found = client.list(res, namespace=namespace, labels=dict(labels) or None)
+        items = [{**to_dict(o), "apiVersion": api_version, "kind": kind} for o in found]
+        return items, cast(Any, found).resourceVersion
+
+    return call(f"listing {kind} in {namespace}", run)
+
+
+def watch_events(
+    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any],
+    version: str | None,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(event type, object) from `version` on, until the connection fails: KubeError with
+    the HTTP status (410 Gone: relist; 0: no answer). The server ends each request after
+    WATCH_SECONDS; lightkube then watches again from the last version seen."""
+    from lightkube.types import on_error_raise
+
+    res = resource(api_version, kind)
+    stream = client.watch(res, namespace=namespace, labels=dict(labels) or None,
+                          server_timeout=WATCH_SECONDS, resource_version=version,
+                          on_error=on_error_raise)
+    try:
+        for event, obj in stream:
+            yield event, {**to_dict(obj), "apiVersion": api_version, "kind": kind}
+    except ApiError as exc:
+        raise KubeError(f"watching {kind}: {exc.status.message}", int(exc.status.code or 0),
+                        exc.status.reason or "") from None
+    except httpx2.HTTPStatusError as exc:
+        raise KubeError(f"watching {kind}: HTTP {exc.response.status_code}",
+                        exc.response.status_code) from None
+    except httpx2.TransportError as exc:
+        raise KubeError(f"watching {kind}: no answer ({type(exc).__name__})") from None
 
 
 def exists(client: Client, api_version: str, kind: str, namespace: str) -> bool:
@@ -186,3 +248,11 @@ def namespace_exists(client: Client, name: str) -> bool:
             return False
         raise
     return True
+
+
+def replace(client: Client, obj: dict[str, Any]) -> dict[str, Any]:
+    """PUT `obj` whole; with its metadata.resourceVersion, the server refuses (409) a write
+    based on an older version than it holds."""
+    res = resource(obj["apiVersion"], obj["kind"])
+    body = cast(Any, res)(obj)
+    return to_dict(call(f"replacing {describe(obj)}", lambda: client.replace(body)))

@@ -112,15 +112,21 @@ def _apply_one(client: Client, obj: dict[str, Any], settings: Settings) -> dict[
             raise Stop(f"{exc}\nanother field manager owns these fields; "
                        "--force-conflicts makes msgen take them over") from None
         if exc.code == 422 and "immutable" in str(exc):
-            if settings.recreate and not settings.dry_run:
+            if settings.recreate and settings.dry_run:  # what --recreate would do; nothing done
+                settings.echo(f"{_ref(obj)} would be recreated (server dry run)")
+                return obj
+            if settings.recreate:
                 settings.echo(f"{_ref(obj)} recreating (its pods are deleted first)")
                 kube.delete(client, obj)
                 wait_gone(client, obj, timeout=300)
                 return kube.apply(client, obj, force=settings.force_conflicts)
-            raise Stop(f"{exc}\n{describe(obj)} cannot change these fields in place; "
-                       "--recreate deletes the job's workloads (waiting until their pods are "
-                       "gone) and creates them again") from None
+            raise Stop(f"{exc}\n{recreate_hint(obj)}") from None
         raise Stop(str(exc), 1) from None
+
+
+def recreate_hint(obj: dict[str, Any]) -> str:
+    return (f"{describe(obj)} cannot change these fields in place; --recreate deletes the job's "
+            "workloads (waiting until their pods are gone) and creates them again")
 
 
 def wait_gone(client: Client, obj: dict[str, Any], timeout: float) -> None:
@@ -173,7 +179,8 @@ def diff(client: Client, objects: list[dict[str, Any]]) -> str:
         try:
             merged = kube.apply(client, obj, dry_run=True)
         except KubeError as exc:
-            raise Stop(str(exc), 2) from None
+            hint = f"\n{recreate_hint(obj)}" if exc.code == 422 and "immutable" in str(exc) else ""
+            raise Stop(f"{exc}{hint}", 2) from None
         before, after = _shown(live), _shown(merged)
         name = _ref(obj)
         out += difflib.unified_diff(before, after, f"live/{name}", f"rendered/{name}")

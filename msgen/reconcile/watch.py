@@ -1,14 +1,15 @@
 """Following a job on the cluster: its status, its progress, and the policy actions due.
 
-Used by `msgen apply --wait` and `msgen status --watch` (and the controller's loop). It
-polls (every `interval` seconds) instead of holding watches open: a poll cannot miss an
-event or go stale after a dropped connection, and every list is a fresh, complete view,
-which is what the pure decisions need. Each poll finds the job's objects by the label
-`training.kubeflow.org/job-name` and its policies in the workloads' `msgen/run-policy`.
+Used by `msgen apply --wait` and `msgen status --watch` (and the controller's loop). The
+job's pods, workloads and Events are watched (`informer`: list, then watch from its
+resourceVersion, relist on 410 Gone), so a change shows when it happens; the decisions then
+run on the complete local copies. The job's objects are found by the label
+`training.kubeflow.org/job-name`, its policies in the workloads' `msgen/run-policy`.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -19,7 +20,7 @@ from lightkube import Client
 from .. import run_policy
 from ..run_policy import RunPolicy
 from ..targets.labels import JOB_NAME
-from . import actions, kube, status
+from . import actions, informer, kube, status
 
 #: The workload kinds msgen renders, as (apiVersion, kind).
 WORKLOADS = (
@@ -28,8 +29,13 @@ WORKLOADS = (
 )  # fmt: skip
 #: Exit status of --wait / --watch when --timeout passes first (1 is a failed job).
 EXIT_TIMEOUT = 3
-_PENDING_REASONS = ("FailedScheduling", "FailedMount", "ErrImagePull", "ImagePullBackOff",
-                    "FailedAttachVolume", "FailedCreate")
+#: Event reasons that say why a pod waits: the scheduler's, the volume controllers', and the
+#: kubelet's for images and containers (it records a failed pull as "Failed", the back-off
+#: after it as "BackOff"; ErrImagePull and ImagePullBackOff are container waiting reasons).
+_PENDING_REASONS = ("FailedScheduling", "FailedMount", "FailedAttachVolume", "FailedCreate",
+                    "Failed", "BackOff", "InspectFailed", "ErrImageNeverPull")
+#: Container waiting reasons that are only the normal way to Running.
+_STARTING = ("ContainerCreating", "PodInitializing")
 
 
 class NotFound(Exception):
@@ -39,17 +45,23 @@ class NotFound(Exception):
 def observe(
     client: Client, job: str, namespace: str
 ) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
-    """The job's policy, workloads and pods as the cluster has them now."""
+    """The job's policy, workloads and pods as the cluster has them now (one list each)."""
     labels = {JOB_NAME: job}
-    workloads: list[dict[str, Any]] = []
-    pods: list[dict[str, Any]] = []
+    found: list[dict[str, Any]] = []
     for api_version, kind in WORKLOADS:
         if api_version != "v1" and not kube.exists(client, api_version, kind, namespace):
             continue
-        found = kube.listing(client, api_version, kind, namespace, labels)
-        if kind == "Pod":
-            pods = found
-        workloads += [o for o in found if run_policy.ANNOTATION in _annotations(o)]
+        found += kube.listing(client, api_version, kind, namespace, labels)
+    return select(job, namespace, found)
+
+
+def select(
+    job: str, namespace: str, objects: list[dict[str, Any]]
+) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
+    """Pure: from every object of the job (pods and workloads of all kinds), its policy,
+    its workloads (those carrying the policy) and its pods."""
+    pods = [o for o in objects if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
+    workloads = [o for o in objects if run_policy.ANNOTATION in _annotations(o)]
     if not workloads:
         raise NotFound(f"no workload of job {job!r} in namespace {namespace!r} carries "
                        f"{run_policy.ANNOTATION}")
@@ -58,6 +70,32 @@ def observe(
     if policy.target != "pod":
         workloads = [o for o in workloads if o.get("kind") != "Pod"]
     return policy, workloads, pods
+
+
+class JobView:
+    """The job's pods, workloads and Services and the namespace's Events, each kept current
+    by a watch."""
+
+    def __init__(self, client: Client, job: str, namespace: str) -> None:
+        self.job = job
+        self.namespace = namespace
+        self.changed = threading.Event()
+        labels = {JOB_NAME: job}
+        self.objects = [informer.Informer(client, v, k, namespace, labels, self.changed).start()
+                        for v, k in WORKLOADS]
+        self.events = informer.Informer(client, "v1", "Event", namespace, {}, self.changed).start()
+        self.services = informer.Informer(client, "v1", "Service", namespace, labels, self.changed).start()
+        informer.wait_synced([*self.objects, self.events, self.services], timeout=60)
+
+    def observe(self) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
+        problems = [i.problem for i in self.objects if i.problem and i.served]
+        if problems:
+            raise kube.KubeError(problems[0])
+        return select(self.job, self.namespace, [o for i in self.objects for o in i.items()])
+
+    def stop(self) -> None:
+        for each in [*self.objects, self.events, self.services]:
+            each.stop()
 
 
 def _annotations(obj: dict[str, Any]) -> dict[str, str]:
@@ -72,16 +110,28 @@ def progress(found: status.JobStatus) -> str:
     return f"{found.job}: {found.phase}  {roles}"
 
 
-def pending_reasons(client: Client, namespace: str, pods: list[dict[str, Any]]) -> list[str]:
-    """Why pods wait, from the cluster's events (FailedScheduling, image pulls, volumes)."""
+def pending_reasons(events: list[dict[str, Any]], pods: list[dict[str, Any]]) -> list[str]:
+    """Why pods wait, from the cluster's events (FailedScheduling, image pulls, volumes) and
+    from their containers' waiting states (ErrImagePull, ImagePullBackOff,
+    CreateContainerConfigError: a missing Secret or ConfigMap)."""
     waiting = {p["metadata"]["name"] for p in pods if (p.get("status") or {}).get("phase") == "Pending"}
     if not waiting:
         return []
     out = []
-    for event in kube.listing(client, "v1", "Event", namespace, {}):
+    for event in sorted(events, key=lambda e: str(e.get("lastTimestamp") or e.get("eventTime") or "")):
         involved = event.get("involvedObject") or {}
         if involved.get("name") in waiting and event.get("reason") in _PENDING_REASONS:
             out.append(f"pod {involved['name']}: {event['reason']}: {event.get('message', '').strip()}")
+    for pod in pods:
+        if pod["metadata"]["name"] not in waiting:
+            continue
+        st = pod.get("status") or {}
+        for container in [*(st.get("initContainerStatuses") or []), *(st.get("containerStatuses") or [])]:
+            state = (container.get("state") or {}).get("waiting") or {}
+            if state.get("reason") and state["reason"] not in _STARTING:
+                message = f": {state['message'].strip()}" if state.get("message") else ""
+                out.append(f"pod {pod['metadata']['name']} container {container.get('name')}: "
+                           f"{state['reason']}{message}")
     return list(dict.fromkeys(out))
 
 
@@ -135,33 +185,43 @@ def follow(
     timeout: float | None,
     echo: Lines,
     act: bool = True,
-    interval: float = 2.0,
+    resync: float = 10.0,
 ) -> status.JobStatus:
-    """Poll until the job ends (or `timeout`); shows progress on change; acts on policies."""
+    """Follow the job until it ends (or `timeout`): progress on each change, the reasons
+    pods wait, and the due policy actions. Wakes on every watched change, and at least
+    every `resync` seconds (a TTL falls due with no change on the cluster)."""
     started = time.monotonic()
+    view = JobView(client, job, namespace)
     shown = ""
     reasons_shown: set[str] = set()
-    while True:
-        policy, workloads, pods = observe(client, job, namespace)
-        found = status.aggregate(policy, workloads, pods)
-        line = progress(found)
-        if line != shown:
-            echo.progress(line)
-            shown = line
-        for reason in pending_reasons(client, namespace, pods):
-            if reason not in reasons_shown:
-                echo(f"  waiting: {reason}")
-                reasons_shown.add(reason)
-        if act:
-            due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc))
-            carry_out(client, namespace, due, workloads, echo)
-        if found.finished:
-            echo.close()
-            return found
-        if timeout is not None and time.monotonic() - started > timeout:
-            echo.close()
-            raise TimeoutError(line)
-        time.sleep(interval)
+    try:
+        while True:
+            view.changed.clear()
+            policy, workloads, pods = view.observe()
+            found = status.aggregate(policy, workloads, pods)
+            line = progress(found)
+            if line != shown:
+                echo.progress(line)
+                shown = line
+            for reason in pending_reasons(view.events.items(), pods):
+                if reason not in reasons_shown:
+                    echo(f"  waiting: {reason}")
+                    reasons_shown.add(reason)
+            if act:
+                due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc),
+                                  view.services.items())
+                carry_out(client, namespace, due, workloads, echo)
+            if found.finished:
+                echo.close()
+                return found
+            left = None if timeout is None else timeout - (time.monotonic() - started)
+            if left is not None and left <= 0:
+                echo.close()
+                raise TimeoutError(line)
+            view.changed.wait(resync if left is None else min(resync, left))
+            time.sleep(0.05)  # one wake for a burst of events
+    finally:
+        view.stop()
 
 
 def summary(found: status.JobStatus, elapsed: float) -> list[str]:

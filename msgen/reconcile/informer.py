@@ -1,0 +1,174 @@
+"""A local, current copy of the objects one list + watch sees (an informer, as client-go has).
+
+The reconciler's decisions need complete views (every pod of a job), and a user wants to see
+a pod's change when it happens, not at the next poll. So each kind is listed once, then
+watched from the list's resourceVersion; every event updates the copy and wakes whoever
+waits on `changed`. What can go wrong is decided by pure functions, tested with plain data:
+
+- `applied`: an event's effect on the copy (ADDED/MODIFIED put, DELETED removes, BOOKMARK
+  moves the version only); an ERROR event with 410 Gone means the version is too old.
+- `next_step`: after a failed call, `relist` (410 Gone: events were missed, only a fresh list
+  is complete), `resume` (429, 5xx, a dropped or timed-out connection: watch again from the
+  last version seen, after `backoff`), or `give_up` (403 and other refusals; 404 a kind the
+  server does not serve, retried slowly in case its CRD is installed later).
+
+Every request has a timeout: lists the client's, watches the server's `timeoutSeconds` plus
+a margin on reads (lightkube's own watches have none), so a silent connection is noticed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Seconds the server keeps one watch request open before it closes it (then we re-watch).
+WATCH_SECONDS = 60
+_TRANSIENT = {0, 408, 409, 429, 500, 502, 503, 504}
+
+
+class Gone(Exception):
+    """410 Gone: the resourceVersion is older than the server keeps; relist."""
+
+
+@dataclass(frozen=True)
+class Cache:
+    """What one list + watch has seen: objects by namespace/name, and the last version."""
+
+    objects: dict[str, dict[str, Any]] = field(default_factory=dict)
+    version: str | None = None
+
+
+def _key(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata") or {}
+    return f"{metadata.get('namespace') or ''}/{metadata.get('name')}"
+
+
+def relisted(items: list[dict[str, Any]], version: str | None) -> Cache:
+    return Cache({_key(o): o for o in items}, version)
+
+
+def applied(cache: Cache, event: str, obj: dict[str, Any]) -> Cache:
+    """The copy after one watch event; raises Gone for an ERROR event with code 410."""
+    if event == "ERROR":
+        code = int(obj.get("code") or 0)
+        if code == 410:
+            raise Gone(str(obj.get("message") or "resourceVersion too old"))
+        raise ValueError(f"watch error {code}: {obj.get('message')}")
+    version = (obj.get("metadata") or {}).get("resourceVersion") or cache.version
+    if event == "BOOKMARK":
+        return Cache(cache.objects, version)
+    objects = dict(cache.objects)
+    if event == "DELETED":
+        objects.pop(_key(obj), None)
+    else:  # ADDED, MODIFIED
+        objects[_key(obj)] = obj
+    return Cache(objects, version)
+
+
+def next_step(code: int) -> str:
+    """What to do after a call failed with HTTP status `code` (0: no answer)."""
+    if code == 410:
+        return "relist"
+    if code in _TRANSIENT:
+        return "resume"
+    return "give_up"
+
+
+def backoff(attempt: int, cap: float = 30.0) -> float:
+    """Seconds to wait before attempt `attempt` + 1: 0.5, 1, 2, ... up to `cap`."""
+    return float(min(cap, 0.5 * 2**attempt))
+
+
+Lister = Callable[[], tuple[list[dict[str, Any]], str | None]]
+Watcher = Callable[[str | None], Iterator[tuple[str, dict[str, Any]]]]
+
+
+class Informer:
+    """One kind, one namespace (or every: "*"), one label selector, kept current in a thread.
+
+    `changed` is set after every change (and after the first list); `synced` once the first
+    list is in. `problem` holds the last refusal (403, 404), shown by the caller. `lister`
+    and `watcher` are the two calls to the server (kube's, unless a test gives its own).
+    """
+
+    def __init__(self, client: Any, api_version: str, kind: str, namespace: str,
+                 labels: dict[str, Any], changed: threading.Event, *,
+                 lister: Lister | None = None, watcher: Watcher | None = None) -> None:
+        from . import kube
+
+        self.kind = kind
+        self.changed = changed
+        self.lister: Lister = lister or (
+            lambda: kube.listing_with_version(client, api_version, kind, namespace, labels))
+        self.watcher: Watcher = watcher or (
+            lambda version: kube.watch_events(client, api_version, kind, namespace, labels, version))
+        self.synced = threading.Event()
+        self.cache = Cache()
+        self.problem: str | None = None
+        self.served = True
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name=f"watch {kind}", daemon=True)
+
+    def start(self) -> Informer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def items(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.cache.objects.values())
+
+    def _set(self, cache: Cache) -> None:
+        with self._lock:
+            self.cache = cache
+        self.changed.set()
+
+    def _run(self) -> None:
+        from . import kube
+
+        attempt = 0
+        relist = True
+        while not self._stop.is_set():
+            try:
+                if relist:
+                    items, version = self.lister()
+                    self._set(relisted(items, version))
+                    self.served, self.problem, relist = True, None, False
+                    self.synced.set()
+                for event, obj in self.watcher(self.cache.version):
+                    self._set(applied(self.cache, event, obj))
+                    attempt = 0
+                    if self._stop.is_set():
+                        return
+            except Gone:
+                relist = True
+                continue
+            except kube.KubeError as exc:
+                step = next_step(exc.code)
+                if step == "relist":
+                    relist = True
+                    continue
+                if step == "give_up":
+                    self.problem = str(exc)
+                    if exc.code == 404:  # not served (yet): an empty set, looked at again later
+                        self.served = False
+                        self._set(Cache())
+                    self.synced.set()
+                    self.changed.set()
+                    relist = True
+                    self._stop.wait(30.0)
+                    continue
+            self._stop.wait(backoff(attempt))
+            attempt += 1
+
+
+def wait_synced(informers: list[Informer], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for informer in informers:
+        informer.synced.wait(max(0.0, deadline - time.monotonic()))

@@ -1,0 +1,138 @@
+"""The controller's pure parts with plain data: grouping jobs, the published status (holder,
+read-back, merge across restarts, when an Event is due) and the Lease decisions."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from msgen.reconcile import controller, lease, published, status
+from msgen.run_policy import RoleRule, RunPolicy
+
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+POLICY = RunPolicy(job="j", target="pod",
+                   roles={"Scheduler": RoleRule(1, "Never"), "Worker": RoleRule(2, "Never")})
+
+
+def pod(role: str, index: int, annotations: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"j-{role}-{index}", "namespace": "ns", "annotations": annotations or {},
+                         "labels": {"training.kubeflow.org/job-name": "j",
+                                    "training.kubeflow.org/replica-type": role,
+                                    "training.kubeflow.org/replica-index": str(index)}, **extra}}
+
+
+def test_group_keeps_jobs_with_a_workload_msgen_rendered() -> None:
+    ours = pod("worker", 0, {"msgen/run-policy": "{}"})
+    theirs = {**pod("worker", 0), "metadata": {**pod("worker", 0)["metadata"], "namespace": "other"}}
+    grouped = controller.group([ours, pod("scheduler", 0), theirs])
+    assert list(grouped) == [("ns", "j")] and len(grouped[("ns", "j")]) == 2
+
+
+def test_the_holder_is_worker_0_then_the_worker_workload() -> None:
+    pods = [pod("scheduler", 0), pod("worker", 1), pod("worker", 0)]
+    assert published.holder(POLICY, pods) == pods[2]
+    jobs = [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": n},
+             "spec": {"template": {"metadata": {"labels": {"training.kubeflow.org/replica-type": r}}}}}
+            for n, r in (("j-scheduler", "scheduler"), ("j-worker", "worker"))]
+    assert published.holder(POLICY, jobs) == jobs[1]
+    gone = {**pods[2], "metadata": {**pods[2]["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z"}}
+    assert published.holder(POLICY, [pods[0], pods[1], gone]) == pods[1]
+
+
+def computed(phase: str, *conditions: status.Condition) -> status.JobStatus:
+    return status.JobStatus(job="j", phase=phase, conditions=list(conditions),
+                            replicas={"Worker": status.RoleCounts(running=2)})
+
+
+def test_merge_keeps_times_seen_before_and_stamps_new_conditions() -> None:
+    first = published.merged(None, computed("Running", status.Condition("Created", "JobCreated", time="T0"),
+                                            status.Condition("Running", "JobRunning")), "T1")
+    assert [(c["type"], c["lastTransitionTime"]) for c in first["conditions"]] == [("Created", "T0"), ("Running", "T1")]
+    # After a restart: the Running time read back is kept, not replaced by the restart's time.
+    again = published.merged(first, computed("Running", status.Condition("Created", "JobCreated", time="T0"),
+                                             status.Condition("Running", "JobRunning")), "T9")
+    assert again == first and not published.announce(first, again)
+    assert published.text(again) == published.text(first)
+
+
+def test_a_published_end_is_final() -> None:
+    ended = {"phase": "Succeeded", "conditions": [{"type": "Succeeded", "reason": "JobSucceeded"}]}
+    assert published.merged(ended, computed("Created"), "T9") == ended
+    # Final: counts that change as the policies remove pods do not rewrite it.
+    assert published.merged(ended, computed("Succeeded", status.Condition("Succeeded", "JobSucceeded")), "T9") == ended
+    assert published.read([pod("worker", 0, {"msgen/status": json.dumps({"phase": "Running"})}),
+                           pod("worker", 1, {"msgen/status": json.dumps(ended)}),
+                           pod("worker", 2, {"msgen/status": "not json"})]) == ended
+    assert published.announce({"phase": "Running"}, {"phase": "Succeeded"})
+    assert published.announce(None, {"phase": "Created"})
+
+
+def test_the_lease_is_taken_only_when_free_or_expired() -> None:
+    mine = lease.claimed(None, "a", NOW)
+    assert mine["holderIdentity"] == "a" and mine["leaseDurationSeconds"] == lease.LEASE_SECONDS
+    assert mine["renewTime"] == "2026-01-01T12:00:00.000000Z" and mine["leaseTransitions"] == 0
+    assert lease.decide(None, "b", NOW) == "acquire"
+    assert lease.decide(mine, "a", NOW) == "renew"
+    assert lease.decide(mine, "b", NOW + timedelta(seconds=lease.LEASE_SECONDS - 1)) == "wait"
+    assert lease.decide(mine, "b", NOW + timedelta(seconds=lease.LEASE_SECONDS)) == "acquire"
+    released = {**mine, "holderIdentity": None}
+    assert lease.decide(released, "b", NOW) == "acquire"
+    assert lease.claimed(released, "b", NOW)["leaseTransitions"] == 1
+    taken = lease.claimed(mine, "b", NOW + timedelta(seconds=20))
+    assert taken["leaseTransitions"] == 1 and taken["acquireTime"] == taken["renewTime"]
+    renewed = lease.claimed(mine, "a", NOW + timedelta(seconds=5))
+    assert renewed["acquireTime"] == mine["acquireTime"] and renewed["renewTime"] != mine["renewTime"]
+
+
+def test_a_leader_stops_acting_before_its_lease_can_be_taken() -> None:
+    assert lease.RENEW_DEADLINE < lease.LEASE_SECONDS
+    elector = lease.Elector(None, "ns", "l", "a")
+    assert not elector.leading()
+
+
+def test_the_controller_overlay_is_valid_kubernetes_at_every_supported_version() -> None:
+    import subprocess
+
+    import kubernetes_validate
+    import pytest
+    import yaml
+
+    from msgen import versions
+
+    from .conftest import ROOT, kustomize_binary
+
+    binary = kustomize_binary()
+    if binary is None:
+        pytest.skip("kustomize is not installed (.ci/fetch-kustomize installs it)")
+    built = subprocess.run([binary, "build", str(ROOT / "overlays" / "controller")], capture_output=True,
+                           text=True, check=True, timeout=60).stdout
+    documents = [d for d in yaml.safe_load_all(built) if d]
+    kinds = sorted(f"{d['kind']}/{d['metadata']['name']}" for d in documents)
+    assert kinds == ["ClusterRole/msgen-controller", "ClusterRoleBinding/msgen-controller",
+                     "Deployment/msgen-controller", "Namespace/msgen-system", "Role/msgen-controller-lease",
+                     "RoleBinding/msgen-controller-lease", "ServiceAccount/msgen-controller"]
+    for minor in range(versions.OLDEST[1], versions.NEWEST[1] + 1):
+        version = f"{versions.OLDEST[0]}.{minor}"
+        for document in documents:
+            try:
+                kubernetes_validate.validate(document, version, strict=True)
+            except kubernetes_validate.ValidationError as exc:
+                pytest.fail(f"{document['kind']}/{document['metadata']['name']} at {version}: {exc.message}")
+    lease_rules = next(d for d in documents if d["kind"] == "Role")["rules"]
+    assert {v for r in lease_rules for v in r["verbs"]} == {"get", "update", "create"}
+
+
+def test_once_no_workload_is_left_a_service_of_the_job_keeps_its_status() -> None:
+    pods = [pod("worker", 0)]
+    services = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": n, "namespace": "ns"}}
+                for n in ("j-scheduler-0", "j")]
+    assert published.keeper(POLICY, pods, services) == pods[0]
+    # cleanPodPolicy All deleted every pod: the first Service by name carries the status ...
+    assert published.keeper(POLICY, [], services) == services[1]
+    # ... and is where the end is read back from.
+    ended = {**services[1], "metadata": {**services[1]["metadata"], "annotations": {
+        "msgen/status": json.dumps({"phase": "Succeeded", "conditions": []})}}}
+    assert published.read([services[0], ended]) == {"phase": "Succeeded", "conditions": []}
+    assert published.keeper(POLICY, [], []) is None
