@@ -14,7 +14,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
-from .diagnostics import Diagnostic, distinct, report_lines
+from .diagnostics import Diagnostic, LineReader, distinct, report_lines
 from .plan import Options
 
 if TYPE_CHECKING:
@@ -117,7 +117,11 @@ def compile_paths(
     if compilation.ok and not read_errors and compilation.documents == 0:
         shown = ", ".join(p if p != "-" else "<stdin>" for p in paths) or "the given directories"
         compilation.diagnostics.append(no_documents(shown))
-    report(compilation.diagnostics, compilation.sources)
+    report(
+        compilation.diagnostics,
+        compilation.sources,
+        (compilation.unshown_findings, compilation.unshown_errors),
+    )
     if not compilation.ok:
         raise SystemExit(EXIT_INPUT)
     return compilation
@@ -132,13 +136,22 @@ def no_documents(where: str) -> Diagnostic:
     )
 
 
-def report(diagnostics: list[Diagnostic], sources: dict[str, Any]) -> None:
+def report(
+    diagnostics: list[Diagnostic], sources: dict[str, Any], unshown: tuple[int, int] = (0, 0)
+) -> None:
+    """Print the findings; `unshown` counts (findings, errors) a stream did not keep."""
     if not diagnostics:
         return
-    texts = {name: source.text for name, source in sources.items()}
-    for line in report_lines(diagnostics, texts):
+    # A streamed source is not read whole: only the lines the shown findings point at.
+    from .source import StreamedSource
+
+    texts: dict[str, str | LineReader] = {
+        name: source if isinstance(source, StreamedSource) else source.text
+        for name, source in sources.items()
+    }
+    for line in report_lines(diagnostics, texts, unshown):
         _echo_error(line)
-    errors = sum(d.is_error for d in distinct(diagnostics))
+    errors = sum(d.is_error for d in distinct(diagnostics)) + unshown[1]
     if errors:
         _echo_error(f"msgen: {errors} error(s); nothing was written")
 

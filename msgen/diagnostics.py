@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Protocol
 from dataclasses import dataclass
 from enum import Enum
 
@@ -19,7 +20,7 @@ MAX_REPORTED = 200
 #: Excerpts show at most this many characters of a line, around the column.
 EXCERPT_WIDTH = 120
 #: The line breaks YAML counts lines by (libyaml's positions use the same).
-_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 
 
 class Severity(str, Enum):
@@ -82,7 +83,7 @@ class Lines:
 
     def line(self, number: int) -> str | None:
         if self._starts is None:
-            self._starts = [0, *(m.end() for m in _LINE_BREAK.finditer(self.text))]
+            self._starts = [0, *(m.end() for m in LINE_BREAK.finditer(self.text))]
         if not 1 <= number <= len(self._starts):
             return None
         start = self._starts[number - 1]
@@ -92,25 +93,54 @@ class Lines:
         return self.text[start:end].rstrip("\r\n\x85\u2028\u2029")
 
 
-def report_lines(diagnostics: list[Diagnostic], texts: Mapping[str, str]) -> list[str]:
+class LineReader(Protocol):
+    """A source too long to hold as text, which reads just the lines asked for."""
+
+    def read_lines(self, wanted: set[int]) -> dict[int, str]: ...
+
+
+class PickedLines(Lines):
+    """Only some lines of a source (those its reported findings point at)."""
+
+    def __init__(self, picked: dict[int, str]):
+        super().__init__("")
+        self._picked = picked
+
+    def line(self, number: int) -> str | None:
+        return self._picked.get(number)
+
+
+def report_lines(
+    diagnostics: list[Diagnostic],
+    texts: Mapping[str, str | LineReader],
+    unshown: tuple[int, int] = (0, 0),
+) -> list[str]:
     """The printed report: distinct diagnostics with excerpts, at most MAX_REPORTED of them.
 
+    `unshown` counts (findings, errors) a streaming run did not keep (see
+    `pipeline.compile_stream`); they join the count of those not shown.
     Costs O(size of the sources + number of diagnostics): each source is indexed once.
     """
     shown = distinct(diagnostics)
     indexed: dict[str, Lines] = {}
+    for name, text in texts.items():
+        if not isinstance(text, str):  # a streamed source: read the lines excerpts need
+            wanted = {d.position.line for d in shown[:MAX_REPORTED] if d.position and d.position.file == name}
+            if wanted:
+                indexed[name] = PickedLines(text.read_lines(wanted))
     out = []
     for diag in shown[:MAX_REPORTED]:
         lines = None
         if diag.position is not None and diag.position.file in texts:
             name = diag.position.file
-            lines = indexed.get(name) or indexed.setdefault(name, Lines(texts[name]))
+            text = texts[name]
+            lines = indexed.get(name) or indexed.setdefault(name, Lines(text if isinstance(text, str) else ""))
         out.append(format_diagnostic(diag, lines))
     rest = shown[MAX_REPORTED:]
-    if rest:
-        errors = sum(d.is_error for d in rest)
+    if rest or unshown[0]:
+        errors = sum(d.is_error for d in rest) + unshown[1]
         out.append(
-            f"... and {len(rest)} more finding(s) ({errors} error(s)) not shown; "
+            f"... and {len(rest) + unshown[0]} more finding(s) ({errors} error(s)) not shown; "
             f"the first {MAX_REPORTED} are above"
         )
     return out

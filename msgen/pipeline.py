@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 
 from . import devices, frameworks, kinds, processes, run_policy, targets, versions
 from . import options as option_text
-from .diagnostics import Diagnostic, InputError, Position, Severity, has_errors
+from .diagnostics import MAX_REPORTED, Diagnostic, InputError, Position, Severity, distinct, has_errors
 from .emit import canonical
 from .kinds import pod_schema
 from .kinds.near_miss import near_miss
@@ -42,10 +42,29 @@ class Compilation:
     sources: dict[str, Source] = field(default_factory=dict)
     documents: int = 0
     jobs: int = 0
+    #: findings (and errors among them) a stream counted but did not keep: beyond the first
+    #: MAX_REPORTED, only their number is printed, so only their number is held
+    unshown_findings: int = 0
+    unshown_errors: int = 0
 
     @property
     def ok(self) -> bool:
-        return not has_errors(self.diagnostics)
+        return not self.unshown_errors and not has_errors(self.diagnostics)
+
+    def keep_bounded(self, found: list[Diagnostic]) -> None:
+        """Add one document's findings, keeping at most MAX_REPORTED and counting the rest.
+
+        A stream of 34,000 jobs with one warning each would otherwise hold 34,000 findings
+        (and the memory they pin) to print 200 of them. Findings of different documents
+        never coincide (their positions differ), so counting the rest after removing a
+        document's own repeats gives the numbers the full list would.
+        """
+        found = distinct(found)
+        room = max(0, MAX_REPORTED - len(self.diagnostics))
+        self.diagnostics.extend(found[:room])
+        rest = found[room:]
+        self.unshown_findings += len(rest)
+        self.unshown_errors += sum(d.is_error for d in rest)
 
 
 def compile_sources(
@@ -82,7 +101,7 @@ def compile_stream(
     result = Compilation()
     seen: dict[str, Position] = {}
     for source in sources:
-        _compile_source(source, options, sink, locate, result, seen)
+        _compile_source(source, options, sink, locate, result, seen, bounded=True)
     return result
 
 
@@ -93,6 +112,7 @@ def _compile_source(
     locate: Callable[[Document], Document] | None,
     result: Compilation,
     seen: dict[str, Position],
+    bounded: bool = False,
 ) -> bool:
     """Compile one source into `result`; False when its text stops being YAML part-way: that
     error is then its only finding, as if none of its documents had compiled (they leave the
@@ -124,7 +144,10 @@ def _compile_source(
         return False
     result.documents += documents
     result.jobs += jobs
-    result.diagnostics.extend(found)
+    if bounded:
+        result.keep_bounded(found)
+    else:
+        result.diagnostics.extend(found)
     if not found and locate is None:
         del result.sources[source.name]  # no finding to show an excerpt of: free its text
         if isinstance(source, StreamedSource):

@@ -117,6 +117,35 @@ class StreamedSource(Source):
         self.stream.seek(0)
         return self.stream.read().decode("utf-8-sig")
 
+    def read_lines(self, wanted: set[int]) -> dict[int, str]:
+        """The lines numbered in `wanted` (1-based, YAML's line breaks, without them), read in
+        pieces: a report of findings in a stream of hundreds of megabytes holds only those."""
+        import codecs
+
+        from .diagnostics import LINE_BREAK
+
+        self.stream.seek(0)
+        decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        out: dict[int, str] = {}
+        number, partial, last = 1, "", max(wanted, default=0)
+        while number <= last:
+            piece = self.stream.read(1 << 20)
+            final = not piece
+            chunk = partial + decoder.decode(piece, final=final)
+            start = 0
+            for match in LINE_BREAK.finditer(chunk):
+                if not final and match.end() == len(chunk) and match.group() == "\r":
+                    break  # maybe the first half of a \r\n split between pieces
+                if number in wanted:
+                    out[number] = chunk[start : match.start()]
+                number, start = number + 1, match.end()
+            partial = chunk[start:]
+            if final:
+                if partial and number in wanted:
+                    out[number] = partial
+                break
+        return out
+
     def close(self) -> None:
         self.stream.close()
 

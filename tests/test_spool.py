@@ -195,3 +195,44 @@ def test_a_spool_beyond_memory_moves_to_a_file_and_keeps_the_bytes(monkeypatch: 
     assert spilled.exit_code == 0, spilled.stderr
     assert moved == [True]
     assert spilled.stdout == held.stdout
+
+
+def test_a_stream_keeps_only_the_findings_it_prints(tmp_path: Path) -> None:
+    """One warning per job of a long stream: 200 are kept and printed, the rest counted."""
+    from msgen.diagnostics import MAX_REPORTED
+    from msgen.pipeline import compile_stream
+    from msgen.plan import Options
+    from msgen.source import Source
+
+    assert "cleanPodPolicy: None" in SAMPLE  # which indexed-job expresses only partly: a warning
+    jobs = MAX_REPORTED + 30
+    text = "".join(
+        "---\n" + SAMPLE.replace("name: ms-widedeep-dataparallel", f"name: job-{i}", 1)
+        for i in range(jobs)
+    )
+    compilation = compile_stream([Source("many.yaml", text)], Options(), lambda objects: None)
+    assert compilation.ok
+    assert len(compilation.diagnostics) == MAX_REPORTED
+    assert (compilation.unshown_findings, compilation.unshown_errors) == (jobs - MAX_REPORTED, 0)
+    run = msgen("render", "-", input=text)
+    assert run.exit_code == 0, run.stderr
+    assert run.stderr.count("warning:") == MAX_REPORTED
+    assert f"... and {jobs - MAX_REPORTED} more finding(s) (0 error(s)) not shown" in run.stderr
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2])
+def test_a_streamed_source_reads_the_lines_a_report_needs_as_lines_counts_them(pad: int) -> None:
+    """YAML's line breaks (\\r\\n, \\r, \\n, NEL, LS, PS), one \\r\\n straddling the 1 MiB piece."""
+    import io
+
+    from msgen.diagnostics import Lines
+    from msgen.source import StreamedSource
+
+    head = "a: 1\r\nb: 2\rc: 3\nd: \u00e9\u0085e: 5\u2028f: 6\u2029g: 7\n"
+    filler = "x" * ((1 << 20) - len(head.encode()) - 1 - pad) + "\r\n"
+    text = head + filler + "h: 8\r\n\r\nlast: line"
+    lines = Lines(text)
+    wanted = set(range(1, 20))
+    picked = StreamedSource("s.yaml", io.BytesIO(text.encode())).read_lines(wanted)
+    assert picked == {n: lines.line(n) for n in wanted if lines.line(n) is not None}
+    assert (picked[8], picked[9], picked[10], picked[11]) == (filler[:-2], "h: 8", "", "last: line")
