@@ -347,6 +347,8 @@ def decorate(plan: Plan, objects: list[dict[str, Any]], options: Options) -> lis
 
 def _non_finite_numbers(document: Document) -> list[Diagnostic]:
     """`.nan` and `.inf`: YAML has them, JSON (what the API server stores) does not."""
+    if not document.floats:  # the loader saw no float: nothing to walk for
+        return []
     out = []
     stack: list[tuple[Any, Path]] = [(document.data, ())]
     while stack:

@@ -192,6 +192,8 @@ class Document:
     index: int
     data: Any
     positions: Positions
+    #: False when no scalar of the document is a YAML float (so none is NaN or infinite)
+    floats: bool = True
 
     def diagnostic(
         self, path: Path, message: str, *, severity: Severity = Severity.ERROR, key: bool = False
@@ -376,6 +378,7 @@ class _Builder:
         #: merge key, or a collection deeper than MAX_DEPTH: what `_check_alias_budget` measures.
         self._tree = False
         self._seen: set[int] = set()
+        self.floats = False
 
     def document(self, root: yaml.Node) -> Document:
         try:
@@ -391,7 +394,7 @@ class _Builder:
             data = self._build(root, ())
         if self.errors:
             raise InputError(self.errors)
-        return Document(self.source, self.index, data, self.positions)
+        return Document(self.source, self.index, data, self.positions, self.floats)
 
     def _error(self, node: yaml.Node, message: str) -> None:
         mark = node.start_mark
@@ -471,6 +474,8 @@ class _Builder:
         if node.tag in _TEXT_TAGS:
             return node.value
         builder = _SCALAR_BUILDERS.get(node.tag)
+        if builder == "construct_yaml_float":
+            self.floats = True
         if builder is None:
             self._error(node, f"unsupported YAML tag {node.tag!r}; accepted: plain JSON-like YAML")
             return None

@@ -16,7 +16,6 @@ refused with a clear message.
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Literal
 
 from .model import BaseModel, Field
@@ -27,7 +26,7 @@ from ..source import Document, Path
 from .msjob import MSReplicaSpec, MSRunPolicy, MSSchedulingPolicy, _run_policy
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from . import ascend_recovery as recovery
-from .shared import job_name, replica_type_of
+from .shared import copy_data, job_name, replica_type_of
 from .validation import validate_model
 
 API_VERSION = "mindxdl.gitee.com/v1"
@@ -176,7 +175,7 @@ def _roles(job: AscendJob, document: Document, out: list[Diagnostic]) -> tuple[R
                     f"more than one Scheduler: replicas {replicas}; accepted: 0 or 1",
                 )
             )
-        template = copy.deepcopy(raw_specs[key]["template"])
+        template = copy_data(raw_specs[key]["template"])
         _check_containers(template, document, path, replica_type, out)
         found[replica_type] = Role(
             replica_type=replica_type,

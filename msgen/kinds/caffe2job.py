@@ -15,7 +15,6 @@ not read.
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Literal
 
 from .model import BaseModel, Field
@@ -25,7 +24,7 @@ from ..frameworks import caffe2
 from ..plan import Options, Plan, Role, RunPolicy
 from ..source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
-from .shared import job_name, main_container
+from .shared import copy_data, job_name, main_container
 from .validation import validate_model
 
 API_VERSION = "kubeflow.org/v1alpha1"
@@ -87,7 +86,7 @@ class Caffe2JobKind:
         name = job_name(job.metadata, document, out)
         settings = _backend(job, document, out)
         path: Path = ("spec", "replicaSpecs")
-        template = copy.deepcopy(document.data["spec"]["replicaSpecs"]["template"])
+        template = copy_data(document.data["spec"]["replicaSpecs"]["template"])
         main_container(
             template, document, path, "the Caffe2Job", MAIN_CONTAINER, out, only_one_is_main=False
         )

@@ -7,7 +7,6 @@ Running, and container `mindspore` gets port `msjob-port` 2222 unless it names o
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Literal
 
 from .model import BaseModel, Field
@@ -16,7 +15,7 @@ from ..diagnostics import Diagnostic, Severity
 from ..plan import CleanPodPolicy, Options, Plan, Role, RunPolicy, SchedulingPolicy
 from ..source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, Quantity, _Model
-from .shared import job_name
+from .shared import copy_data, job_name
 from .validation import validate_model
 
 API_VERSION = "mindspore.gitee.com/v1"
@@ -135,7 +134,7 @@ def _roles(job: MSJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
                     f"more than one Scheduler: replicas {replicas}; accepted: 0 or 1",
                 )
             )
-        template = copy.deepcopy(raw_specs[key]["template"])
+        template = copy_data(raw_specs[key]["template"])
         _check_containers(template, document, path, replica_type, out)
         if spec.template.spec.restartPolicy is not None:
             out.append(

@@ -15,7 +15,6 @@ mount of an undeclared volume would leave the pod stuck in ContainerCreating).
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Literal
 
 from .model import BaseModel, Field
@@ -24,7 +23,7 @@ from ..diagnostics import Diagnostic
 from ..plan import Options, Plan, Role, RunPolicy
 from ..source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
-from .shared import check_volumes, ensure_port, job_name, main_container
+from .shared import check_volumes, copy_data, ensure_port, job_name, main_container
 from .validation import validate_model
 
 API_VERSION = "kubeflow.org/v1"
@@ -150,7 +149,7 @@ def _roles(job: LegacyMSJob, document: Document, out: list[Diagnostic]) -> tuple
         port = parse_port(spec.masterPort, document, port_path, out)
         if port is None:
             port, port_path = spec_port or DEFAULT_PORT, ("spec", "masterPort")
-        template = copy.deepcopy(document.data["spec"]["replicaSpecs"][index]["template"])
+        template = copy_data(document.data["spec"]["replicaSpecs"][index]["template"])
         main = main_container(
             template, document, path, replica_type, MAIN_CONTAINER, out, only_one_is_main=True
         )

@@ -12,7 +12,6 @@ training-operator's `spec.runPolicy` or kubeflow mxnet-operator's inline form
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Literal
 
 from .model import BaseModel, Field
@@ -25,7 +24,7 @@ from .msjob import MSRunPolicy, MSSchedulingPolicy
 from .mxjob_labels import tuner_keys
 from .mxjob_run_policy import run_policy
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
-from .shared import ensure_port, job_name, main_container, replica_type_of
+from .shared import copy_data, ensure_port, job_name, main_container, replica_type_of
 from .validation import validate_model
 
 API_VERSION = "kubeflow.org/v1"
@@ -223,7 +222,7 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
             )
             continue
         replicas = 1 if spec.replicas is None else spec.replicas
-        template = copy.deepcopy(raw_specs[key]["template"])
+        template = copy_data(raw_specs[key]["template"])
         check_replica(
             template, document, path, replica_type, replicas, out,
             replicas_path=path + ("replicas",),

@@ -13,7 +13,6 @@ as a `kubeflow.org/v1 MXJob`.
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Literal
 
 from .model import BaseModel, Field
@@ -23,6 +22,7 @@ from ..plan import Options, Plan, Role, RunPolicy
 from ..source import Document, Path
 from .mxjob import DEFAULT_PORT, MAIN_CONTAINER, PORT_NAME, check_replica, mxnet_plan
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
+from .shared import copy_data
 from .validation import validate_model
 
 API_VERSION = "mxnet.mlkube.io/v1beta1"
@@ -99,7 +99,7 @@ def _roles(job: MxJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
             )
             continue
         replicas = 1 if spec.replicas is None else spec.replicas
-        template = copy.deepcopy(document.data["spec"]["replicaSpecs"][index]["template"])
+        template = copy_data(document.data["spec"]["replicaSpecs"][index]["template"])
         port = spec.PsRootPort or DEFAULT_PORT
         check_replica(
             template,

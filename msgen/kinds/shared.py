@@ -208,3 +208,18 @@ def replica_type_of(
         return None
     seen[replica_type] = key
     return replica_type
+
+
+def copy_data(value: Any) -> Any:
+    """A copy of parsed YAML data (mappings, lists, scalars) that shares no mapping or list.
+
+    Each role's template is copied before msgen fills it in; `copy.deepcopy` spent most of
+    its time on its memo and per-scalar dispatch, which data straight from the loader does
+    not need (parts repeated through YAML aliases come out as separate copies, so filling in
+    one never changes another).
+    """
+    if isinstance(value, dict):
+        return {key: copy_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_data(item) for item in value]
+    return value
