@@ -157,9 +157,11 @@ def report(
 
 
 def _echo_error(line: str) -> None:
-    import click  # as every msgen message is written; only paid when there is one
-
-    click.echo(line, err=True)
+    """One line to standard error, as `click.echo(line, err=True)` writes msgen's messages
+    (plain text, no styles), without importing click for a render that only warns."""
+    stream = sys.stderr
+    stream.write(line + "\n")
+    stream.flush()
 
 
 def guarded(command: Callable[[], None]) -> None:
