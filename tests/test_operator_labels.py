@@ -85,6 +85,15 @@ def test_caffe2_operators_own_labels(target: str) -> None:
         assert sorted(indexes) == [str(i) for i in range(len(templates))]
 
 
+def test_caffe2_job_key_is_left_out_where_it_would_be_no_label_value() -> None:
+    """A key over 63 characters would make the API server refuse every pod."""
+    run = msgen("render", str(SAMPLES / CAFFE2), "--target", "pod", "-n", "n" * 60)
+    assert run.exit_code == 0, run.stderr
+    for _, template, _ in pod_templates(run.objects()):
+        labels = template["metadata"]["labels"]
+        assert "caffe2_replica_type" in labels and "caffe2_job_key" not in labels
+
+
 def test_caffe2_job_key_needs_a_namespace() -> None:
     run = msgen("render", str(SAMPLES / CAFFE2), "--target", "pod")
     assert run.exit_code == 0, run.stderr

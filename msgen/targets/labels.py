@@ -100,19 +100,23 @@ CAFFE2_GROUP_NAME = "group_name"
 CAFFE2_JOB_KEY = "caffe2_job_key"
 CAFFE2_REPLICA_TYPE = "caffe2_replica_type"
 CAFFE2_REPLICA_INDEX = "caffe2_replica_index"
+#: the longest label value the API server accepts
+MAX_LABEL_VALUE = 63
 
 
 def caffe2_pod_labels(plan: Plan, slot: PodSlot) -> dict[str, str]:
     """caffe2-operator's labels, as far as they are known at render time.
 
     `caffe2_job_key` is `<namespace>-<job>`, so it is written only when the job names its
-    namespace (or one is given on the command line); `runtime_id` was the operator's
+    namespace (or one is given on the command line) and the two fit a label value (63
+    characters; the API server refuses a longer one, as it refused the operator's pods); `runtime_id` was the operator's
     creation timestamp and has no render-time value, so it is left out. The operator's only
     replica type was the lower-case `worker`.
     """
     out = {CAFFE2_GROUP_NAME: "kubeflow.org", CAFFE2_REPLICA_TYPE: "worker"}
-    if plan.namespace:
-        out[CAFFE2_JOB_KEY] = f"{plan.namespace}-{plan.name}"
+    key = f"{plan.namespace}-{plan.name}"
+    if plan.namespace and len(key) <= MAX_LABEL_VALUE:
+        out[CAFFE2_JOB_KEY] = key
     if slot.index is not None:
         out[CAFFE2_REPLICA_INDEX] = str(slot.index)
     return out
