@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Protocol
-from dataclasses import dataclass
+from typing import NamedTuple, Protocol
 from enum import Enum
 
 #: At most this many diagnostics are printed per run; the rest are counted. A file with
@@ -28,8 +27,7 @@ class Severity(str, Enum):
     WARNING = "warning"
 
 
-@dataclass(frozen=True)
-class Position:
+class Position(NamedTuple):
     """1-based line and column in a named source."""
 
     file: str
@@ -37,8 +35,9 @@ class Position:
     column: int
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(NamedTuple):
+    """One finding (a `NamedTuple`, as the render path's records are: see `msgen.plan`)."""
+
     severity: Severity
     message: str
     position: Position | None = None

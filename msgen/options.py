@@ -7,7 +7,6 @@ options for that job only.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -73,7 +72,7 @@ def apply(
         field, accepted = OPTION_NAMES[name]
         shown = (shown_as or {}).get(key, key)
         changes[field] = _value(shown, name, str(raw).strip() if raw is not None else "", accepted)
-    return dataclasses.replace(base, **changes) if changes else base
+    return base._replace(**changes) if changes else base
 
 
 def _value(key: str, name: str, text: str, accepted: tuple[str, ...] | None) -> Any:

@@ -12,8 +12,7 @@ override (env only). A *default* env value (`EnvValue.default`) yields to the us
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .diagnostics import Diagnostic
 from .plan import Options, Plan, PodSlot
@@ -21,8 +20,7 @@ from .plan import Options, Plan, PodSlot
 ALL_CONTAINERS = "*"
 
 
-@dataclass(frozen=True)
-class EnvValue:
+class EnvValue(NamedTuple):
     """A value for an environment variable: literal text or a downward-API field.
 
     `requires` lists variables that must be defined earlier in the same container, for values
@@ -53,8 +51,7 @@ def default(value: str | int) -> EnvValue:
     return EnvValue(value=str(value), default=True)
 
 
-@dataclass(frozen=True)
-class CommandWrap:
+class CommandWrap(NamedTuple):
     """Run `command` instead, with the container's own command and args as its arguments.
 
     The container must set `command`: an image's entrypoint is unknown at render time.
@@ -63,8 +60,7 @@ class CommandWrap:
     command: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Patch:
+class Patch(NamedTuple):
     """What a plug-in adds to a pod.
 
     `env`: `(container name or ALL_CONTAINERS, variable, value)`; `volumes`: pod volumes;

@@ -11,7 +11,6 @@ import json
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from . import devices, frameworks, kinds, processes, run_policy, targets, versions
@@ -32,20 +31,20 @@ from .targets.limits import replica_problems
 _JOB_LIKE_KINDS = {"msjob", "mxjob", "caffe2job", "ascendjob", "tfjob", "pytorchjob", "mpijob"}
 
 
-@dataclass
 class Compilation:
     """Everything one run produced: the objects in output order, and the findings."""
 
-    objects: list[dict[str, Any]] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    #: the sources findings point into (for excerpts); a stream keeps only those
-    sources: dict[str, Source] = field(default_factory=dict)
-    documents: int = 0
-    jobs: int = 0
-    #: findings (and errors among them) a stream counted but did not keep: beyond the first
-    #: MAX_REPORTED, only their number is printed, so only their number is held
-    unshown_findings: int = 0
-    unshown_errors: int = 0
+    def __init__(self) -> None:
+        self.objects: list[dict[str, Any]] = []
+        self.diagnostics: list[Diagnostic] = []
+        #: the sources findings point into (for excerpts); a stream keeps only those
+        self.sources: dict[str, Source] = {}
+        self.documents = 0
+        self.jobs = 0
+        #: findings (and errors among them) a stream counted but did not keep: beyond the
+        #: first MAX_REPORTED, only their number is printed, so only their number is held
+        self.unshown_findings = 0
+        self.unshown_errors = 0
 
     @property
     def ok(self) -> bool:

@@ -11,8 +11,7 @@ with `parse()`. This module is the only place that knows the annotation's shape.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .plan import Options, Plan
 
@@ -26,14 +25,12 @@ SCHEDULER = "Scheduler"
 TUNER = "Tuner"
 
 
-@dataclass(frozen=True)
-class RoleRule:
+class RoleRule(NamedTuple):
     replicas: int
     restart_policy: str
 
 
-@dataclass(frozen=True)
-class RunPolicy:
+class RunPolicy(NamedTuple):
     """What the reconciler needs to judge and finish a job, read back from the cluster."""
 
     job: str
@@ -45,7 +42,7 @@ class RunPolicy:
     active_deadline_seconds: int | None = None
     ttl_seconds_after_finished: int | None = None
     enable_dynamic_worker: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = {}  # never mutated
 
     def worker_type(self) -> str | None:
         """The Worker role (`Worker`, however the kind spells it)."""

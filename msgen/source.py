@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import yaml
@@ -89,12 +88,24 @@ _TAG_ACCEPTS = {
 }
 
 
-@dataclass(frozen=True)
 class Source:
-    """One input: a file name as the user should see it, and its text."""
+    """One input: a file name as the user should see it, and its text.
 
-    name: str
-    text: str
+    Plain classes here, not dataclasses: see `msgen.plan` for why the render path avoids them.
+    """
+
+    __slots__ = ("name", "_text")
+
+    def __init__(self, name: str, text: str):
+        self.name = name
+        self._text = text
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"Source({self.name!r})"
 
 
 class StreamedSource(Source):
@@ -106,11 +117,11 @@ class StreamedSource(Source):
     it whole, which only the report of a finding in it, or an invalid character, needs.
     """
 
-    stream: BinaryIO
+    __slots__ = ("stream",)
 
     def __init__(self, name: str, stream: BinaryIO):
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "stream", stream)
+        self.name = name
+        self.stream = stream
 
     @property
     def text(self) -> str:
@@ -152,21 +163,26 @@ class StreamedSource(Source):
     def __repr__(self) -> str:
         return f"StreamedSource({self.name!r})"
 
-    __hash__ = object.__hash__
 
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-
-@dataclass
 class Positions:
-    """Where each path of a document was written (1-based line, column)."""
+    """Where each path of a document was written (1-based line, column).
 
-    source: Source
-    values: dict[Path, tuple[int, int]] = field(default_factory=dict)
-    keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
-    #: where this document sits inside a larger one (an item of a KRM ResourceList)
-    prefix: Path = ()
+    `prefix`: where this document sits inside a larger one (an item of a KRM ResourceList).
+    """
+
+    __slots__ = ("source", "values", "keys", "prefix")
+
+    def __init__(
+        self,
+        source: Source,
+        values: dict[Path, tuple[int, int]] | None = None,
+        keys: dict[Path, tuple[int, int]] | None = None,
+        prefix: Path = (),
+    ):
+        self.source = source
+        self.values: dict[Path, tuple[int, int]] = {} if values is None else values
+        self.keys: dict[Path, tuple[int, int]] = {} if keys is None else keys
+        self.prefix = prefix
 
     def within(self, prefix: Path) -> Positions:
         """The positions of the sub-document at `prefix`, addressed from its own root."""
@@ -184,16 +200,26 @@ class Positions:
             probe = probe[:-1]
 
 
-@dataclass
 class Document:
-    """One YAML document of a source, as plain data plus positions."""
+    """One YAML document of a source, as plain data plus positions.
 
-    source: Source
-    index: int
-    data: Any
-    positions: Positions
-    #: False when no scalar of the document is a YAML float (so none is NaN or infinite)
-    floats: bool = True
+    `floats` is False when no scalar of the document is a YAML float (so none is NaN or
+    infinite).
+    """
+
+    __slots__ = ("source", "index", "data", "positions", "floats")
+
+    def __init__(
+        self, source: Source, index: int, data: Any, positions: Positions, floats: bool = True
+    ):
+        self.source = source
+        self.index = index
+        self.data = data
+        self.positions = positions
+        self.floats = floats
+
+    def __repr__(self) -> str:
+        return f"Document({self.source.name!r}, {self.index})"
 
     def diagnostic(
         self, path: Path, message: str, *, severity: Severity = Severity.ERROR, key: bool = False

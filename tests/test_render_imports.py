@@ -33,6 +33,8 @@ NOT_ON_THE_RENDER_PATH = {
     "difflib": "did-you-mean hints, for mistakes only",
     "tempfile": "importlib.resources and others pull it in",
     "shutil": "importlib.resources and others pull it in",
+    "dataclasses": "the render path's records are NamedTuples and slotted classes (msgen.plan)",
+    "inspect": "imported by dataclasses; ~6 ms with ast, dis and tokenize",
 }
 
 _WRAPPER = """

@@ -8,7 +8,6 @@ would otherwise see every GPU on the node).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..diagnostics import Diagnostic
@@ -27,13 +26,26 @@ def device_kind(resource: str) -> DeviceKind | None:
     return None
 
 
-@dataclass(frozen=True)
 class DeviceRequest:
     """The accelerator one container asks for: kind, resource name and count."""
 
-    kind: DeviceKind
-    resource: str | None = None
-    count: int = 0
+    __slots__ = ("kind", "resource", "count")
+
+    def __init__(self, kind: DeviceKind, resource: str | None = None, count: int = 0):
+        self.kind = kind
+        self.resource = resource
+        self.count = count
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DeviceRequest) and (self.kind, self.resource, self.count) == (
+            other.kind, other.resource, other.count
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.resource, self.count))
+
+    def __repr__(self) -> str:
+        return f"DeviceRequest({self.kind!r}, {self.resource!r}, {self.count})"
 
 
 def container_request(container: dict[str, Any]) -> DeviceRequest:

@@ -23,7 +23,6 @@ with a warning (the job's outcome follows the Scheduler).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic, Severity
@@ -76,7 +75,7 @@ def run_policy(spec: MXJobSpec, document: Document, out: list[Diagnostic]) -> Ru
     policy = _run_policy(spec.runPolicy)
     if spec.runPolicy is None or spec.runPolicy.cleanPodPolicy is None:
         # training-operator defaults cleanPodPolicy to None (ms-operator: Running).
-        policy = dataclasses.replace(policy, clean_pod_policy="None")
+        policy = policy._replace(clean_pod_policy="None")
     if spec.runPolicy is not None and spec.runPolicy.suspend:
         out.append(
             document.diagnostic(

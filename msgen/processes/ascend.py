@@ -17,7 +17,6 @@ On pods whose container `mindspore` (the plan's main container) asks for Ascend 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from .. import devices
@@ -218,8 +217,8 @@ def contribute(plan: Plan, slot: PodSlot, options: Options) -> list[Patch]:
 
 def _with(patch: Patch, **fields: Any) -> Patch:
     """`patch` with `fields` appended to its own."""
-    return dataclasses.replace(
-        patch, **{name: getattr(patch, name) + value for name, value in fields.items()}
+    return patch._replace(
+        **{name: getattr(patch, name) + value for name, value in fields.items()}
     )
 
 

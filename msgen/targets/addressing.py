@@ -13,8 +13,7 @@ and never formats a target's host names itself. Two ways to reach a replica (con
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from ..diagnostics import Diagnostic
 from ..names import dns1035_problem, service_env_prefix
@@ -23,20 +22,28 @@ from ..plan import AddressMode, Plan, PodSlot, Role
 from . import labels
 
 
-@dataclass(frozen=True)
 class Endpoint:
-    """A replica other pods must reach, and the ports it listens on."""
+    """A replica other pods must reach, and the ports it listens on.
 
-    role: Role
-    index: int
-    ports: tuple[dict[str, Any], ...]
-    #: Reached by its stable DNS name whatever the address mode: for frameworks that accept
-    #: host names (MXNet, Caffe2, the 2020 MSJob), as their operators gave them.
-    by_name: bool = False
+    `by_name`: reached by its stable DNS name whatever the address mode: for frameworks that
+    accept host names (MXNet, Caffe2, the 2020 MSJob), as their operators gave them.
+    """
+
+    __slots__ = ("role", "index", "ports", "by_name")
+
+    def __init__(
+        self, role: Role, index: int, ports: tuple[dict[str, Any], ...], by_name: bool = False
+    ):
+        self.role = role
+        self.index = index
+        self.ports = ports
+        self.by_name = by_name
+
+    def __repr__(self) -> str:
+        return f"Endpoint({self.role.replica_type!r}, {self.index}, by_name={self.by_name})"
 
 
-@dataclass(frozen=True)
-class Naming:
+class Naming(NamedTuple):
     """What a target decides about names: host names, and a pod's index where it is not static."""
 
     hostname: Callable[[Role, int], str]

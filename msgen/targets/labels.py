@@ -17,8 +17,7 @@ JobSets), `apps.kubernetes.io/pod-index` (StatefulSets), `volcano.sh/task-index`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..diagnostics import Diagnostic
 from ..plan import Plan, PodSlot, Role
@@ -37,8 +36,7 @@ LEGACY_REPLICA_INDEX = "replica-index"
 LEGACY_GROUP_NAME = "group-name"
 
 
-@dataclass(frozen=True)
-class OperatorLabels:
+class OperatorLabels(NamedTuple):
     """What one kubeflow/common-based operator put on its pods."""
 
     operator_name: str

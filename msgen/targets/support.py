@@ -11,8 +11,7 @@ generated from the same cells, and a test keeps the two equal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .. import versions
 from ..diagnostics import Diagnostic, Severity
@@ -23,8 +22,7 @@ Support = Literal["native", "partly", "apply", "no"]
 TARGET_ORDER = ("indexed-job", "pod", "statefulset", "jobset", "volcano")
 
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(NamedTuple):
     support: Support
     #: The Kubernetes feature gate (versions.GATES) the native form needs.
     gate: str | None = None
