@@ -1,3 +1,3 @@
-from .entry import run
+from .entry import main
 
-run()
+main()

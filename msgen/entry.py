@@ -4,6 +4,11 @@ Argo CD and kustomize start `msgen render` afresh every time; click's import and
 command definitions are about a fifth of that start-up. `render_argv` reads a plain render
 command line exactly as click would, and the render runs through `compile_command`, the code
 click's `render` command runs too. Any other command line goes to click (`cli.run`).
+
+The console script (`main`) also ends a render without the interpreter's clean-up: once the
+output is flushed, tearing down some 200 modules and collecting their objects is ~6 ms of a
+~55 ms render that nothing needs (msgen registers no exit handlers, holds no files open for
+writing, and starts no threads on the render path), so it leaves with `os._exit`.
 """
 
 from __future__ import annotations
@@ -11,9 +16,16 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from typing import NoReturn
 
 
-def run() -> None:
+def main() -> None:
+    """The `msgen` console script and `python -m msgen`: `run`, leaving fast after a render."""
+    run(leave_fast=True)
+
+
+def run(leave_fast: bool = False) -> None:
+    """The `msgen` command line; `leave_fast` ends a plain render with `leave`."""
     from .render_argv import parse
 
     params = parse(sys.argv[1:], os.environ)
@@ -33,6 +45,33 @@ def run() -> None:
         click.echo(file=sys.stderr)
         click.echo("Aborted!", file=sys.stderr)
         sys.exit(1)
+    except SystemExit as exc:
+        if not leave_fast:
+            raise
+        leave(exc.code)
+    if leave_fast:
+        leave(0)
+
+
+def leave(code: object) -> NoReturn:
+    """Exit with `code` as `sys.exit(code)` would, skipping the interpreter's clean-up.
+
+    Both streams are flushed first; one whose reader has gone makes the status 1, as click
+    gives a closed pipe (without this, the interpreter would report it while shutting down).
+    """
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:
+        sys.stderr.write(f"{code}\n")
+        status = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            status = status or 1
+    os._exit(status)
 
 
 def _render_as_click_does(output: str | None, output_format: str, params: dict[str, object]) -> None:

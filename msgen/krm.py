@@ -46,7 +46,19 @@ EXIT_INTERNAL = 70
 
 
 def main() -> None:
-    """Console entry point: no arguments, as `exec: {path: msgen-krm}` runs it."""
+    """The `msgen-krm` console script: `run`, then leave without the interpreter's clean-up
+    (kustomize starts msgen-krm afresh for every build; see `msgen.entry`)."""
+    from .entry import leave
+
+    try:
+        run_function()
+    except SystemExit as exc:
+        leave(exc.code)
+    leave(0)
+
+
+def run_function() -> None:
+    """The KRM function: no arguments, as `exec: {path: msgen-krm}` runs it."""
     note_terminal_stdin(
         "msgen-krm",
         "a ResourceList",

@@ -41,7 +41,7 @@ _WRAPPER = """
 import io, json, sys
 entry, out = sys.argv[1], sys.argv[2]
 sys.argv = [entry, *sys.argv[3:]]
-module, _, function = {"msgen": "msgen.entry:run", "msgen-krm": "msgen.krm:main"}[entry].partition(":")
+module, _, function = {"msgen": "msgen.entry:run", "msgen-krm": "msgen.krm:run_function"}[entry].partition(":")
 try:
     getattr(__import__(module, fromlist=[function]), function)()
 except SystemExit as exc:
