@@ -11,10 +11,10 @@ override (env only). A *default* env value (`EnvValue.default`) yields to the us
 
 from __future__ import annotations
 
-import copy
 from typing import Any, NamedTuple
 
 from .diagnostics import Diagnostic
+from .kinds.shared import copy_data
 from .plan import Options, Plan, PodSlot
 
 ALL_CONTAINERS = "*"
@@ -158,7 +158,7 @@ def _pod_parts(
     for volume in patch.volumes:
         clash = next((vi for vi, v in enumerate(volumes) if v.get("name") == volume["name"]), None)
         if clash is None:
-            volumes.append(copy.deepcopy(volume))
+            volumes.append(copy_data(volume))
         elif volumes[clash] != volume:
             out.append(
                 plan.document.diagnostic(

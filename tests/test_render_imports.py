@@ -35,6 +35,7 @@ NOT_ON_THE_RENDER_PATH = {
     "shutil": "importlib.resources and others pull it in",
     "dataclasses": "the render path's records are NamedTuples and slotted classes (msgen.plan)",
     "inspect": "imported by dataclasses; ~6 ms with ast, dis and tokenize",
+    "copy": "plain data is copied by kinds.shared.copy_data; copy imports weakref",
 }
 
 _WRAPPER = """
@@ -97,6 +98,14 @@ def test_the_krm_function_imports_nothing_heavy(tmp_path: Path) -> None:
     code, modules, _ = imported(tmp_path, "msgen-krm", stdin=resource_list.encode())
     assert code in (0, None)
     assert _unwanted(modules) == {}
+
+
+def test_decimal_is_loaded_only_for_a_podgroup_that_sums_requests(tmp_path: Path) -> None:
+    # PodGroup minResources are summed exactly (msgen.quantity, with decimal); nothing else needs it
+    _, plain, _ = imported(tmp_path, "msgen", "render", str(TYPICAL))
+    code, gang, _ = imported(tmp_path, "msgen", "render", "--gang-scheduler", "volcano", str(TYPICAL))
+    assert code in (0, None)
+    assert "decimal" not in plain and "decimal" in gang
 
 
 def test_an_invalid_input_does_load_pydantic_to_explain_it(tmp_path: Path) -> None:

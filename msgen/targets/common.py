@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ..diagnostics import Diagnostic, Severity
+from ..kinds.shared import copy_data
 from ..plan import Options, Plan, PodSlot
 from . import labels, scheduling, support
 from .addressing import Addressing
@@ -92,7 +92,7 @@ def _job_label_affinity(plan: Plan, affinity: Any) -> Any:
     MindCluster's samples spread Workers) selects by `training.kubeflow.org/job-name`."""
     if not isinstance(affinity, dict):
         return affinity
-    out = copy.deepcopy(affinity)
+    out = copy_data(affinity)
     for selector in _selector_terms(out):
         match = selector.get("matchLabels") or {}
         if match.get(labels.LEGACY_JOB_NAME) == plan.name:

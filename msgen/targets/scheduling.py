@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import quantity
 from ..diagnostics import Diagnostic, Severity
 from ..plan import Options, Plan, PodSlot, SchedulingPolicy
 
@@ -58,6 +57,8 @@ def min_resources(plan: Plan) -> tuple[dict[str, str] | None, list[Diagnostic]]:
     given = policy(plan).min_resources
     if given is not None:
         return {name: str(value) for name, value in sorted(given.items())}, []
+    from .. import quantity  # with `decimal`: loaded only for a job whose PodGroup sums requests
+
     totals: dict[str, quantity.Sum] = {}
     diagnostics: list[Diagnostic] = []
     for role in plan.roles:
