@@ -220,10 +220,14 @@ _LINES: dict[type, dict[str, str]] = {}
 _MAX_CACHED = 20_000
 
 #: Text PyYAML always writes plain, as it is (names, labels, paths, images): it starts with a
-#: letter, holds no indicator, space or line break, and no YAML 1.1 resolver reads it as
+#: letter, holds no indicator, space or line break (a `:` inside it, not followed by a space
+#: or the end, is an indicator only in flow context), and no YAML 1.1 resolver reads it as
 #: anything but a string unless it is one of `_NOT_STRINGS` (only letters start no number,
 #: date, merge or value key). Tested against PyYAML; other text asks the dumper.
-_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_./-]{0,200}")
+_PLAIN = re.compile(r"[A-Za-z](?:[A-Za-z0-9_./-]|:(?!\Z)){0,200}")
+#: libyaml writes a longer key as a complex key (`? key`); PyYAML's pure emitter does so from
+#: 123 characters on, so plain keys of 123-128 characters are written as libyaml writes them.
+_LONGEST_SIMPLE_KEY = 128
 _NOT_STRINGS = frozenset(
     "y Y n N yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF "
     "null Null NULL".split()
@@ -383,6 +387,10 @@ class _Writer:
             raise _Unsupported
         if type(value) is str and _PLAIN.fullmatch(value) and value not in _NOT_STRINGS:
             return _Scalar(value + "\n", [], False)
+        if type(value) is int:  # SafeRepresenter.represent_int: str(), plain
+            return _Scalar(f"{value}\n", [], False)
+        if type(value) is bool or value is None:
+            return _Scalar({True: "true\n", False: "false\n", None: "null\n"}[value], [], False)
         text = pyyaml_dump([{"k": value}], self._for(value))
         keep = text.endswith("\n...\n")
         if keep:
@@ -413,6 +421,9 @@ class _Writer:
         """How PyYAML writes `key` as a simple key, without the `: ` after it."""
         if type(key) is not str or len(key) > _LONGEST_SCALAR:
             raise _Unsupported
+        if len(key) <= _LONGEST_SIMPLE_KEY and _PLAIN.fullmatch(key) and key not in _NOT_STRINGS:
+            self.keys[key] = key
+            return key
         # PyYAML's pure emitter writes an empty key as a complex key (`? ''`), libyaml as `''`.
         text = pyyaml_dump([{key: 0}], self._for(key)) if key else "'': 0\n"
         if not text.endswith(": 0\n") or "\n" in text[:-1] or text.startswith("? "):

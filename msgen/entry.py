@@ -30,13 +30,14 @@ def main() -> None:
 
     gc.disable()
     try:
-        run(leave_fast=True, loaded=_loaded)
+        run(leave_fast=True, loaded=render_modules_loaded)
     finally:
         gc.enable()
 
 
-def _loaded() -> None:
-    """Called once the render's modules are loaded (see `main`)."""
+def render_modules_loaded() -> None:
+    """Load the bulk of a render's modules, then freeze them and resume collecting (see `main`;
+    the collector is off until then)."""
     import gc
 
     from . import pipeline  # noqa: F401 - the bulk of the render's modules

@@ -48,8 +48,12 @@ EXIT_INTERNAL = 70
 def main() -> None:
     """The `msgen-krm` console script: `run`, then leave without the interpreter's clean-up
     (kustomize starts msgen-krm afresh for every build; see `msgen.entry`)."""
-    from .entry import leave
+    import gc
 
+    from .entry import leave, render_modules_loaded
+
+    gc.disable()  # while the modules load, as `msgen.entry.main` does
+    render_modules_loaded()
     try:
         run_function()
     except SystemExit as exc:

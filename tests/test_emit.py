@@ -137,6 +137,7 @@ def test_a_type_pyyaml_refuses_is_still_refused() -> None:
         "on", "On", "oN", "ON", "off", "Off1", "yes", "Yes", "y", "Y", "n", "N", "No", "NO",
         "no.", "true", "TRUE", "tRue", "True_", "false", "Null", "nULL", "null", "e1", "E1",
         "inf", "nan", "x1e3", "a.b/c-d_e", "x" * 201, "image:tag", "a-", "a/", "a.",
+        "a:", "a::b", "a:b:", "http://x:80/y", "a:-", "a:.", "x" * 127, "x" * 128, "y" * 129,
     ],
 )
 def test_words_written_plain_without_asking_pyyaml(word: str) -> None:
