@@ -9,8 +9,8 @@ path, a node selector entry) is an error with its position unless the user allow
 override (env only). A *default* env value (`EnvValue.default`) yields to the user's own.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing.NamedTuple compiles each string
+# annotation into a ForwardRef, which doubled the cost of building the records (msgen.plan).
 from typing import Any, NamedTuple
 
 from .diagnostics import Diagnostic
@@ -29,7 +29,7 @@ class EnvValue(NamedTuple):
 
     value: str | None = None
     field_path: str | None = None
-    requires: tuple[tuple[str, EnvValue], ...] = ()
+    requires: "tuple[tuple[str, EnvValue], ...]" = ()
     default: bool = False
 
     def as_env(self, name: str) -> dict[str, Any]:
