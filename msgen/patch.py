@@ -29,7 +29,7 @@ class EnvValue(NamedTuple):
 
     value: str | None = None
     field_path: str | None = None
-    requires: "tuple[tuple[str, EnvValue], ...]" = ()
+    requires: tuple[tuple[str, "EnvValue"], ...] = ()
     default: bool = False
 
     def as_env(self, name: str) -> dict[str, Any]:

@@ -108,6 +108,17 @@ def test_decimal_is_loaded_only_for_a_podgroup_that_sums_requests(tmp_path: Path
     assert "decimal" not in plain and "decimal" in gang
 
 
+def test_ascend_modules_load_only_for_ascend_work(tmp_path: Path) -> None:
+    ascend = {"msgen.devices.ascend", "msgen.processes.ascend"}
+    _, gpu_job, _ = imported(tmp_path, "msgen", "render", str(TYPICAL), top_level=False)
+    npu_sample = SAMPLES / "mindspore" / "ascend-single-npu.yaml"
+    _, npu_job, _ = imported(tmp_path, "msgen", "render", str(npu_sample), top_level=False)
+    _, option, _ = imported(tmp_path, "msgen", "render", "--accelerator-type", "module-910b-8",
+                            str(TYPICAL), top_level=False)
+    assert not ascend & gpu_job
+    assert ascend <= npu_job and "msgen.processes.ascend" in option
+
+
 def test_an_invalid_input_does_load_pydantic_to_explain_it(tmp_path: Path) -> None:
     # The other side of the bargain, and proof that the wrapper sees lazily imported modules.
     bad = tmp_path / "bad.yaml"

@@ -13,15 +13,17 @@ from typing import Any, Literal
 from ..diagnostics import Diagnostic
 from ..patch import Patch
 from ..plan import Plan, PodSlot, Role
-from . import ascend, gpu
+from . import gpu
 
 DeviceKind = Literal["cpu", "gpu", "ascend"]
+#: Ascend NPU resource names start so (`msgen.devices.ascend`, loaded for Ascend jobs only).
+ASCEND_RESOURCE_PREFIXES = ("huawei.com/Ascend", "huawei.com/npu")
 
 
 def device_kind(resource: str) -> DeviceKind | None:
     if resource == gpu.RESOURCE:
         return "gpu"
-    if resource.startswith(ascend.RESOURCE_PREFIXES):
+    if resource.startswith(ASCEND_RESOURCE_PREFIXES):
         return "ascend"
     return None
 
@@ -120,6 +122,8 @@ def contribute(plan: Plan, slot: PodSlot) -> list[Patch]:
     patches = []
     request = role_request(plan, slot.role)
     if request.kind == "ascend":
+        from . import ascend
+
         patches.append(ascend.contribute(slot.role.template, slot.role.containers()))
     if uses_gpu(plan):
         hidden = [c["name"] for c in slot.role.containers() if container_request(c).kind != "gpu"]

@@ -17,7 +17,7 @@ from typing import Any
 from ..patch import EnvValue, Patch, field_ref, literal
 from ..source import Document
 
-RESOURCE_PREFIXES = ("huawei.com/Ascend", "huawei.com/npu")
+from . import ASCEND_RESOURCE_PREFIXES as RESOURCE_PREFIXES
 VISIBLE_DEVICES = "ASCEND_VISIBLE_DEVICES"
 HCCL_IF_IP = "HCCL_IF_IP"
 SUPERPOD_ID = "HCCL_LOGIC_SUPERPOD_ID"

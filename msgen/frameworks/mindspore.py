@@ -36,7 +36,6 @@ from ..plan import Options, Plan, PodSlot, Role
 from ..source import Path
 from ..targets.addressing import Addressing, Endpoint
 from .. import devices
-from ..devices import ascend
 
 ROLE_VALUES = {"Scheduler": "MS_SCHED", "PS": "MS_PSERVER", "Worker": "MS_WORKER"}
 ENV_NAMES = (
@@ -102,6 +101,8 @@ def _superpod_check(plan: Plan, options: Options) -> list[Diagnostic]:
         request = devices.role_request(plan, role)
         if request.kind != "ascend" or role.replicas <= 1:
             continue
+        from ..devices import ascend
+
         pods = ascend.superpod_pods(plan.document, request.count)
         if pods is not None and pods > 1 and plan.labels.get(ascend.SUPERPOD_AFFINITY) != "soft":
             out.append(
@@ -191,6 +192,8 @@ def _ascend_operator_env(
     ]
     request = devices.role_request(plan, slot.role)
     if npu_pod and request.resource is not None:
+        from ..devices import ascend
+
         superpod = ascend.superpod_id(
             plan.document, plan.labels, request.resource, request.count,
             slot.index, addressing.index(slot),

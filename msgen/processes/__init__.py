@@ -15,11 +15,27 @@ from ..diagnostics import Diagnostic
 from ..patch import Patch
 from ..plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing
-from . import ascend, cluster, launcher
+from .. import devices
+from . import cluster, launcher
+
+
+def _ascend_work(plan: Plan, options: Options) -> bool:
+    """Whether `msgen.processes.ascend` has work (an Ascend role, or an Ascend option given);
+    other jobs do not load it (nor `msgen.devices.ascend`)."""
+    return (
+        options.rank_table != "none"
+        or options.accelerator_type is not None
+        or options.shm_size is not None
+        or any(devices.role_request(plan, r).kind == "ascend" for r in plan.roles)
+    )
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
-    out = ascend.check(plan, options)
+    out: list[Diagnostic] = []
+    if _ascend_work(plan, options):
+        from . import ascend
+
+        out = ascend.check(plan, options)
     if plan.framework == "mindspore":
         out += launcher.check(plan, options) + cluster.check(plan, options)
     return out
@@ -28,7 +44,11 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
 def contribute(
     plan: Plan, slot: PodSlot, addressing: Addressing, options: Options
 ) -> list[Patch]:
-    patches = ascend.contribute(plan, slot, options)
+    patches: list[Patch] = []
+    if _ascend_work(plan, options):
+        from . import ascend
+
+        patches = ascend.contribute(plan, slot, options)
     if plan.framework == "mindspore" and addressing.distributed:
         patches += launcher.contribute(plan, slot, options)
         patches += cluster.contribute(plan, slot, options)
@@ -37,4 +57,7 @@ def contribute(
 
 def finish_objects(plan: Plan, options: Options, objects: list[dict[str, Any]]) -> None:
     """What the options add to the rendered workloads themselves (in place)."""
-    ascend.mark_rank_table_workload(plan, options, objects)
+    if _ascend_work(plan, options):
+        from . import ascend
+
+        ascend.mark_rank_table_workload(plan, options, objects)
