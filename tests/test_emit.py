@@ -144,3 +144,16 @@ def test_words_written_plain_without_asking_pyyaml(word: str) -> None:
     documents = [{"k": word, "l": [word], word: 1}]
     assert emit.to_yaml(documents) == emit.pyyaml_dump(documents)
     assert emit.to_yaml(documents, PURE) == emit.pyyaml_dump(documents)
+
+
+# Words made of the characters the plain fast path takes, and of its neighbours (`:` at the end,
+# `#`, a space, digits first): each written as key, value and list item, as PyYAML writes it.
+_WORDS = st.text(alphabet="aZyn0_./:-# e", min_size=1, max_size=12)
+
+
+@CAMPAIGN
+@given(_WORDS)
+def test_plain_looking_words_are_written_as_pyyaml_writes_them(word: str) -> None:
+    documents = [{"k": word, "l": [word], word: 1}]
+    assert emit.to_yaml(documents) == emit.pyyaml_dump(documents)
+    assert emit.to_yaml(documents, PURE) == emit.pyyaml_dump(documents)
