@@ -48,15 +48,17 @@ def render_modules_loaded() -> None:
 
 def run(leave_fast: bool = False, loaded: Callable[[], None] | None = None) -> None:
     """The `msgen` command line; `leave_fast` ends a plain render with `leave`; `loaded` is
-    called before a render starts, or before click takes over."""
+    called before a render starts."""
     from .render_argv import parse
 
     params = parse(sys.argv[1:], os.environ)
     if params is None or any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
         from .cli import run as run_with_click  # help, other commands, shell completion, ...
 
-        if loaded is not None:
-            loaded()
+        if loaded is not None:  # `main` paused the cycle collector for a render's imports only
+            import gc
+
+            gc.enable()
         run_with_click()
         return
     from .compile_command import guarded

@@ -9,8 +9,7 @@ path, a node selector entry) is an error with its position unless the user allow
 override (env only). A *default* env value (`EnvValue.default`) yields to the user's own.
 """
 
-# No `from __future__ import annotations` here: typing.NamedTuple compiles each string
-# annotation into a ForwardRef, which doubled the cost of building the records (msgen.plan).
+# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.plan).
 from typing import Any, NamedTuple
 
 from .diagnostics import Diagnostic

@@ -42,7 +42,8 @@ _WRAPPER = """
 import io, json, sys
 entry, out = sys.argv[1], sys.argv[2]
 sys.argv = [entry, *sys.argv[3:]]
-module, _, function = {"msgen": "msgen.entry:run", "msgen-krm": "msgen.krm:run_function"}[entry].partition(":")
+module, _, function = {"msgen": "msgen.entry:run", "msgen-krm": "msgen.krm:run_function",
+                          "msgen-script": "msgen.entry:main"}[entry].partition(":")
 try:
     getattr(__import__(module, fromlist=[function]), function)()
 except SystemExit as exc:
@@ -50,7 +51,9 @@ except SystemExit as exc:
 else:
     code = 0
 with open(out, "w") as stream:
-    json.dump({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}, stream)
+    import gc
+    json.dump({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules}),
+               "collecting": gc.isenabled()}, stream)
 """
 
 
@@ -156,3 +159,19 @@ def test_clicks_commands_do_not_load_the_other_commands(tmp_path: Path) -> None:
     assert code in (0, None)
     assert "msgen.cli" in modules
     assert not {"msgen.reconcile.commands", "msgen.plugin_commands", "msgen.convert"} & modules
+
+
+def test_the_console_script_runs_clicks_commands_collecting_without_the_render_modules(
+    tmp_path: Path,
+) -> None:
+    # `main` pauses the cycle collector while a render's modules load; a command click runs
+    # (the long-running controller among them) must get it back, and not load those modules.
+    out = tmp_path / "modules.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MSGEN_")}
+    wrapper = _WRAPPER.replace('m.split(".")[0] for m', "m for m")
+    subprocess.run([sys.executable, "-c", wrapper, "msgen-script", str(out), "--version"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env, check=False)
+    found = json.loads(out.read_text())
+    assert found["code"] in (0, None) and "msgen.cli" in found["modules"]
+    assert found["collecting"] is True
+    assert "msgen.pipeline" not in found["modules"]

@@ -38,14 +38,6 @@ class DeviceRequest:
         self.resource = resource
         self.count = count
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, DeviceRequest) and (self.kind, self.resource, self.count) == (
-            other.kind, other.resource, other.count
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.resource, self.count))
-
     def __repr__(self) -> str:
         return f"DeviceRequest({self.kind!r}, {self.resource!r}, {self.count})"
 

@@ -11,8 +11,7 @@ and never formats a target's host names itself. Two ways to reach a replica (con
   Service. No extra Service, but the process must accept a host name.
 """
 
-# No `from __future__ import annotations` here: typing.NamedTuple compiles each string
-# annotation into a ForwardRef, which doubled the cost of building the records (msgen.plan).
+# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.plan).
 from typing import Any, Callable, NamedTuple
 
 from ..diagnostics import Diagnostic
