@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable
 
-from . import devices, frameworks, kinds, processes, run_policy, targets, versions
+from . import devices, frameworks, kinds, lifecycle, processes, run_policy, targets, versions
 from . import options as option_text
 from .diagnostics import MAX_REPORTED, Diagnostic, InputError, Position, Severity, distinct, has_errors
 from .emit import canonical
@@ -178,6 +178,8 @@ def compile_document(
 ) -> tuple[list[dict[str, Any]], list[Diagnostic], bool]:
     """The objects one document stands for, its findings, and whether it was a job."""
     data = document.data
+    if isinstance(data, dict) and data.get("kind") == "List" and isinstance(data.get("items"), list):
+        return _compile_list(document, options)
     if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
         return [], [document.diagnostic((), _NOT_AN_OBJECT)], False
     not_json = _non_finite_numbers(document)
@@ -186,25 +188,44 @@ def compile_document(
     job_kind = kinds.lookup(data["apiVersion"], data["kind"])
     if job_kind is None:
         return [data], _unknown_job_like(document, data), False
-    metadata = data.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
-    if isinstance(annotations, dict):
-        try:
-            options = option_text.apply(options, annotations, prefix=option_text.ANNOTATION_PREFIX)
-        except option_text.OptionError as exc:
-            path = ("metadata", "annotations", exc.key)
-            return [], [document.diagnostic(path, str(exc), key=exc.unknown_name)], True
+    options, noted = option_text.for_job(document, options)
+    if has_errors(noted):
+        return [], noted, True
     plan, diagnostics = job_kind.to_plan(document, options)
+    diagnostics[:0] = noted
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True
+    if options.gitops or options.run_name != "job":
+        plan, found = lifecycle.adapt(plan, options)
+        diagnostics.extend(found)
     diagnostics.extend(_check_templates(plan, options.kube_version))
     if has_errors(diagnostics):
         return [], diagnostics, True
     objects, found = render_plan(plan, options)
     diagnostics.extend(found)
+    if options.served_apis is not None and not has_errors(diagnostics):
+        from .served import check
+
+        diagnostics.extend(check(document, objects, options.served_apis))
     if has_errors(diagnostics):
         return [], diagnostics, True
     return objects, diagnostics, True
+
+
+def _compile_list(
+    document: Document, options: Options
+) -> tuple[list[dict[str, Any]], list[Diagnostic], bool]:
+    """A `kind: List`'s items, each compiled in place and put out on its own: kubectl and Argo
+    CD's directory source unpack Lists, a plugin's output is not unpacked (argo-cd
+    `kube.SplitYAMLToString`), so a job in a List must not pass through as the List."""
+    objects, diagnostics, jobs = [], [], False
+    for index, item in enumerate(document.data["items"]):
+        where = document.positions.within(("items", index))
+        found = compile_document(Document(document.source, document.index, item, where), options)
+        objects += found[0]
+        diagnostics += found[1]
+        jobs = jobs or found[2]
+    return objects, diagnostics, jobs
 
 
 #: Pod templates (as sorted JSON, with the Kubernetes version) the schema found no error in.
