@@ -290,3 +290,23 @@ def test_overlays_are_all_covered() -> None:
 
     here = {p.name for p in (ROOT / "overlays").iterdir() if (p / "kustomization.yaml").is_file()}
     assert here - {"argocd", "controller"} == set(OVERLAYS)
+
+
+def test_msgen_render_reads_json_files_and_lists_in_a_directory(tmp_path: Path) -> None:
+    from .conftest import msgen
+
+    (tmp_path / "job.json").write_text(json.dumps(yaml.safe_load(MSJOB), indent="\t"))
+    listed = yaml.safe_load(MSJOB)
+    listed["metadata"]["name"] = "listed"
+    listed["spec"]["msReplicaSpecs"]["Worker"]["replicas"] = -1
+    (tmp_path / "list.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [listed]}))
+    done = msgen("render", str(tmp_path))
+    assert done.exit_code == 1 and done.stdout == ""
+    assert "list.yaml:10:19: error: spec.msReplicaSpecs.Worker.replicas: -1 is not accepted" in done.stderr
+    listed["spec"]["msReplicaSpecs"]["Worker"]["replicas"] = 1
+    (tmp_path / "list.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [listed, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}]}))
+    done = msgen("render", str(tmp_path))
+    assert done.exit_code == 0, done.stderr
+    found = [(o["kind"], o["metadata"]["name"]) for o in done.objects()]
+    assert ("Job", "ms-widedeep-standalone-worker") in found and ("Job", "listed-worker") in found
+    assert ("ConfigMap", "c") in found and not any(kind in ("List", "MSJob") for kind, _ in found)
