@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable
 
-from . import devices, frameworks, kinds, lifecycle, processes, run_policy, targets, versions
+from . import devices, frameworks, kinds, lifecycle, list_items, processes, run_policy, served, targets, versions
 from . import options as option_text
 from .diagnostics import MAX_REPORTED, Diagnostic, InputError, Position, Severity, distinct, has_errors
 from .emit import canonical
@@ -178,8 +178,8 @@ def compile_document(
 ) -> tuple[list[dict[str, Any]], list[Diagnostic], bool]:
     """The objects one document stands for, its findings, and whether it was a job."""
     data = document.data
-    if isinstance(data, dict) and data.get("kind") == "List" and isinstance(data.get("items"), list):
-        return _compile_list(document, options)
+    if list_items.is_list(data):
+        return list_items.compile_items(document, options, compile_document)
     if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
         return [], [document.diagnostic((), _NOT_AN_OBJECT)], False
     not_json = _non_finite_numbers(document)
@@ -204,28 +204,10 @@ def compile_document(
     objects, found = render_plan(plan, options)
     diagnostics.extend(found)
     if options.served_apis is not None and not has_errors(diagnostics):
-        from .served import check
-
-        diagnostics.extend(check(document, objects, options.served_apis))
+        diagnostics.extend(served.check(document, objects, options.served_apis))
     if has_errors(diagnostics):
         return [], diagnostics, True
     return objects, diagnostics, True
-
-
-def _compile_list(
-    document: Document, options: Options
-) -> tuple[list[dict[str, Any]], list[Diagnostic], bool]:
-    """A `kind: List`'s items, each compiled in place and put out on its own: kubectl and Argo
-    CD's directory source unpack Lists, a plugin's output is not unpacked (argo-cd
-    `kube.SplitYAMLToString`), so a job in a List must not pass through as the List."""
-    objects, diagnostics, jobs = [], [], False
-    for index, item in enumerate(document.data["items"]):
-        where = document.positions.within(("items", index))
-        found = compile_document(Document(document.source, document.index, item, where), options)
-        objects += found[0]
-        diagnostics += found[1]
-        jobs = jobs or found[2]
-    return objects, diagnostics, jobs
 
 
 #: Pod templates (as sorted JSON, with the Kubernetes version) the schema found no error in.
