@@ -23,7 +23,6 @@ whatever else changes: the cluster's version, the namespace, msgen's own version
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -78,4 +77,6 @@ def digest(data: dict[str, Any], options: Options) -> str:
         "options": chosen,
     }
     text = json.dumps(content, sort_keys=True, separators=(",", ":"), default=str)
+    import hashlib  # only for this option: a plain render does without it
+
     return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_LENGTH]
