@@ -254,8 +254,8 @@ def test_the_legacy_plugin_overlay_builds_in_the_sidecar(overlay_repo: Path) -> 
 
 OVERLAYS = ["base", "gpu", "ascend", "production", "generator", "legacy-plugin"]
 #: Every version kubernetes-validate has schemas for with MSGEN_FULL_MATRIX=1 (78 builds, about
-#: 90 s on an idle 2-core machine); by default the oldest, the newest and the two sides of the
-#: version where the Worker Job gains successPolicy (24 builds).
+#: 75 s of CPU); by default the oldest, the newest and the two sides of the version where the
+#: Worker Job gains successPolicy (24 builds).
 VERSIONS = (
     [f"1.{minor}" for minor in range(25, 38)]
     if os.environ.get("MSGEN_FULL_MATRIX") == "1"
