@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable
 
-from . import devices, frameworks, kinds, processes, run_policy, targets, versions
+from . import apirules, devices, frameworks, kinds, processes, run_policy, targets, versions
 from . import options as option_text
 from .diagnostics import MAX_REPORTED, Diagnostic, InputError, Position, Severity, distinct, has_errors
 from .emit import canonical
@@ -197,7 +197,8 @@ def compile_document(
     plan, diagnostics = job_kind.to_plan(document, options)
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True
-    diagnostics.extend(_check_templates(plan, options.kube_version))
+    diagnostics.extend(apirules.check_plan(plan, options))
+    diagnostics.extend(_check_templates(plan, options))
     if has_errors(diagnostics):
         return [], diagnostics, True
     objects, found = render_plan(plan, options)
@@ -207,22 +208,27 @@ def compile_document(
     return objects, diagnostics, True
 
 
-#: Pod templates (as sorted JSON, with the Kubernetes version) the schema found no error in.
-_VALID_TEMPLATES: set[tuple[tuple[int, int], str]] = set()
+#: Pod templates (as sorted JSON, with the Kubernetes version and target) found valid.
+_VALID_TEMPLATES: set[tuple[tuple[int, int], str, str]] = set()
 
 
-def _check_templates(plan: Plan, kube_version: tuple[int, int]) -> list[Diagnostic]:
-    """`pod_schema.check_plan`, run once per distinct valid template: a stream of many jobs
-    made from one template (CI renders whole directories) would check it again per job. Only
-    valid templates are remembered; errors carry each document's own positions."""
+def _check_templates(plan: Plan, options: Options) -> list[Diagnostic]:
+    """The schema check, then (on a template that passes it) the API server's value rules,
+    run once per distinct valid template: a stream of many jobs made from one template (CI
+    renders whole directories) would check it again per job. Only valid templates are
+    remembered; errors carry each document's own positions."""
     out: list[Diagnostic] = []
+    version = options.kube_version
     for role in plan.roles:
-        key = (kube_version, json.dumps(role.template, sort_keys=True))
+        key = (version, options.target, json.dumps(role.template, sort_keys=True))
         if key in _VALID_TEMPLATES:
             continue
-        found = pod_schema.check_template(
-            role.template, plan.document, role.path + ("template",), kube_version
-        )
+        path = role.path + ("template",)
+        found = pod_schema.check_template(role.template, plan.document, path, version)
+        if not found:
+            found = apirules.check_template(
+                role.template, plan.document, path, version, options.target
+            )
         if found:
             out.extend(found)
         elif len(_VALID_TEMPLATES) < 1_000:
