@@ -115,8 +115,9 @@ def compile_paths(
         compilation = compile_stream(sources(), options, sink, locate)
     compilation.diagnostics[:0] = read_errors
     if compilation.ok and not read_errors and compilation.documents == 0:
-        shown = ", ".join(p if p != "-" else "<stdin>" for p in paths) or "the given directories"
-        compilation.diagnostics.append(no_documents(shown))
+        names = [p if p != "-" else "<stdin>" for p in paths]
+        shown = ", ".join(names) or "the given directories"
+        compilation.diagnostics.append(no_documents(shown, names[0] if names else None))
     report(
         compilation.diagnostics,
         compilation.sources,
@@ -127,12 +128,15 @@ def compile_paths(
     return compilation
 
 
-def no_documents(where: str) -> Diagnostic:
-    from .diagnostics import Severity
+def no_documents(where: str, file: str | None = None) -> Diagnostic:
+    """The error for input without a single document, at line 1 of `file` (the first one
+    read): an empty file, or one of comments, `---`, `...` or a byte-order mark only."""
+    from .diagnostics import Position, Severity
 
     return Diagnostic(
         Severity.ERROR,
         f"no YAML documents found in {where}; accepted: files holding at least one object",
+        Position(file, 1, 1) if file is not None else None,
     )
 
 

@@ -122,7 +122,7 @@ def compile_built(name: str, text: str, options: Options) -> Compilation:
 
     compilation = compile_sources([Source(name, text)], options)
     if compilation.ok and compilation.documents == 0:
-        compilation.diagnostics.append(_no_documents(name))
+        compilation.diagnostics.append(_no_documents(name, name))
     report(compilation.diagnostics, compilation.sources)
     if not compilation.ok:
         raise SystemExit(EXIT_INPUT)
