@@ -20,7 +20,7 @@ from .plan import Options
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from .pipeline import Compilation, Sink
+    from .driver import Compilation, Sink
     from .source import Document, Source
 
 EXIT_INPUT = 1
@@ -88,10 +88,10 @@ def compile_paths(
     """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation.
 
     With `sink`, each document's objects go to it as they compile, files are read one at a
-    time, and the Compilation keeps no objects (see pipeline.compile_stream).
+    time, and the Compilation keeps no objects (see driver.compile_stream).
     """
     from .inputs import MissingPath, expand_paths, open_source, read_source
-    from .pipeline import compile_sources, compile_stream
+    from .driver import compile_sources, compile_stream
 
     try:
         paths = expand_paths(given)

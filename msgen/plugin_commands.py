@@ -24,7 +24,7 @@ from .cli import (
 )
 
 if TYPE_CHECKING:
-    from .pipeline import Compilation
+    from .driver import Compilation
     from .plan import Options
 
 
@@ -117,7 +117,7 @@ def argocd_generate(directory: str) -> None:
 
 def compile_built(name: str, text: str, options: Options) -> Compilation:
     """Compile a stream another tool built; report; exit 1 on errors or an empty stream."""
-    from .pipeline import compile_sources
+    from .driver import compile_sources
     from .source import Source
 
     compilation = compile_sources([Source(name, text)], options)
