@@ -16,6 +16,7 @@ from .diagnostics import Diagnostic, Severity, has_errors
 from .emit import canonical
 from .kinds import pod_schema
 from .kinds.near_miss import near_miss
+from .output_size import RepeatedEnv
 from .patch import Patch, apply_patches
 from .plan import Options, Plan, PodSlot
 from .source import Document, Path
@@ -128,11 +129,17 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     # A device's patch is the role's (Device.contribute(plan, role)): built once per role, not
     # once per pod (a bare-pod render of thousands of Workers built it per pod).
     device_patches: dict[int, list[Patch]] = {}
+    repeated = RepeatedEnv(plan, options.target)
     for slot in slots:
         role_patches = device_patches.get(id(slot.role))
+        framework_patch = framework.contribute(plan, slot, addressing)
         if role_patches is None:
             role_patches = device_patches[id(slot.role)] = devices.contribute(plan, slot)
-        patches = [framework.contribute(plan, slot, addressing), *role_patches]
+            pods_of_role = sum(s.role is slot.role for s in slots)
+            too_big = repeated.add(slot.role, framework_patch, pods_of_role)
+            if too_big is not None:
+                return [], [too_big]
+        patches = [framework_patch, *role_patches]
         patches += processes.contribute(plan, slot, addressing, options)
         merged, found = apply_patches(plan, slot, patches, options)
         diagnostics.extend(found)
