@@ -117,6 +117,23 @@ def _check_value_from(found: Findings, source: dict[str, Any], path: Path, has_v
     for kind in ("configMapKeyRef", "secretKeyRef"):
         if kind in given:
             _check_key_selector(found, mapping(source.get(kind)), path + (kind,))
+    if "fileKeyRef" in given:
+        _check_file_key(found, mapping(source.get("fileKeyRef")), path + ("fileKeyRef",))
+
+
+def _check_file_key(found: Findings, ref: dict[str, Any], path: Path) -> None:
+    """A key of an env file in one of the pod's emptyDir volumes (`validateFileKeySelector`,
+    `validateFileKeyRefVolumes`)."""
+    key = text(ref.get("key"))
+    found.check(path + ("key",) if "key" in ref else path, "key", key, formats.env_name(key, relaxed=True))
+    volume = text(ref.get("volumeName"))
+    if volume not in found.empty_dirs:
+        found.refuse(path + ("volumeName",) if "volumeName" in ref else path, f"volume {volume!r} is not an emptyDir volume of this pod; accepted: the name of an emptyDir volume in spec.volumes ({', '.join(sorted(found.empty_dirs)) or 'none'})")
+    file = text(ref.get("path"))
+    if not file:
+        found.refuse(path + ("path",) if "path" in ref else path, "path must not be empty")
+    elif ".." in file.split("/"):
+        found.refuse(path + ("path",), f"path {file!r} is not accepted: it must not contain '..'")
 
 
 def _check_field_ref(found: Findings, ref: dict[str, Any], path: Path) -> None:

@@ -16,6 +16,8 @@ class Findings:
         self.kube_version = kube_version
         self.target = target
         self.errors: list[Diagnostic] = []
+        #: the pod's emptyDir volumes (what an env `fileKeyRef` may name), once volumes are read
+        self.empty_dirs: set[str] = set()
 
     def refuse(self, path: Path, message: str, *, key: bool = False) -> None:
         self.errors.append(self.document.diagnostic(path, message, key=key))

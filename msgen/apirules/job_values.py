@@ -37,6 +37,14 @@ def check_plan(plan: Plan, options: Options) -> list[Diagnostic]:
             f"{plan.kind} {plan.name!r} has no replicas, so there is nothing to render; "
             "accepted: at least one replica spec (a Worker, say)",
         )
+    elif not any(role.replicas for role in plan.roles):
+        # Targets leave roles of 0 replicas out: nothing would run (and a Volcano Job
+        # without tasks is refused by its CRD).
+        found.refuse(
+            plan.roles[0].path + ("replicas",),
+            f"every role of {plan.kind} {plan.name!r} has replicas: 0, so there is nothing "
+            "to run; accepted: at least one replica",
+        )
     run = plan.run_policy
     deadline = run.active_deadline_seconds
     if deadline is not None and deadline > INT32_MAX and options.target in DEADLINE_ON_PODS:
@@ -70,9 +78,10 @@ def _check_scheduling(found: Findings, plan: Plan, options: Options) -> None:
     if scheduling.priority_class is not None:
         name = scheduling.priority_class
         found.check(path + ("priorityClass",), "priorityClass", name, formats.dns1123_subdomain(name))
-    for name, value in (scheduling.min_resources or {}).items():
+    podgroup = options.target != "volcano" and options.gang_scheduler != "none"
+    for name, value in (scheduling.min_resources or {}).items() if podgroup else ():
         where = path + ("minResources", name)
         problems = formats.qualified_name(name)
         found.check(where, "resource name", name, problems, key=True)
-        if not problems:
-            check_quantity(found, where, value)
+        if not problems:  # a PodGroup's or a Volcano Job's field: a custom resource's
+            check_quantity(found, where, value, in_crd=True)

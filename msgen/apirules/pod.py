@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..source import Path
-from . import containers, formats, metadata, releases
+from . import containers, enums, formats, metadata, releases
 from .findings import Findings, items, mapping, shown, text
 
 #: Volume sources a volume may have exactly one of (`core/v1 VolumeSource`).
@@ -41,6 +41,7 @@ def check_template(found: Findings, template: Any, path: Path) -> None:
     meta = template.get("metadata")
     metadata.check_object_meta(found, path + ("metadata",), meta, namespace=False)
     check_spec(found, mapping(template.get("spec")), path + ("spec",))
+    enums.check(found, template, path)
 
 
 def check_spec(found: Findings, spec: dict[str, Any], path: Path) -> None:
@@ -57,14 +58,12 @@ def check_spec(found: Findings, spec: dict[str, Any], path: Path) -> None:
         if isinstance(value, str) and value:
             found.check(path + (field,), field, value, formats.dns1123_subdomain(value))
     deadline = spec.get("activeDeadlineSeconds")
-    if isinstance(deadline, int) and not 1 <= deadline <= 2**31 - 1:
+    if deadline is not None and found.target == "statefulset":
+        found.refuse(path + ("activeDeadlineSeconds",), "activeDeadlineSeconds is not accepted in a StatefulSet's pods (target statefulset), which run until deleted; accepted: no activeDeadlineSeconds, or another target", key=True)
+    elif isinstance(deadline, int) and not 1 <= deadline <= 2**31 - 1:
         found.refuse(path + ("activeDeadlineSeconds",), f"{deadline} is not accepted; accepted: 1 to 2147483647 seconds")
     metadata.check_labels(found, path + ("nodeSelector",), spec.get("nodeSelector"))
     _check_dns(found, spec, path)
-    for i, secret in items(spec.get("imagePullSecrets")):
-        name = text(secret.get("name"))
-        if name:
-            found.check(path + ("imagePullSecrets", i, "name"), "name", name, formats.dns1123_subdomain(name))
 
 
 def _check_volumes(found: Findings, volumes: Any, path: Path) -> set[str]:
@@ -80,15 +79,16 @@ def _check_volumes(found: Findings, volumes: Any, path: Path) -> set[str]:
             found.check(where + ("name",), "volume name", name, formats.dns1123_label(name))
         if name and name in names:
             found.refuse(where + ("name",), f"volume name {name!r} is used twice in the pod; accepted: a name of its own")
-        sources = [s for s in VOLUME_SOURCES if volume.get(s) is not None]
-        if not sources:
-            found.refuse(where, f"volume {name!r} has no source; accepted: one of {', '.join(VOLUME_SOURCES)}")
+        # A volume without a source is given an emptyDir by the server's defaults.
+        sources = [s for s in VOLUME_SOURCES if volume.get(s) is not None] or ["emptyDir"]
         for extra in sources[1:]:
             found.refuse(where + (extra,), f"volume {name!r} has {' and '.join(sources)}; accepted: one source per volume", key=True)
         if sources:
             _check_source(found, sources[0], mapping(volume.get(sources[0])), where + (sources[0],))
         if len(found.errors) == before:
             names.add(name)
+            if sources == ["emptyDir"]:
+                found.empty_dirs.add(name)
     return names
 
 

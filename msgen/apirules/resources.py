@@ -50,7 +50,10 @@ class Amount(NamedTuple):
         return not self == other
 
     def __hash__(self) -> int:
-        return hash(self.numerator / self.denominator)
+        from math import gcd
+
+        common = gcd(self.numerator, self.denominator)
+        return hash((self.numerator // common, self.denominator // common))
 
     @property
     def whole(self) -> bool:
@@ -95,15 +98,33 @@ def quantity(value: Any) -> Amount | None:
 QUANTITY_WORDS = "a quantity such as 500m, 2, 1.5, 4Gi or 1e3"
 
 
-def check_quantity(found: Findings, path: Path, value: Any, *, what: str = "quantity") -> Amount | None:
-    """A positioned error unless `value` is a non-negative quantity; its value otherwise."""
+#: Targets whose pod templates sit in a custom resource: its schema types a quantity as an
+#: integer or a string (`x-kubernetes-int-or-string`), so the number 2.5 is refused there.
+CRD_TARGETS = ("jobset", "volcano")
+
+
+def check_quantity(
+    found: Findings, path: Path, value: Any, *, what: str = "quantity", in_crd: bool | None = None
+) -> Amount | None:
+    """A positioned error unless `value` is a non-negative quantity; its value otherwise.
+    `in_crd`: the value lands in a custom resource (by default: when the target writes one)."""
     amount = quantity(value)
+    if in_crd is None:
+        in_crd = found.target in CRD_TARGETS
+    if amount is not None and isinstance(value, float) and in_crd:
+        found.refuse(path, f"{what} {value!r} is not accepted here: it lands in a custom resource, whose schema takes a quantity as an integer or a string; accepted: {str(value)!r} (quoted), or {_milli(amount)}")
+        return None
     if amount is None:
         found.refuse(path, f"{what} {shown(value)} is not accepted; accepted: {QUANTITY_WORDS}")
     elif amount.negative:
         found.refuse(path, f"{what} {shown(value)} is not accepted: it is negative; accepted: 0 or more")
         return None
     return amount
+
+
+def _milli(amount: Amount) -> str:
+    milli = amount.numerator * 1000 / amount.denominator
+    return f"{int(milli)}m" if milli == int(milli) else "a quoted number"
 
 
 def is_extended(name: str) -> bool:
@@ -139,9 +160,24 @@ def check_requirements(found: Findings, requirements: Any, path: Path) -> None:
                 found.refuse(where, f"{name} requests ({requests[name]}) differ from limits ({limits[name]}); accepted: equal values, or limits alone")
         elif limit is not None and request > limit:
             found.refuse(where, f"the {name} request {shown(requests[name])} is more than its limit {shown(limits[name])}; accepted: a request no more than the limit")
+    for (section, name), amount in amounts.items():
+        if str(name).startswith("hugepages-"):
+            _check_huge_pages(found, path + (section, name), str(name), amount, (limits if section == "limits" else requests)[name])
     names = {*limits, *requests}
     if any(str(n).startswith("hugepages-") for n in names) and not names & {"cpu", "memory"}:
         found.refuse(path, "hugepages are not accepted without a cpu or memory request or limit")
+
+
+def _check_huge_pages(found: Findings, path: Path, name: str, amount: Amount, value: Any) -> None:
+    """A hugepages amount is a whole number of pages of the size the name gives."""
+    size = quantity(name[len("hugepages-") :])
+    if size is None or size.numerator <= 0 or not size.whole:
+        found.refuse(path, f"{name} names no page size; accepted: hugepages-2Mi, hugepages-1Gi, ...", key=True)
+        return
+    pages = -(-amount.numerator // amount.denominator)  # Kubernetes rounds the amount up
+    if pages % (size.numerator // size.denominator):
+        page = name[len("hugepages-") :]
+        found.refuse(path, f"{name}: {shown(value)} is not a whole number of {page} pages; accepted: a multiple of {page}")
 
 
 def _check_name(found: Findings, path: Path, name: str) -> bool:
@@ -164,12 +200,21 @@ _DIVISORS = {
 }
 
 
+_PLAIN_NUMBER = re.compile(r"^\d+(\.\d*)?$")
+
+
 def check_divisor(found: Findings, resource: str, divisor: Any, path: Path) -> None:
-    """A downward-API divisor: one unit of the resource's family (1m or 1 for cpu)."""
+    """A downward-API divisor: one unit of the resource's family (1m or 1 for cpu).
+
+    The server compares the quantity as it writes it back (`1000` becomes `1k`; `1e3` and
+    `+1` stay as written, and are refused): one of the listed units, or a plain number of
+    the same value, is accepted."""
     amount = check_quantity(found, path, divisor, what="divisor")
     if amount is None or amount.numerator == 0:
         return
     family = "cpu" if resource.endswith(".cpu") else "memory"
-    allowed = [quantity(d) for d in _DIVISORS[family]]
-    if amount not in allowed:
-        found.refuse(path, f"divisor {shown(divisor)} is not accepted for {resource or 'this resource'}; accepted: {', '.join(_DIVISORS[family])}")
+    units = _DIVISORS[family]
+    written = repr(divisor) if isinstance(divisor, float) else str(divisor)
+    plain = _PLAIN_NUMBER.match(written) and amount in [quantity(u) for u in units if u[-1].isdigit() or u[-1] in "kMGTPE"]
+    if written not in units and not plain:
+        found.refuse(path, f"divisor {shown(divisor)} is not accepted for {resource or 'this resource'}; accepted: {', '.join(units)}")
