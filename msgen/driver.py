@@ -124,7 +124,9 @@ class Driver:
         self._keep(found)
         return found
 
-    def _compile(self, document: Document, added: list[str] | None) -> tuple[list[Diagnostic], bool]:
+    def _compile(
+        self, document: Document, added: list[str] | None
+    ) -> tuple[list[Diagnostic], bool]:
         with _no_cycle_collection():
             objects, diagnostics, is_job = compile_document(document, self.options)
             found = sorted(diagnostics, key=_position_key)

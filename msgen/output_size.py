@@ -51,8 +51,10 @@ class RepeatedEnv:
             + (
                 ""
                 if self.plan.static_indexes
-                else ", or a target that writes one pod template per role (indexed-job, "
-                "statefulset, jobset, volcano)"
+                else (
+                    ", or a target that writes one pod template per role (indexed-job, "
+                    "statefulset, jobset, volcano)"
+                )
             ),
         )
 

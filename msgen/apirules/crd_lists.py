@@ -45,7 +45,12 @@ def check(found: Findings, spec: Any, path: Path) -> None:
                 _unique(found, container.get(field), path + (kind, i, field), keys)
             claims = container.get("resources")
             if isinstance(claims, dict):
-                _unique(found, claims.get("claims"), path + (kind, i, "resources", "claims"), (("name", None),))
+                _unique(
+                    found,
+                    claims.get("claims"),
+                    path + (kind, i, "resources", "claims"),
+                    (("name", None),),
+                )
 
 
 def _unique(found: Findings, values: Any, path: Path, keys: tuple[tuple[str, Any], ...]) -> None:

@@ -53,10 +53,17 @@ def check(found: Findings, template: Any, path: Path) -> None:
         for key, value in node.items():
             accepted = ENUMS.get((parent, key)) or ENUMS.get(("*", key))
             if accepted and isinstance(value, str) and value not in accepted and value != "":
-                found.refuse(where + (key,), f"{shown(value)} is not accepted; accepted: {', '.join(accepted)}")
+                found.refuse(
+                    where + (key,),
+                    f"{shown(value)} is not accepted; accepted: {', '.join(accepted)}",
+                )
             elif key == "medium" and parent == "emptyDir" and isinstance(value, str):
                 if value not in ("", "Memory", "HugePages") and not value.startswith("HugePages-"):
-                    found.refuse(where + (key,), f"{shown(value)} is not accepted; accepted: Memory, HugePages, HugePages-<size>, or empty")
+                    found.refuse(
+                        where + (key,),
+                        f"{shown(value)} is not accepted; accepted: Memory, HugePages,"
+                        " HugePages-<size>, or empty",
+                    )
             elif key == "matchExpressions" and isinstance(value, list):
                 _requirements(found, value, where + (key,), node=parent in NODE_TERMS)
             elif key == "topologyKey" and isinstance(value, str):
@@ -77,11 +84,18 @@ def _requirements(found: Findings, requirements: list[Any], path: Path, *, node:
         if isinstance(key, str):
             found.check(where + ("key",), "key", key, formats.qualified_name(key))
         if operator not in operators:
-            found.refuse(where + ("operator",), f"{shown(operator)} is not accepted; accepted: {', '.join(operators)}")
+            found.refuse(
+                where + ("operator",),
+                f"{shown(operator)} is not accepted; accepted: {', '.join(operators)}",
+            )
         elif operator in ("In", "NotIn") and not values:
-            found.refuse(where, f"operator {operator} needs values; accepted: a non-empty list of values")
+            found.refuse(
+                where, f"operator {operator} needs values; accepted: a non-empty list of values"
+            )
         elif operator in ("Exists", "DoesNotExist") and values:
-            found.refuse(where + ("values",), f"operator {operator} takes no values; accepted: no values")
+            found.refuse(
+                where + ("values",), f"operator {operator} takes no values; accepted: no values"
+            )
         elif operator in ("Gt", "Lt") and len(values) != 1:
             found.refuse(where + ("values",), f"operator {operator} takes exactly one value")
         for j, value in enumerate(values if isinstance(values, list) else []):

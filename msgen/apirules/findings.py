@@ -22,10 +22,14 @@ class Findings:
     def refuse(self, path: Path, message: str, *, key: bool = False) -> None:
         self.errors.append(self.document.diagnostic(path, message, key=key))
 
-    def check(self, path: Path, what: str, value: Any, problems: list[str], *, key: bool = False) -> None:
+    def check(
+        self, path: Path, what: str, value: Any, problems: list[str], *, key: bool = False
+    ) -> None:
         """One error for `value` at `path` when `problems` (a format rule's answer) is not empty."""
         if problems:
-            self.refuse(path, f"{what} {shown(value)} is not accepted: {'; '.join(problems)}", key=key)
+            self.refuse(
+                path, f"{what} {shown(value)} is not accepted: {'; '.join(problems)}", key=key
+            )
 
     def version_text(self) -> str:
         return f"{self.kube_version[0]}.{self.kube_version[1]}"

@@ -55,7 +55,9 @@ def qualified_name(value: str) -> list[str]:
     """Label and annotation keys, resource names: `[prefix/]name`."""
     parts = value.split("/")
     if len(parts) > 2:
-        return ["must be a name with an optional DNS subdomain prefix and one '/' (example.com/name)"]
+        return [
+            "must be a name with an optional DNS subdomain prefix and one '/' (example.com/name)"
+        ]
     out = []
     if len(parts) == 2:
         if not parts[0]:

@@ -77,7 +77,9 @@ def _check_scheduling(found: Findings, plan: Plan, options: Options) -> None:
         found.check(path + ("queue",), "queue", queue, formats.dns1123_subdomain(queue))
     if scheduling.priority_class is not None:
         name = scheduling.priority_class
-        found.check(path + ("priorityClass",), "priorityClass", name, formats.dns1123_subdomain(name))
+        found.check(
+            path + ("priorityClass",), "priorityClass", name, formats.dns1123_subdomain(name)
+        )
     podgroup = options.target != "volcano" and options.gang_scheduler != "none"
     for name, value in (scheduling.min_resources or {}).items() if podgroup else ():
         where = path + ("minResources", name)

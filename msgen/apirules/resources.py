@@ -112,12 +112,19 @@ def check_quantity(
     if in_crd is None:
         in_crd = found.target in CRD_TARGETS
     if amount is not None and isinstance(value, float) and in_crd:
-        found.refuse(path, f"{what} {value!r} is not accepted here: it lands in a custom resource, whose schema takes a quantity as an integer or a string; accepted: {str(value)!r} (quoted), or {_milli(amount)}")
+        found.refuse(
+            path,
+            f"{what} {value!r} is not accepted here: it lands in a custom resource, whose schema"
+            f" takes a quantity as an integer or a string; accepted: {str(value)!r} (quoted), or"
+            f" {_milli(amount)}",
+        )
         return None
     if amount is None:
         found.refuse(path, f"{what} {shown(value)} is not accepted; accepted: {QUANTITY_WORDS}")
     elif amount.negative:
-        found.refuse(path, f"{what} {shown(value)} is not accepted: it is negative; accepted: 0 or more")
+        found.refuse(
+            path, f"{what} {shown(value)} is not accepted: it is negative; accepted: 0 or more"
+        )
         return None
     return amount
 
@@ -147,7 +154,11 @@ def check_requirements(found: Findings, requirements: Any, path: Path) -> None:
                 continue
             amounts[section, name] = amount
             if is_extended(name) and not amount.whole:
-                found.refuse(where, f"{name}: {shown(value)} is not accepted: {name} counts whole devices; accepted: a whole number")
+                found.refuse(
+                    where,
+                    f"{name}: {shown(value)} is not accepted: {name} counts whole devices;"
+                    " accepted: a whole number",
+                )
     for name in requests:
         request, limit = amounts.get(("requests", name)), amounts.get(("limits", name))
         if request is None:
@@ -155,14 +166,33 @@ def check_requirements(found: Findings, requirements: Any, path: Path) -> None:
         where = path + ("requests", name)
         if is_extended(name) or name.startswith("hugepages-"):
             if name not in limits:
-                found.refuse(where, f"{name} is requested without a limit, which Kubernetes does not accept for a resource it cannot overcommit; accepted: limits.{name} (alone, or equal to the request)")
+                found.refuse(
+                    where,
+                    f"{name} is requested without a limit, which Kubernetes does not accept for a"
+                    f" resource it cannot overcommit; accepted: limits.{name} (alone, or equal to"
+                    " the request)",
+                )
             elif limit is not None and request != limit:
-                found.refuse(where, f"{name} requests ({requests[name]}) differ from limits ({limits[name]}); accepted: equal values, or limits alone")
+                found.refuse(
+                    where,
+                    f"{name} requests ({requests[name]}) differ from limits ({limits[name]});"
+                    " accepted: equal values, or limits alone",
+                )
         elif limit is not None and request > limit:
-            found.refuse(where, f"the {name} request {shown(requests[name])} is more than its limit {shown(limits[name])}; accepted: a request no more than the limit")
+            found.refuse(
+                where,
+                f"the {name} request {shown(requests[name])} is more than its limit"
+                f" {shown(limits[name])}; accepted: a request no more than the limit",
+            )
     for (section, name), amount in amounts.items():
         if str(name).startswith("hugepages-"):
-            _check_huge_pages(found, path + (section, name), str(name), amount, (limits if section == "limits" else requests)[name])
+            _check_huge_pages(
+                found,
+                path + (section, name),
+                str(name),
+                amount,
+                (limits if section == "limits" else requests)[name],
+            )
     names = {*limits, *requests}
     if any(str(n).startswith("hugepages-") for n in names) and not names & {"cpu", "memory"}:
         found.refuse(path, "hugepages are not accepted without a cpu or memory request or limit")
@@ -172,18 +202,31 @@ def _check_huge_pages(found: Findings, path: Path, name: str, amount: Amount, va
     """A hugepages amount is a whole number of pages of the size the name gives."""
     size = quantity(name[len("hugepages-") :])
     if size is None or size.numerator <= 0 or not size.whole:
-        found.refuse(path, f"{name} names no page size; accepted: hugepages-2Mi, hugepages-1Gi, ...", key=True)
+        found.refuse(
+            path,
+            f"{name} names no page size; accepted: hugepages-2Mi, hugepages-1Gi, ...",
+            key=True,
+        )
         return
     pages = -(-amount.numerator // amount.denominator)  # Kubernetes rounds the amount up
     if pages % (size.numerator // size.denominator):
         page = name[len("hugepages-") :]
-        found.refuse(path, f"{name}: {shown(value)} is not a whole number of {page} pages; accepted: a multiple of {page}")
+        found.refuse(
+            path,
+            f"{name}: {shown(value)} is not a whole number of {page} pages; accepted: a multiple of"
+            f" {page}",
+        )
 
 
 def _check_name(found: Findings, path: Path, name: str) -> bool:
     """True (and an error at the name) when `name` is not a container resource name."""
     problems = formats.qualified_name(name)
-    if not problems and "/" not in name and name not in STANDARD and not name.startswith("hugepages-"):
+    if (
+        not problems
+        and "/" not in name
+        and name not in STANDARD
+        and not name.startswith("hugepages-")
+    ):
         problems = [
             f"must be one of {', '.join(STANDARD)}, hugepages-<size>, or a name with a domain "
             "such as nvidia.com/gpu"
@@ -215,6 +258,12 @@ def check_divisor(found: Findings, resource: str, divisor: Any, path: Path) -> N
     family = "cpu" if resource.endswith(".cpu") else "memory"
     units = _DIVISORS[family]
     written = repr(divisor) if isinstance(divisor, float) else str(divisor)
-    plain = _PLAIN_NUMBER.match(written) and amount in [quantity(u) for u in units if u[-1].isdigit() or u[-1] in "kMGTPE"]
+    plain = _PLAIN_NUMBER.match(written) and amount in [
+        quantity(u) for u in units if u[-1].isdigit() or u[-1] in "kMGTPE"
+    ]
     if written not in units and not plain:
-        found.refuse(path, f"divisor {shown(divisor)} is not accepted for {resource or 'this resource'}; accepted: {', '.join(units)}")
+        found.refuse(
+            path,
+            f"divisor {shown(divisor)} is not accepted for {resource or 'this resource'}; accepted:"
+            f" {', '.join(units)}",
+        )

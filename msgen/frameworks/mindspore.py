@@ -123,7 +123,11 @@ def _service_port_check(plan: Plan) -> list[Diagnostic]:
             continue
         first, first_name = seen[key]
         at = i if i < written_count else first  # a port the user wrote, not one msgen added
-        added = "" if i < written_count else f" (msgen adds {port['name']!r}, the port MindSpore's env names)"
+        added = (
+            ""
+            if i < written_count
+            else f" (msgen adds {port['name']!r}, the port MindSpore's env names)"
+        )
         out.append(
             plan.document.diagnostic(
                 path + (at,),
