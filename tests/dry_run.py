@@ -107,6 +107,10 @@ class ApiServer:
         self.verdicts[key] = verdict
         return verdict
 
+    def forget(self, which: Any) -> None:
+        """Drop the verdicts `which` selects, so their objects are sent again."""
+        self.verdicts = {key: verdict for key, verdict in self.verdicts.items() if not which(verdict)}
+
     def dry_run_all(self, objects: list[dict[str, Any]], namespace: str) -> list[tuple[int, str]]:
         return list(self.pool.map(lambda o: self.dry_run(o, namespace), objects))
 

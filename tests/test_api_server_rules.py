@@ -108,6 +108,21 @@ CASES = [
     ("", "serviceAccountName: Bad_SA", f"{W}.serviceAccountName", "serviceAccountName 'Bad_SA'"),
     ("", "nodeSelector: {'-x': ok}", f"{W}.nodeSelector.-x", "label key '-x'"),
     ("", "nodeSelector: {ok: bad value}", f"{W}.nodeSelector.ok", "label value 'bad value'"),
+    # found by the differential test
+    ("env: [{name: A, valueFrom: {fileKeyRef: {volumeName: v, path: p, key: K}}}]", "",
+     f"{C}.env[0].valueFrom.fileKeyRef.volumeName", "is not an emptyDir volume of this pod"),
+    ("resources: {limits: {hugepages-2Mi: 1, memory: 1Gi}}", "", f"{C}.resources.limits.hugepages-2Mi",
+     "is not a whole number of 2Mi pages"),
+    ("env: [{name: A, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 1e3}}}]", "",
+     f"{C}.env[0].valueFrom.resourceFieldRef.divisor", "divisor '1e3' is not accepted for limits.cpu"),
+    ("env: [{name: A, valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: '1.'}}}]", "",
+     f"{C}.env[0].valueFrom.resourceFieldRef.divisor", "divisor '1.' is not accepted"),
+    ("imagePullPolicy: ok", "", f"{C}.imagePullPolicy", "'ok' is not accepted; accepted: Always"),
+    ("", "dnsPolicy: '-1'", f"{W}.dnsPolicy", "'-1' is not accepted; accepted: ClusterFirstWithHostNet"),
+    ("", "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+     "[{topologyKey: k, labelSelector: {matchExpressions: [{key: '-b', operator: In, values: [x]}]}}]}}",
+     f"{W}.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector"
+     ".matchExpressions[0].key", "key '-b' is not accepted"),
 ]  # fmt: skip
 
 
@@ -172,6 +187,31 @@ def test_crd_targets_refuse_the_duplicates_their_list_maps_refuse(
     assert msgen("render", "-", input=text).exit_code == 0  # a Job accepts them (with a warning)
     err = refused(text, "--target", target)
     assert f"error: {path}: {fragment}" in err, err
+
+
+@pytest.mark.parametrize("target", ["jobset", "volcano"])
+@pytest.mark.parametrize("value", ["2.5", "9223372036854775808"])
+def test_crd_targets_take_quantities_as_integers_or_strings(target: str, value: str) -> None:
+    text = job(container=f"resources: {{limits: {{memory: {value}}}}}")
+    assert msgen("render", "-", input=text).exit_code == 0  # a Job reads the number
+    err = refused(text, "--target", target)
+    assert f"error: {C}.resources.limits.memory: quantity {value} is not accepted here" in err
+
+
+def test_statefulset_pods_take_no_active_deadline() -> None:
+    err = refused(job(spec="activeDeadlineSeconds: 60"), "--target", "statefulset")
+    assert f"error: {W}.activeDeadlineSeconds: activeDeadlineSeconds is not accepted in a StatefulSet" in err
+
+
+def test_a_volume_without_a_source_is_an_empty_dir_as_the_server_defaults_it() -> None:
+    text = job(container="volumeMounts: [{name: v, mountPath: /v}]", spec="volumes: [{name: v}]")
+    assert msgen("render", "-", input=text).exit_code == 0
+
+
+def test_every_role_at_zero_replicas_runs_nothing() -> None:
+    text = job().replace("replicas: 2", "replicas: 0").replace("Scheduler:\n", "Scheduler:\n      replicas: 0\n")
+    err = refused(text, "--target", "volcano")
+    assert "has replicas: 0, so there is nothing to run" in err
 
 
 @pytest.mark.parametrize(

@@ -85,5 +85,5 @@ def _check_scheduling(found: Findings, plan: Plan, options: Options) -> None:
         where = path + ("minResources", name)
         problems = formats.qualified_name(name)
         found.check(where, "resource name", name, problems, key=True)
-        if not problems:  # a PodGroup's or a Volcano Job's field: a custom resource's
-            check_quantity(found, where, value, in_crd=True)
+        if not problems:  # written as text (`str(value)`), so a number is no problem here
+            check_quantity(found, where, value, in_crd=False)

@@ -111,12 +111,13 @@ def check_quantity(
     amount = quantity(value)
     if in_crd is None:
         in_crd = found.target in CRD_TARGETS
-    if amount is not None and isinstance(value, float) and in_crd:
+    too_big = isinstance(value, int) and not -(2**63) <= value < 2**63
+    if amount is not None and in_crd and (isinstance(value, float) or too_big):
         found.refuse(
             path,
-            f"{what} {value!r} is not accepted here: it lands in a custom resource, whose schema"
-            f" takes a quantity as an integer or a string; accepted: {str(value)!r} (quoted), or"
-            f" {_milli(amount)}",
+            f"{what} {value!r} is not accepted here: it lands in a custom resource, whose"
+            " schema takes a quantity as an integer (of 64 bits) or a string; accepted:"
+            f" {str(value)!r} (quoted)" + (f", or {_milli(amount)}" if not too_big else ""),
         )
         return None
     if amount is None:
@@ -243,14 +244,14 @@ _DIVISORS = {
 }
 
 
-_PLAIN_NUMBER = re.compile(r"^\d+(\.\d*)?$")
+_PLAIN_NUMBER = re.compile(r"^\d+$")
 
 
 def check_divisor(found: Findings, resource: str, divisor: Any, path: Path) -> None:
     """A downward-API divisor: one unit of the resource's family (1m or 1 for cpu).
 
-    The server compares the quantity as it writes it back (`1000` becomes `1k`; `1e3` and
-    `+1` stay as written, and are refused): one of the listed units, or a plain number of
+    The server compares the quantity as it writes it back (`1000` becomes `1k`; `1e3`, `1.`
+    and `+1` stay as written, and are refused): one of the listed units, or a whole number of
     the same value, is accepted."""
     amount = check_quantity(found, path, divisor, what="divisor")
     if amount is None or amount.numerator == 0:
