@@ -35,7 +35,7 @@ from .atomic_file import OutputError, write_whole
 from .diagnostics import Diagnostic, InputError, format_diagnostic, has_errors
 from .inputs import MissingPath, expand_paths, read_source
 from .plan import Options
-from .source import YAML_LOADER, Source, load_documents
+from .source import Source, libyaml_loads, load_documents
 
 LEGACY_MSJOB = ("kubeflow.org/v1", "MSJob")
 OLD_MXJOBS = (("mxnet.mlkube.io/v1beta1", "MxJob"), ("mlkube.io/v1beta1", "MxJob"))
@@ -127,7 +127,8 @@ def _tabs_as_spaces(text: str) -> str:
         return text
     chars = list(text)
     end = 0
-    for token in yaml.scan(text, Loader=YAML_LOADER):
+    loader = yaml.CSafeLoader if libyaml_loads() else yaml.SafeLoader  # as msgen loads
+    for token in yaml.scan(text, Loader=loader):
         _spaces_in_gap(chars, end, token.start_mark.index)
         end = max(end, token.end_mark.index)
     _spaces_in_gap(chars, end, len(chars))

@@ -30,10 +30,6 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
 
     _LIBYAML = False
 
-#: The loader msgen reads YAML with (libyaml's when PyYAML has it), for other modules' scans.
-YAML_LOADER = _BaseLoader
-
-
 def libyaml_loads() -> bool:
     """Whether libyaml parses (it counts positions in UTF-8 bytes, PyYAML in characters)."""
     return _LIBYAML
