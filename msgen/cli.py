@@ -30,7 +30,7 @@ from .names import dns1123_problem
 from .processes.cli import cli_options
 
 if TYPE_CHECKING:
-    from .pipeline import Compilation, Sink
+    from .driver import Compilation, Sink
 
 __all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "compile_paths", "main", "report", "run"]
 

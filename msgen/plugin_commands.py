@@ -24,7 +24,7 @@ from .cli import (
 )
 
 if TYPE_CHECKING:
-    from .pipeline import Compilation
+    from .driver import Compilation
     from .plan import Options
 
 
@@ -152,12 +152,12 @@ def argocd_generate(directory: str) -> None:
 
 def compile_built(name: str, text: str, options: Options) -> Compilation:
     """Compile a stream another tool built; report; exit 1 on errors or an empty stream."""
-    from .pipeline import compile_sources
+    from .driver import compile_sources
     from .source import Source
 
     compilation = compile_sources([Source(name, text)], options)
     if compilation.ok and compilation.documents == 0:
-        compilation.diagnostics.append(_no_documents(name))
+        compilation.diagnostics.append(_no_documents(name, name))
     report(compilation.diagnostics, compilation.sources)
     if not compilation.ok:
         raise SystemExit(EXIT_INPUT)
