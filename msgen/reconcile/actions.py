@@ -6,7 +6,9 @@ without harm. What the engine does where a target cannot:
 
 - The job ended (by `status.aggregate`) and `cleanPodPolicy` is `Running` or `All`:
   Jobs still active are **suspended** (the Job controller then removes their pods and keeps
-  the Job and its history; deleting the pods alone would make it start new ones). Bare
+  the Job and its history; deleting the pods alone would make it start new ones), and
+  marked `msgen/stopped-at` with the job's end, so that their TTL can be kept and a new run
+  can resume them (`run.resume_stopped`). Bare
   Pods still Pending or Running are deleted. With `All`, finished pods are deleted too.
   JobSets and Volcano Jobs delete their running pods themselves; their finished pods go
   with `All`. `None` leaves everything as it is.
@@ -14,7 +16,10 @@ without harm. What the engine does where a target cannot:
   `Command` with action `CompleteJob` (bus.volcano.sh/v1alpha1), the way `vcctl` ends a
   job; Jobs and bare Pods are stopped by the clean-up above.
 - `ttlSecondsAfterFinished` on bare Pods: once that long after the job ended, every object
-  of the job is deleted (Jobs, JobSets and Volcano Jobs have their own TTL).
+  of the job is deleted (Jobs, JobSets and Volcano Jobs have their own TTL). On
+  `indexed-job` Kubernetes deletes the finished Jobs; a Job the policy suspended never
+  finishes, so it is deleted here once that long after its `msgen/stopped-at`: the job's
+  Jobs go together, and applying the job again runs all of it.
 - No retries are invented: a bare Pod that failed is not recreated (it fails the job, as
   with `backoffLimit: 0`), and `restartPolicy: ExitCode` on bare Pods runs as `Never`.
 """
@@ -26,10 +31,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..run_policy import RunPolicy
+from ..targets.labels import JOB_NAME
 from .status import JobStatus, pod_role
 
 #: Targets whose workload deletes its running pods when it ends.
 _CLEANS_RUNNING = ("jobset", "volcano")
+#: On a Job cleanPodPolicy suspended: when the job ended.
+STOPPED_AT = "msgen/stopped-at"
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,8 @@ class Action:
     kind: str
     name: str
     reason: str
+    #: suspend: the job's end, written to STOPPED_AT
+    at: str | None = None
 
     def describe(self) -> str:
         return f"{self.verb} {self.kind} {self.name}: {self.reason}"
@@ -57,8 +67,9 @@ def due(
     """The actions due now. Nothing is due before the job ends. `services`: the job's
     Services, which a bare-Pod job's TTL deletes with its pods (the operator's garbage
     collector deleted them with the MSJob)."""
+    stopped = _stopped_ttl(policy, workloads, now)
     if not status.finished:
-        return []
+        return stopped
     out: list[Action] = []
     if policy.target == "volcano" and status.phase == "Succeeded":
         out += [
@@ -74,7 +85,7 @@ def due(
             reason = f"ttlSecondsAfterFinished {policy.ttl_seconds_after_finished} passed"
             out = [Action("delete", o["apiVersion"], o["kind"], _name(o), reason)
                    for o in [*workloads, *pods, *(services or [])] if not _deleting(o)]
-    return _unique(out)
+    return _unique(out + stopped)
 
 
 def _clean(
@@ -84,7 +95,7 @@ def _clean(
     out = []
     if policy.target == "indexed-job":
         out += [
-            Action("suspend", o["apiVersion"], o["kind"], _name(o), why)
+            Action("suspend", o["apiVersion"], o["kind"], _name(o), why, status.completion_time)
             for o in workloads
             if o.get("kind") == "Job" and o.get("apiVersion") == "batch/v1" and _job_active(o)
         ]
@@ -98,6 +109,44 @@ def _clean(
         if active or policy.clean_pod_policy == "All":
             out.append(Action("delete", "v1", "Pod", _name(pod), why))
     return out
+
+
+def _stopped_ttl(policy: RunPolicy, workloads: list[dict[str, Any]], now: datetime) -> list[Action]:
+    """The suspended Jobs whose TTL after the job's end passed (see the module's notes)."""
+    ttl = policy.ttl_seconds_after_finished
+    if ttl is None or policy.target != "indexed-job":
+        return []
+    out = []
+    for obj in workloads:
+        ended = _parse_time(_annotations(obj).get(STOPPED_AT)) if stopped_by_policy(obj) else None
+        if ended is not None and now >= ended + timedelta(seconds=ttl) and not _deleting(obj):
+            out.append(Action("delete", obj["apiVersion"], obj["kind"], _name(obj),
+                              f"ttlSecondsAfterFinished {ttl} passed (suspended by cleanPodPolicy)"))
+    return out
+
+
+def stopped_by_policy(obj: dict[str, Any]) -> bool:
+    """A Job cleanPodPolicy suspended when its job ended (not one Kueue holds)."""
+    return bool((obj.get("spec") or {}).get("suspend")) and STOPPED_AT in _annotations(obj)
+
+
+def suspend_patch(at: str | None, now: datetime) -> dict[str, Any]:
+    """Suspend a Job and record the job's end (`at`, else `now`) for its TTL."""
+    when = at or now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"metadata": {"annotations": {STOPPED_AT: when}}, "spec": {"suspend": True}}
+
+
+def resume_patch() -> dict[str, Any]:
+    return {"metadata": {"annotations": {STOPPED_AT: None}}, "spec": {"suspend": False}}
+
+
+def job_of(obj: dict[str, Any]) -> str | None:
+    found = ((obj.get("metadata") or {}).get("labels") or {}).get(JOB_NAME)
+    return str(found) if found else None
+
+
+def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
+    return dict((obj.get("metadata") or {}).get("annotations") or {})
 
 
 def _job_active(job: dict[str, Any]) -> bool:

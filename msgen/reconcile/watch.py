@@ -146,7 +146,7 @@ def carry_out(client: Client, namespace: str, due: list[actions.Action],
         if action.verb == "delete":
             kube.delete(client, obj, wait_pods=False)
         elif action.verb == "suspend":
-            kube.merge_patch(client, obj, {"spec": {"suspend": True}})
+            kube.merge_patch(client, obj, actions.suspend_patch(action.at, datetime.now(timezone.utc)))
         elif action.verb == "complete":
             kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
 
@@ -232,22 +232,17 @@ def summary(found: status.JobStatus, elapsed: float) -> list[str]:
     for failure in found.failures:
         where = f" container {failure.container}" if failure.container else ""
         code = f" exit code {failure.exit_code}" if failure.exit_code is not None else ""
-        lines.append(f"  failed: pod {failure.pod}{where}{code} ({failure.reason})")
+        again = ", restarted in place" if failure.previous else ""
+        lines.append(f"  failed: pod {failure.pod}{where}{code} ({failure.reason}{again})")
     return lines
 
 
 def last_logs(client: Client, namespace: str, failure: status.PodFailure, lines: int = 10) -> list[str]:
-    """The failed container's last log lines, or one line saying there are none (its node
-    is gone, or no kubelet serves it). Not retried: a summary must not hang on it."""
-    import httpx2
-    from lightkube.core.exceptions import ApiError
-
+    """The failed container's last log lines (the failed instance's, for a container
+    restarted in place), or one line saying there are none (its node is gone, or no
+    kubelet serves it). Not retried: a summary must not hang on it."""
     try:
-        found = client.log(failure.pod, namespace=namespace, container=failure.container,
-                           tail_lines=lines, newlines=False)
-        shown = [f"    | {line}" for line in found]
-    except ApiError as exc:
-        return [f"    (no log lines: {exc.status.message})"]
-    except (httpx2.HTTPError, OSError) as exc:
-        return [f"    (no log lines: {type(exc).__name__})"]
-    return shown or ["    (no log lines)"]
+        found = kube.pod_log(client, namespace, failure.pod, failure.container, lines, failure.previous)
+    except kube.KubeError as exc:
+        return [f"    (no log lines: {exc})"]
+    return [f"    | {line}" for line in found] or ["    (no log lines)"]
