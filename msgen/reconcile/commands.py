@@ -87,13 +87,16 @@ def apply(prune: bool, set_name: str | None, wait: bool, timeout: float | None, 
     except kube.KubeError as exc:
         fail(str(exc), 1)
     if wait and not settings.dry_run:
-        jobs = sorted({o["metadata"]["labels"].get("training.kubeflow.org/job-name") for o in objects} - {None})
+        from .actions import job_of
+
+        jobs = sorted({job_of(o) for o in objects} - {None})  # objects of no job (a ConfigMap) too
         for job in jobs:
             follow_job(client, job, namespace, timeout, started)
 
 
 def follow_job(client: Client, job: str, namespace: str, timeout: float | None, started: float) -> None:
     from . import kube, watch
+    from .witness import Witness
 
     echo = click.echo
     out = sys.stdout
@@ -103,8 +106,9 @@ def follow_job(client: Client, job: str, namespace: str, timeout: float | None, 
         out.flush()
 
     lines = watch.Lines(write, out.isatty())
+    witness = Witness(lambda failure: watch.last_logs(client, namespace, failure))
     try:
-        found = watch.follow(client, job, namespace, timeout=timeout, echo=lines)
+        found = watch.follow(client, job, namespace, timeout=timeout, echo=lines, witness=witness)
     except KeyboardInterrupt:
         lines.close()
         echo(f"\nmsgen: stopped watching; the job keeps running. Resume with:\n"
@@ -119,7 +123,7 @@ def follow_job(client: Client, job: str, namespace: str, timeout: float | None, 
     if found.phase == "Failed":
         for failure in found.failures[:3]:
             echo(f"  last log lines of pod {failure.pod}:")
-            for line in watch.last_logs(client, namespace, failure):
+            for line in witness.log_of(failure) or watch.last_logs(client, namespace, failure):
                 echo(line)
         raise SystemExit(1)
 

@@ -21,6 +21,7 @@ from .. import run_policy
 from ..run_policy import RunPolicy
 from ..targets.labels import JOB_NAME
 from . import actions, informer, kube, status
+from .witness import Witness
 
 #: The workload kinds msgen renders, as (apiVersion, kind).
 WORKLOADS = (
@@ -151,6 +152,23 @@ def carry_out(client: Client, namespace: str, due: list[actions.Action],
             kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
 
 
+def record_end(client: Client, policy: RunPolicy, found: status.JobStatus, due: list[actions.Action],
+               workloads: list[dict[str, Any]], services: list[dict[str, Any]],
+               echo: Callable[[str], None]) -> None:
+    """Publish the job's end as `msgen controller` does (annotation msgen/status, an Event),
+    on what the due actions keep, so `msgen status` still reads it after the policies
+    removed the pods. Best effort: a user allowed to apply but not to record is told."""
+    from .controller import publish
+
+    gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
+    kept = [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone]
+    try:
+        publish(client, policy, found, kept, lambda line: None,
+                [o for o in services if (o["kind"], o["metadata"]["name"]) not in gone])
+    except kube.KubeError as exc:
+        echo(f"  (the job's end is not recorded on the cluster: {exc})")
+
+
 class Lines:
     """Progress redrawn in place on a terminal, one line per change otherwise; other lines
     (policy actions, pending reasons) always go on lines of their own."""
@@ -186,10 +204,12 @@ def follow(
     echo: Lines,
     act: bool = True,
     resync: float = 10.0,
+    witness: Witness | None = None,
 ) -> status.JobStatus:
     """Follow the job until it ends (or `timeout`): progress on each change, the reasons
     pods wait, and the due policy actions. Wakes on every watched change, and at least
-    every `resync` seconds (a TTL falls due with no change on the cluster)."""
+    every `resync` seconds (a TTL falls due with no change on the cluster). `witness`
+    keeps what the cluster may not (failed containers' logs, pods deleted while running)."""
     started = time.monotonic()
     view = JobView(client, job, namespace)
     shown = ""
@@ -199,6 +219,9 @@ def follow(
             view.changed.clear()
             policy, workloads, pods = view.observe()
             found = status.aggregate(policy, workloads, pods)
+            if witness is not None:
+                witness.saw(pods)
+                witness.explain(found)
             line = progress(found)
             if line != shown:
                 echo.progress(line)
@@ -210,6 +233,8 @@ def follow(
             if act:
                 due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc),
                                   view.services.items())
+                if found.finished:
+                    record_end(client, policy, found, due, workloads, view.services.items(), echo)
                 carry_out(client, namespace, due, workloads, echo)
             if found.finished:
                 echo.close()
