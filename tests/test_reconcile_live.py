@@ -2,8 +2,12 @@
 
 Runs when MSGEN_TEST_KUBECONFIG names a kubeconfig for a disposable cluster whose
 kube-controller-manager runs (the Job and garbage-collector controllers act); no scheduler
-or kubelet is needed: the tests set pod statuses through the API as a kubelet would.
-Each test works in a namespace of its own and deletes it afterwards.
+or kubelet is needed: the tests set pod statuses through the API as a kubelet would. On a
+cluster with nodes, the pods select a node that does not exist, so no kubelet runs (and
+re-reports) them. Each test works in a namespace of its own (prefixed
+MSGEN_TEST_NAMESPACE_PREFIX, `msgen-test` by default) and deletes it afterwards. Pods
+running for real, failing on purpose, are in test_live_failures.py; the controller in the
+cluster in test_live_controller.py.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ spec:
       replicas: 1
       template:
         spec:
+          nodeSelector: {{msgen.test/no-such-node: "true"}}
           containers:
             - name: mindspore
               image: {image}
@@ -50,6 +55,7 @@ spec:
       replicas: 2
       template:
         spec:
+          nodeSelector: {{msgen.test/no-such-node: "true"}}
           containers:
             - name: mindspore
               image: {image}
@@ -71,7 +77,7 @@ def kubectl(*args: str, check: bool = True, env: dict[str, str] | None = None) -
 
 @pytest.fixture
 def namespace() -> Any:
-    name = f"msgen-test-{uuid.uuid4().hex[:8]}"
+    name = f"{os.environ.get('MSGEN_TEST_NAMESPACE_PREFIX', 'msgen-test')}-{uuid.uuid4().hex[:8]}"
     kubectl("create", "namespace", name)
     yield name
     kubectl("delete", "namespace", name, "--wait=false", check=False)
