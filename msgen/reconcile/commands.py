@@ -89,7 +89,7 @@ def apply(prune: bool, set_name: str | None, wait: bool, timeout: float | None, 
     if wait and not settings.dry_run:
         from .actions import job_of
 
-        jobs = sorted({job_of(o) for o in objects} - {None})  # objects of no job (a ConfigMap) too
+        jobs = sorted({job for o in objects if (job := job_of(o))})  # objects of no job (a ConfigMap) too
         for job in jobs:
             follow_job(client, job, namespace, timeout, started)
 
