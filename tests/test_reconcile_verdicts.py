@@ -10,6 +10,7 @@ from typing import Any
 from msgen.reconcile import actions, applyset, published, status
 from msgen.run_policy import RoleRule
 
+from .conftest import msgen
 from .test_reconcile_decisions import NOW, job, pod, policy, terminated
 
 
@@ -161,3 +162,17 @@ def test_an_object_listed_twice_is_pruned_once() -> None:
     member = {"apiVersion": "v1", "kind": "ConfigMap",
               "metadata": {"name": "settings", "namespace": "ns", "labels": {applyset.PART_OF: "id"}}}
     assert applyset.prune_set([member, dict(member)], [], "id") == [member]
+
+
+def test_the_bare_pod_ttl_warning_names_the_controller_alone(tmp_path: Any) -> None:
+    """apply --wait ends with the job, before a TTL is due: only the controller keeps it."""
+    path = tmp_path / "ttl.yaml"
+    path.write_text("apiVersion: mindspore.gitee.com/v1\nkind: MSJob\nmetadata:\n  name: t\nspec:\n"
+                    "  runPolicy:\n    ttlSecondsAfterFinished: 60\n  msReplicaSpecs:\n    Worker:\n"
+                    "      replicas: 1\n      template:\n        spec:\n          containers:\n"
+                    "            - name: mindspore\n              image: mindspore/mindspore:2.2.14\n")
+    run = msgen("render", str(path), "--target", "pod")
+    assert run.exit_code == 0
+    assert ("runPolicy.ttlSecondsAfterFinished needs `msgen controller` with target pod (`msgen apply --wait` "
+            "ends with the job, before it is due)") in run.stderr
+    assert "apply --wait` or `msgen controller`" not in run.stderr

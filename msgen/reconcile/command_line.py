@@ -9,6 +9,7 @@ client (`msgen[apply]`) is not installed; 3 --timeout passed first; 130 interrup
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -77,8 +78,8 @@ def connect(kwargs: dict[str, Any]) -> Client:
         fail(str(exc), 1)
 
 
-def rendered(kwargs: dict[str, Any], client: Client, *, ask_server: bool = False
-             ) -> tuple[list[dict[str, Any]], str]:
+def rendered(kwargs: dict[str, Any], client: Client, *, ask_server: bool = False,
+             say: Callable[[str], None] | None = None) -> tuple[list[dict[str, Any]], str]:
     """The inputs rendered as `msgen render` does, placed in their namespace; with
     `ask_server`, for the cluster's Kubernetes version unless --kube-version (or
     KUBE_VERSION) names one."""
@@ -86,6 +87,9 @@ def rendered(kwargs: dict[str, Any], client: Client, *, ask_server: bool = False
 
     if ask_server and not _given(click.get_current_context(), "kube_version"):
         kwargs["kube_version"] = cluster_version(client)
+        if say is not None:
+            say(f"msgen: rendering for Kubernetes {versions.show(kwargs['kube_version'])}, the cluster's "
+                "(--kube-version overrides it)")
     compilation = compile_paths(list(kwargs.pop("paths")), _options(kwargs))
     namespace = job_namespace(compilation.objects, kwargs["namespace"], client)
     return place(compilation.objects, namespace), namespace

@@ -61,7 +61,7 @@ def apply(prune: bool, set_name: str | None, wait: bool, timeout: float | None, 
     from .run import Settings, Stop, apply_all, check_parent, preflight, resume_stopped
     from .run import prune as prune_members
 
-    objects, namespace = rendered(kwargs, client, ask_server=True)
+    objects, namespace = rendered(kwargs, client, ask_server=True, say=click.echo)
     name = set_name or applyset.default_name(objects)
     if name is None:
         fail("these inputs hold several jobs: name their ApplySet with --applyset NAME", EXIT_USAGE)

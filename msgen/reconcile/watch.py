@@ -86,13 +86,23 @@ class JobView:
                         for v, k in WORKLOADS]
         self.events = informer.Informer(client, "v1", "Event", namespace, {}, self.changed).start()
         self.services = informer.Informer(client, "v1", "Service", namespace, labels, self.changed).start()
-        informer.wait_synced([*self.objects, self.events, self.services], timeout=60)
+        late = informer.wait_synced([*self.objects, self.events, self.services], timeout=60)
+        if late:
+            self.stop()
+            raise kube.KubeError("; ".join(f"{i.kind}: {i.problem or 'no list within 60s'}" for i in late))
 
     def observe(self) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
-        problems = [i.problem for i in self.objects if i.problem and i.served]
-        if problems:
-            raise kube.KubeError(problems[0])
+        """The job as the watches have it; KubeError when the server refuses a watch (a
+        watch that is only interrupted is retried: see `problems`)."""
+        refused = [i.problem for i in self.objects if i.refused and i.problem]
+        if refused:
+            raise kube.KubeError(refused[0])
         return select(self.job, self.namespace, [o for i in self.objects for o in i.items()])
+
+    def problems(self) -> list[str]:
+        """Watches being retried (a dropped connection, a server that does not answer)."""
+        return [f"watching {i.kind}: {i.problem}" for i in [*self.objects, self.services]
+                if i.problem and i.served and not i.refused]
 
     def stop(self) -> None:
         for each in [*self.objects, self.events, self.services]:
@@ -226,9 +236,9 @@ def follow(
             if line != shown:
                 echo.progress(line)
                 shown = line
-            for reason in pending_reasons(view.events.items(), pods):
+            for reason in [*pending_reasons(view.events.items(), pods), *view.problems()]:
                 if reason not in reasons_shown:
-                    echo(f"  waiting: {reason}")
+                    echo(f"  waiting: {reason}; retrying" if reason.startswith("watching ") else f"  waiting: {reason}")
                     reasons_shown.add(reason)
             if act:
                 due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc),
