@@ -103,6 +103,38 @@ def controller_events(ns: str) -> list[dict[str, Any]]:
     return [e for e in get("events", ns) if (e.get("source") or {}).get("component") == "msgen-controller"]
 
 
+def test_a_controller_for_one_namespace_needs_rolebindings_there_only(tmp_path: Path, namespace: str) -> None:
+    """The RBAC of overlays/controller-namespaces (the ClusterRole bound in one namespace):
+    `--namespace` works with it; every namespace is refused, and --once says so, exit 1.
+    First in the module: before the Deployment runs, nothing else acts on the job."""
+    built = kubectl("kustomize", str(ROOT / "overlays" / "controller")).stdout
+    role = next(d for d in built.split("\n---\n") if "kind: ClusterRole\n" in d)
+    kubectl("apply", "-f", "-", input=role)
+    kubectl("create", "serviceaccount", "scoped", "-n", namespace)
+    kubectl("create", "rolebinding", "scoped", "-n", namespace, "--clusterrole", "msgen-controller",
+            f"--serviceaccount={namespace}:scoped")
+    kubectl("create", "role", "lease", "-n", namespace, "--verb=get,update,create", "--resource=leases")
+    kubectl("create", "rolebinding", "lease", "-n", namespace, "--role", "lease", f"--serviceaccount={namespace}:scoped")
+    token = kubectl("create", "token", "scoped", "-n", namespace).stdout.strip()
+    config = json.loads(kubectl("config", "view", "--raw", "-o", "json").stdout)
+    limited = tmp_path / "scoped.kubeconfig"
+    limited.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "scoped",
+        "clusters": [{"name": "c", "cluster": config["clusters"][0]["cluster"]}],
+        "users": [{"name": "scoped", "user": {"token": token}}],
+        "contexts": [{"name": "scoped", "context": {"cluster": "c", "user": "scoped", "namespace": namespace}}],
+    }))  # fmt: skip
+    assert msgen("apply", str(write(tmp_path, "one", msjob("one", script({}, default=(2, 0))))), "-n", namespace,
+                 "--target", "pod").exit_code == 0
+    wait_for("worker 0 to succeed", lambda: get("pod", namespace, "one-worker-0")["status"]["phase"] == "Succeeded")
+    scoped = msgen("controller", "--once", "--kubeconfig", str(limited), "-n", namespace)
+    assert scoped.exit_code == 0, scoped.stderr
+    assert f"{namespace}/one: Succeeded" in scoped.stdout
+    everywhere = msgen("controller", "--once", "--kubeconfig", str(limited))
+    assert everywhere.exit_code == 1 and "in every namespace" in everywhere.stderr
+    assert "forbidden" in everywhere.stderr, everywhere.stderr
+
+
 def test_both_replicas_are_ready_and_one_leads(deployed: None) -> None:
     found = controller_pods()
     assert len(found) == 2 and all(ready(p) for p in found)
@@ -184,35 +216,3 @@ def test_a_replica_that_cannot_watch_is_not_ready(deployed: None) -> None:
     wait_for("both replicas ready again", lambda: len([p for p in controller_pods() if ready(p)]) == 2,
              timeout=240, every=5)
     assert "working again" in logs(controller_pods()[0]["metadata"]["name"])
-
-
-def test_a_controller_for_one_namespace_needs_rolebindings_there_only(tmp_path: Path, namespace: str) -> None:
-    """The RBAC of overlays/controller-namespaces (the ClusterRole bound in one namespace):
-    `--namespace` works with it; every namespace is refused, and --once says so, exit 1."""
-    built = kubectl("kustomize", str(ROOT / "overlays" / "controller")).stdout
-    role = next(d for d in built.split("\n---\n") if "kind: ClusterRole\n" in d)
-    kubectl("apply", "-f", "-", input=role)
-    kubectl("create", "serviceaccount", "scoped", "-n", namespace)
-    kubectl("create", "rolebinding", "scoped", "-n", namespace, "--clusterrole", "msgen-controller",
-            f"--serviceaccount={namespace}:scoped")
-    kubectl("create", "role", "lease", "-n", namespace, "--verb=get,update,create", "--resource=leases")
-    kubectl("create", "rolebinding", "lease", "-n", namespace, "--role", "lease", f"--serviceaccount={namespace}:scoped")
-    token = kubectl("create", "token", "scoped", "-n", namespace).stdout.strip()
-    config = json.loads(kubectl("config", "view", "--raw", "-o", "json").stdout)
-    limited = tmp_path / "scoped.kubeconfig"
-    limited.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "scoped",
-        "clusters": [{"name": "c", "cluster": config["clusters"][0]["cluster"]}],
-        "users": [{"name": "scoped", "user": {"token": token}}],
-        "contexts": [{"name": "scoped", "context": {"cluster": "c", "user": "scoped", "namespace": namespace}}],
-    }))  # fmt: skip
-    assert msgen("apply", str(write(tmp_path, "one", msjob("one", script({}, default=(2, 0))))), "-n", namespace,
-                 "--target", "pod").exit_code == 0
-    wait_for("worker 0 to succeed", lambda: get("pod", namespace, "one-worker-0")["status"]["phase"] == "Succeeded")
-    scoped = msgen("controller", "--once", "--kubeconfig", str(limited), "-n", namespace)
-    assert scoped.exit_code == 0, scoped.stderr
-    assert f"{namespace}/one: Succeeded" in scoped.stdout
-    everywhere = msgen("controller", "--once", "--kubeconfig", str(limited))
-    assert everywhere.exit_code == 1 and "in every namespace" in everywhere.stderr
-    assert "forbidden" in everywhere.stderr, everywhere.stderr
-
