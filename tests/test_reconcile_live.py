@@ -185,10 +185,14 @@ def test_missing_crd_or_namespace_applies_nothing(tmp_path: Path, namespace: str
     served = kubectl("get", "crd", "jobsets.jobset.x-k8s.io", check=False).returncode == 0
     if served:
         pytest.skip("this cluster serves JobSet; the missing-CRD case needs one that does not")
+    # The render asks the server what it serves: a JobSet is an error naming what to install.
     run = msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "jobset")
-    assert run.exit_code == 1 and "does not serve JobSet jobset.x-k8s.io/v1alpha2" in run.stderr
-    assert "nothing was applied" in run.stderr
-    assert names("service", namespace) == []
+    assert run.exit_code == 1, run.stderr
+    assert "renders JobSet (jobset.x-k8s.io/v1alpha2), which the cluster does not serve" in run.stderr
+    assert "install JobSet" in run.stderr and "Traceback" not in run.stderr
+    assert names("service", namespace) == [] and "msgen-lenet" not in names("secret", namespace)
+    diffed = msgen("diff", str(job_file(tmp_path)), "-n", namespace, "--target", "jobset")
+    assert diffed.exit_code == 2 and "which the cluster does not serve" in diffed.stderr
     gone = msgen("apply", str(job_file(tmp_path)), "-n", "no-such-namespace-msgen")
     assert gone.exit_code == 1 and "namespace 'no-such-namespace-msgen' does not exist" in gone.stderr
 

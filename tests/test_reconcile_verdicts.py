@@ -141,8 +141,9 @@ def test_a_suspended_job_records_the_end_and_is_deleted_with_its_ttl() -> None:
     found = status.aggregate(rule, [worker, scheduler], [])
     due = actions.due(rule, found, [worker, scheduler], [], NOW)
     assert [(a.verb, a.name, a.at) for a in due] == [("suspend", "j-scheduler", "2026-01-01T11:00:00Z")]
-    patch = actions.suspend_patch(due[0].at, NOW)
-    assert patch == {"metadata": {"annotations": {"msgen/stopped-at": "2026-01-01T11:00:00Z"}},
+    patch = actions.suspend_patch(due[0], NOW)
+    assert patch == {"metadata": {"annotations": {"msgen/stopped": "job succeeded; cleanPodPolicy Running",
+                                                  "msgen/stopped-at": "2026-01-01T11:00:00Z"}},
                      "spec": {"suspend": True}}
     # Kubernetes' TTL deleted the Worker Job; the suspended Scheduler Job goes once due.
     stopped = job("Scheduler", suspend=True)
@@ -154,8 +155,10 @@ def test_a_suspended_job_records_the_end_and_is_deleted_with_its_ttl() -> None:
         ("delete", "j-scheduler")]
     # A Job suspended for Kueue is not one the policy stopped.
     assert not actions.stopped_by_policy(job("Scheduler", suspend=True))
-    assert actions.resume_patch() == {"metadata": {"annotations": {"msgen/stopped-at": None}},
+    assert actions.resume_patch() == {"metadata": {"annotations": {"msgen/stopped": None, "msgen/stopped-at": None}},
                                       "spec": {"suspend": False}}
+    # Rendered for a GitOps tool, which would create the Job again: its TTL deletes nothing.
+    assert actions.due(rule._replace(gitops=True), left, [stopped], [], at + timedelta(seconds=60)) == []
 
 
 def test_an_object_listed_twice_is_pruned_once() -> None:

@@ -82,15 +82,18 @@ def rendered(kwargs: dict[str, Any], client: Client, *, ask_server: bool = False
              say: Callable[[str], None] | None = None) -> tuple[list[dict[str, Any]], str]:
     """The inputs rendered as `msgen render` does, placed in their namespace; with
     `ask_server`, for the cluster's Kubernetes version unless --kube-version (or
-    KUBE_VERSION) names one."""
+    KUBE_VERSION) names one, and for the APIs it serves."""
     from .run import place
 
-    if ask_server and not _given(click.get_current_context(), "kube_version"):
-        kwargs["kube_version"] = cluster_version(client)
-        if say is not None:
-            say(f"msgen: rendering for Kubernetes {versions.show(kwargs['kube_version'])}, the cluster's "
-                "(--kube-version overrides it)")
-    compilation = compile_paths(list(kwargs.pop("paths")), _options(kwargs))
+    served = None
+    if ask_server:
+        if not _given(click.get_current_context(), "kube_version"):
+            kwargs["kube_version"] = cluster_version(client)
+            if say is not None:
+                say(f"msgen: rendering for Kubernetes {versions.show(kwargs['kube_version'])}, the cluster's "
+                    "(--kube-version overrides it)")
+        served = served_apis(client)
+    compilation = compile_paths(list(kwargs.pop("paths")), _options(kwargs)._replace(served_apis=served))
     namespace = job_namespace(compilation.objects, kwargs["namespace"], client)
     return place(compilation.objects, namespace), namespace
 
@@ -121,6 +124,17 @@ def cluster_version(client: Client) -> tuple[int, int]:
     except ValueError as exc:
         fail(f"the cluster's version: {exc}", 1)
     return min(found, versions.NEWEST)
+
+
+def served_apis(client: Client) -> frozenset[str]:
+    """What the cluster serves: a render that needs more (a JobSet without its CRD, a Kueue
+    queue without Kueue) is an error naming what to install, before anything is applied."""
+    from .kube import KubeError, served_api_versions
+
+    try:
+        return served_api_versions(client)
+    except KubeError as exc:
+        fail(str(exc), 1)
 
 
 def render_paths(paths: list[str], kwargs: dict[str, Any]) -> list[dict[str, Any]]:

@@ -157,7 +157,7 @@ def carry_out(client: Client, namespace: str, due: list[actions.Action],
         if action.verb == "delete":
             kube.delete(client, obj, wait_pods=False)
         elif action.verb == "suspend":
-            kube.merge_patch(client, obj, actions.suspend_patch(action.at, datetime.now(timezone.utc)))
+            kube.merge_patch(client, obj, actions.suspend_patch(action, datetime.now(timezone.utc)))
         elif action.verb == "complete":
             kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
 
