@@ -139,7 +139,9 @@ def test_both_replicas_are_ready_and_one_leads(deployed: None) -> None:
     found = controller_pods()
     assert len(found) == 2 and all(ready(p) for p in found)
     leader = leader_pod()
-    assert "leading (Lease msgen-system/msgen-controller" in logs(leader)
+    # Within a few seconds of taking the Lease, not at its next resync (30 s).
+    wait_for("the leader to say so", lambda: "leading (Lease msgen-system/msgen-controller" in logs(leader),
+             timeout=20)
     spec = found[0]["spec"]
     assert spec["serviceAccountName"] == "msgen-controller" and spec["containers"][0]["readinessProbe"]
 

@@ -105,7 +105,7 @@ def test_a_killed_distributed_worker_cannot_rejoin_and_the_job_fails_with_both_p
                                              "batch.kubernetes.io/job-completion-index=1")
     out, err = waiting.communicate(timeout=660)
     assert waiting.returncode == 1, (out, err)
-    assert "msd: Failed after" in out and "(PodFailurePolicy: " in out and "exit code 1 matching FailJob" in out
+    assert "msd: Failed after" in out and "(PodFailurePolicy: " in out and "exit code 1 matching FailJob" in out, out
     assert f"failed: pod {killed['metadata']['name']} container mindspore exit code 137 (Error)" in out
     assert "container mindspore exit code 1 (Error)" in out
     assert "policy: suspend Job msd-scheduler: job failed; cleanPodPolicy Running" in out

@@ -201,10 +201,11 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
                     raise kube.KubeError(f"cannot take the Lease: {elector.problem}")
                 echo(f"not leading: Lease {elector.namespace}/{elector.name} is held by another replica")
                 return
-        else:
-            elector.start()
     leading = elector.leading if elector is not None else (lambda: True)
     view = health.view = ClusterView(client, namespaces)
+    if elector is not None and not once:
+        elector.changed = view.changed
+        elector.start()
     was_leading = False
     shown: set[str] = set()
     lease_problem: str | None = None
