@@ -313,7 +313,10 @@ def test_controller_needs_no_more_than_its_overlay_rbac(tmp_path: Path, namespac
     assert msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod").exit_code == 0
     _set_pod_status(namespace, "lenet-scheduler-0", "Running")
     _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
-    run = msgen("controller", "--kubeconfig", str(limited), "--lease-namespace", "msgen-system", "--once")
+    # In this namespace only: on a shared cluster, other jobs are not this test's to touch
+    # (every namespace, with this RBAC, is what test_live_controller.py's Deployment watches).
+    run = msgen("controller", "--kubeconfig", str(limited), "--lease-namespace", "msgen-system", "--once",
+                "-n", namespace)
     assert run.exit_code == 0, run.stderr
     assert "skipped" not in run.stdout and "watching:" not in run.stdout, run.stdout
     assert f"{namespace}/lenet: policy: delete Pod lenet-scheduler-0" in run.stdout
