@@ -58,11 +58,17 @@ def _namespace(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The options every compiling command shares."""
+    """The options every compiling command shares, and its PATH arguments."""
+    return click.argument("paths", nargs=-1, metavar="[PATH]...")(render_options(func))
+
+
+def render_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The render options alone: for commands that take other arguments as well as files
+    (`msgen status JOB-OR-PATH...`) and must accept what `apply` accepts, so a script can
+    pass the same options to `apply`, `status` and `delete`."""
     from .targets import NAMES
 
     decorators = [
-        click.argument("paths", nargs=-1, metavar="[PATH]..."),
         click.option(
             "--target",
             "-t",

@@ -1,7 +1,8 @@
 """Render for the cluster that is there: every API a job's objects need must be served.
 
 Argo CD tells the plugin what the destination cluster serves (`KUBE_API_VERSIONS`: each
-`group/version`, and each `group/version/Kind` from Argo CD 2.x on). A JobSet, a Volcano Job or
+`group/version`, and each `group/version/Kind` from Argo CD 2.x on); `msgen apply` and `diff`
+ask the API server (discovery: each `group/version`). A JobSet, a Volcano Job or
 a PodGroup sent to a cluster without that API leaves the application OutOfSync with an error
 about a missing resource type; and a Job labelled for a Kueue queue on a cluster without Kueue
 runs at once, unqueued. Both are render errors here, naming what to install.
@@ -52,8 +53,8 @@ def check(document: Document, objects: Iterable[dict[str, Any]], served: frozens
         out.append(
             document.diagnostic(
                 ("kind",),
-                f"this job renders {what}, which the cluster does not serve (Argo CD's "
-                f"KUBE_API_VERSIONS); accepted: install {provider} in the cluster, or choose a "
+                f"this job renders {what}, which the cluster does not serve (by the API "
+                f"versions it lists); accepted: install {provider} in the cluster, or choose a "
                 "target and options whose objects it serves",
             )
         )
