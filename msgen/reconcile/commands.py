@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ..cli import _options, compile_options, compile_paths
+from ..cli import PATHS, _options, compile_options, compile_paths
 
 if TYPE_CHECKING:
     from lightkube import Client
@@ -71,6 +71,21 @@ def _rendered(kwargs: dict[str, Any], client: Client) -> tuple[list[dict[str, An
     return place(compilation.objects, namespace), namespace
 
 
+class _DryRun(click.Choice):  # type: ignore[type-arg]
+    """kubectl's --dry-run choices; `client` is `msgen render`, which this error says."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "client":
+            self.fail(
+                "'client' is not accepted: a client-side dry run is `msgen render` (the same "
+                "objects, nothing sent; `msgen diff` compares them with the cluster); "
+                "accepted: none, server",
+                param,
+                ctx,
+            )
+        return super().convert(value, param, ctx)
+
+
 def register(main: click.Group) -> None:
     for command in (apply, diff, status, delete, controller):
         main.add_command(command)
@@ -84,7 +99,7 @@ def register(main: click.Group) -> None:
 @click.option("--wait", is_flag=True, help="Follow the job until it succeeds or fails.")
 @click.option("--timeout", callback=_duration, help="Give up waiting after DURATION (exit 3).")
 @click.option("--recreate", is_flag=True, help="Delete and recreate workloads whose immutable fields changed.")
-@click.option("--dry-run", type=click.Choice(["none", "server"]), default="none", help="server: apply nothing, show what would change.")
+@click.option("--dry-run", type=_DryRun(["none", "server"]), default="none", help="server: apply nothing, show what would change.")
 @click.option("--force-conflicts", is_flag=True, help="Take over fields another field manager owns.")
 def apply(prune: bool, set_name: str | None, wait: bool, timeout: float | None, recreate: bool,
           dry_run: str, force_conflicts: bool, **kwargs: Any) -> None:
@@ -292,7 +307,7 @@ def _published_end(client: Any, job: str, namespace: str) -> dict[str, Any] | No
 
 
 @click.command(context_settings=_CONTEXT)
-@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.argument("paths", nargs=-1, metavar="[PATH]...", type=PATHS)
 @click.option("--applyset", "set_name", help="Delete this ApplySet's members and parent.")
 @click.option("--namespace", "-n", help="The set's namespace (default: the kubeconfig's).")
 @click.option("--wait", type=click.BOOL, default=True, is_flag=False, flag_value=True, show_default=True,
