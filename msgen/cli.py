@@ -171,6 +171,7 @@ ELSEWHERE = {
     "status": "msgen.reconcile.commands",
     "delete": "msgen.reconcile.commands",
     "controller": "msgen.reconcile.commands",
+    "samples": "msgen.samples_command",
 }
 
 
@@ -205,6 +206,7 @@ def main() -> None:
     \b
     Examples:
       msgen render samples/mindspore/widedeep-gpu-dataparallel.yaml > out.yaml
+      msgen samples mindspore/lenet-cpu | msgen render
       msgen validate samples/
       msgen schema AscendJob
     """

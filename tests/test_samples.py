@@ -29,3 +29,31 @@ def test_the_samples_a_target_carries_render_together(target: str) -> None:
     assert done.exit_code == 0, done.stderr
     names = [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in done.objects()]
     assert len(names) == len(set(names))
+
+
+def test_msgen_samples_lists_every_sample_with_its_first_sentence() -> None:
+    done = msgen("samples")
+    assert done.exit_code == 0, done.stderr
+    listed = [line.split()[0] for line in done.stdout.splitlines()]
+    assert listed == sorted(str(s.relative_to(SAMPLES).with_suffix("")) for s in sample_files())
+    assert any(line.startswith("mindspore/lenet-cpu ") and line.endswith("LeNet on MNIST, on CPUs: the first "
+               "MindSpore-on-Kubernetes example (the 2020 ...") for line in done.stdout.splitlines())
+
+
+@pytest.mark.parametrize("name", ["mindspore/lenet-cpu", "mindspore/lenet-cpu.yaml", "lenet-cpu"])
+def test_msgen_samples_name_prints_the_sample_for_render(name: str) -> None:
+    done = msgen("samples", name)
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout == (SAMPLES / "mindspore" / "lenet-cpu.yaml").read_text()
+    assert msgen("render", "-", input=done.stdout).exit_code == 0
+
+
+def test_an_unknown_sample_names_the_close_one_and_the_list() -> None:
+    done = msgen("samples", "lenet-cp")
+    assert done.exit_code == 2 and done.stdout == ""
+    assert "no sample 'lenet-cp' (did you mean 'mindspore/lenet-cpu'?); accepted: ascend/mindspore-acjob," in done.stderr
+
+
+def test_msgen_samples_path_is_the_checkouts_samples_here() -> None:
+    done = msgen("samples", "--path")
+    assert done.stdout.strip() == str(SAMPLES)
