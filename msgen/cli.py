@@ -137,7 +137,8 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
             metavar="NAME",
             callback=_namespace,
             help="Submit the workloads to Kueue's LocalQueue NAME: labelled "
-            "kueue.x-k8s.io/queue-name and created suspended, for Kueue to admit.",
+            "kueue.x-k8s.io/queue-name, for Kueue to admit (Kueue's webhook suspends them "
+            "until then).",
         ),
         click.option(
             "--argocd-sync-waves",
@@ -151,6 +152,22 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="Keep a template's own value for a variable msgen sets (MS_*, device "
             "variables) instead of reporting it as an error.",
+        ),
+        click.option(
+            "--gitops",
+            is_flag=True,
+            help="The output is applied by a GitOps tool (Argo CD, Flux) that re-creates what "
+            "the cluster deletes: ttlSecondsAfterFinished is not rendered (the job would run "
+            "again) and msgen's controller deletes no bare Pod. The Argo CD plugin sets it.",
+        ),
+        click.option(
+            "--run-name",
+            type=click.Choice(["job", "content"]),
+            default="job",
+            show_default=True,
+            help="Names of the job's objects: job = after the job; content = after the job "
+            "and a digest of its spec and options (<job>-<8 hex>), so a changed job is a new "
+            "run instead of an update the API server refuses (a Job's template is immutable).",
         ),
         *cli_options(),
     ]

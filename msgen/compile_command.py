@@ -43,6 +43,8 @@ def options_from(kwargs: dict[str, Any]) -> Options:
         shm_size=kwargs["shm_size"],
         accelerator_type=kwargs["accelerator_type"],
         recovery_volume=kwargs["recovery_volume"],
+        gitops=kwargs["gitops"],
+        run_name=kwargs["run_name"],
     )
 
 

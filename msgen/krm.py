@@ -7,8 +7,8 @@
   it is compiled.
 
 Options come from the function config's `data` (a ConfigMap keyed by the option names of
-options.OPTION_NAMES) and, per job,
-from `msgen/<option>` annotations. kustomize ignores `results`, so every error is also
+options.OPTION_NAMES) and, per job, from `msgen/<option>` annotations; inside the Argo CD
+plugin's build, also from the application (msgen.option_layers gives the precedence). kustomize ignores `results`, so every error is also
 written to stderr and the exit status is non-zero; warnings go to both without failing.
 """
 
@@ -130,19 +130,16 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
         return _failed(envelope, {source.name: source}, [])
     items: list[Any] = list(data.get("items") or [])
     function_config = data.get("functionConfig")
-    diagnostics: list[Diagnostic] = []
-    options = Options()
-    if isinstance(function_config, dict) and not _is_job(function_config):
-        try:
-            options = option_text.apply(options, function_config.get("data") or {})
-        except option_text.OptionError as exc:
-            path = ("functionConfig", "data", exc.key)
-            diagnostics.append(resource_list.diagnostic(path, str(exc)))
-    elif isinstance(function_config, dict) and not any(_same(i, function_config) for i in items):
+    options, diagnostics = _options(resource_list, function_config)
+    if (
+        isinstance(function_config, dict)
+        and _is_job(function_config)
+        and not any(_same(i, function_config) for i in items)
+    ):
         items.append(function_config)
     sources = {source.name: source}
     output: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = [_result(d, None) for d in diagnostics]
     for index, item in enumerate(items):
         if not (isinstance(item, dict) and _is_job(item)):
             output.append(item)
@@ -165,6 +162,29 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
     if results:
         reply["results"] = results
     return 0, to_yaml([reply]), messages
+
+
+def _options(resource_list: Document, config: Any) -> tuple[Options, list[Diagnostic]]:
+    """The function config's `data` (a generator's config is the job: no data), between the
+    facts and the choices of the host whose build runs this function (Argo CD's plugin hands
+    them over in MSGEN_HOST_OPTIONS; see msgen.option_layers). A config value that loses to the
+    host's, or wins over it, is a warning at its key."""
+    from .option_layers import Layer, from_env, with_function_config
+
+    data = config.get("data") if isinstance(config, dict) and not _is_job(config) else None
+    values = {str(k): (str(v).strip() if v is not None else "", f"functionConfig.data.{k}")
+              for k, v in (data or {}).items()}
+    try:
+        handoff = from_env(os.environ)
+        options, overrides = with_function_config(handoff, Layer(values))
+    except option_text.OptionError as exc:
+        where = ("functionConfig", "data", exc.key) if exc.key in values else ()
+        return Options(), [resource_list.diagnostic(where, str(exc), key=exc.unknown_name)]
+    found = []
+    for override in overrides:
+        where = ("functionConfig", "data", override.option) if override.option in values else ()
+        found.append(resource_list.diagnostic(where, override.message(), severity=Severity.WARNING))
+    return options, found
 
 
 def _envelope_problems(resource_list: Document) -> list[Diagnostic]:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable
 
-from . import devices, frameworks, kinds, processes, run_policy, targets, versions
+from . import devices, frameworks, kinds, lifecycle, list_items, processes, run_policy, served, targets, versions
 from . import options as option_text
 from .diagnostics import MAX_REPORTED, Diagnostic, InputError, Position, Severity, distinct, has_errors
 from .emit import canonical
@@ -178,6 +178,8 @@ def compile_document(
 ) -> tuple[list[dict[str, Any]], list[Diagnostic], bool]:
     """The objects one document stands for, its findings, and whether it was a job."""
     data = document.data
+    if list_items.is_list(data):
+        return list_items.compile_items(document, options, compile_document)
     if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
         return [], [document.diagnostic((), _NOT_AN_OBJECT)], False
     not_json = _non_finite_numbers(document)
@@ -186,22 +188,23 @@ def compile_document(
     job_kind = kinds.lookup(data["apiVersion"], data["kind"])
     if job_kind is None:
         return [data], _unknown_job_like(document, data), False
-    metadata = data.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
-    if isinstance(annotations, dict):
-        try:
-            options = option_text.apply(options, annotations, prefix=option_text.ANNOTATION_PREFIX)
-        except option_text.OptionError as exc:
-            path = ("metadata", "annotations", exc.key)
-            return [], [document.diagnostic(path, str(exc), key=exc.unknown_name)], True
+    options, noted = option_text.for_job(document, options)
+    if has_errors(noted):
+        return [], noted, True
     plan, diagnostics = job_kind.to_plan(document, options)
+    diagnostics[:0] = noted
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True
+    if options.gitops or options.run_name != "job":
+        plan, found = lifecycle.adapt(plan, options)
+        diagnostics.extend(found)
     diagnostics.extend(_check_templates(plan, options.kube_version))
     if has_errors(diagnostics):
         return [], diagnostics, True
     objects, found = render_plan(plan, options)
     diagnostics.extend(found)
+    if options.served_apis is not None and not has_errors(diagnostics):
+        diagnostics.extend(served.check(document, objects, options.served_apis))
     if has_errors(diagnostics):
         return [], diagnostics, True
     return objects, diagnostics, True

@@ -32,7 +32,7 @@ NOT_PROJECT = shutil.ignore_patterns(
     ".hypothesis", ".mypy_cache", "tools",
 )  # fmt: skip
 #: The directories the sdist carries whole (MANIFEST.in grafts them).
-SHIPPED_TREES = ("tests", "samples", "golden", "schemas", "overlays", "bench")
+SHIPPED_TREES = ("tests", "docs", "samples", "golden", "schemas", "overlays", "bench")
 
 
 def _files(root: Path, top: str) -> set[str]:

@@ -15,6 +15,13 @@ without harm. What the engine does where a target cannot:
   job; Jobs and bare Pods are stopped by the clean-up above.
 - `ttlSecondsAfterFinished` on bare Pods: once that long after the job ended, every object
   of the job is deleted (Jobs, JobSets and Volcano Jobs have their own TTL).
+- Nothing a GitOps tool applied is deleted: Argo CD (self-heal) and Flux create a missing
+  object again, so deleting a bare Pod, or a job's objects at its TTL, would run the training
+  again. Such an object has no owner and was rendered for a GitOps tool (`gitops` in its
+  policy) or carries the tool's tracking mark (Argo CD's `argocd.argoproj.io/tracking-id`,
+  Flux's `kustomize.toolkit.fluxcd.io/name` or `helm.toolkit.fluxcd.io/name` label); it stays.
+- A Job suspended at the end carries `msgen/stopped` (why), so that a health check tells it
+  from a Job that waits to start (overlays/argocd reads it as Healthy).
 - No retries are invented: a bare Pod that failed is not recreated (it fails the job, as
   with `backoffLimit: 0`), and `restartPolicy: ExitCode` on bare Pods runs as `Never`.
 """
@@ -30,6 +37,11 @@ from .status import JobStatus, pod_role
 
 #: Targets whose workload deletes its running pods when it ends.
 _CLEANS_RUNNING = ("jobset", "volcano")
+#: What a GitOps tool that re-creates missing objects marks them with.
+TRACKING_ANNOTATIONS = ("argocd.argoproj.io/tracking-id",)
+TRACKING_LABELS = ("kustomize.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/name")
+#: On a Job the reconciler suspended because its training job ended: the reason.
+STOPPED_ANNOTATION = "msgen/stopped"
 
 
 @dataclass(frozen=True)
@@ -73,8 +85,28 @@ def due(
         if ended is not None and now >= ended + timedelta(seconds=policy.ttl_seconds_after_finished):
             reason = f"ttlSecondsAfterFinished {policy.ttl_seconds_after_finished} passed"
             out = [Action("delete", o["apiVersion"], o["kind"], _name(o), reason)
-                   for o in [*workloads, *pods, *(services or [])] if not _deleting(o)]
+                   for o in [*workloads, *pods, *(services or [])]
+                   if not _deleting(o) and not reapplied(policy, o)]
     return _unique(out)
+
+
+def reapplied(policy: RunPolicy, obj: dict[str, Any]) -> bool:
+    """Whether a GitOps tool would create `obj` again if it were deleted: an object with no
+    owner, of a job rendered for a GitOps tool or carrying such a tool's tracking mark."""
+    metadata = obj.get("metadata") or {}
+    if metadata.get("ownerReferences"):
+        return False
+    annotations, labels = metadata.get("annotations") or {}, metadata.get("labels") or {}
+    return (
+        policy.gitops
+        or any(key in annotations for key in TRACKING_ANNOTATIONS)
+        or any(key in labels for key in TRACKING_LABELS)
+    )
+
+
+def suspend_patch(action: Action) -> dict[str, Any]:
+    """The merge patch that carries out a `suspend` action, saying why on the Job."""
+    return {"metadata": {"annotations": {STOPPED_ANNOTATION: action.reason}}, "spec": {"suspend": True}}
 
 
 def _clean(
@@ -95,7 +127,7 @@ def _clean(
         active = phase in ("Pending", "Running", "Unknown")
         if active and policy.target in ("indexed-job", *_CLEANS_RUNNING):
             continue  # their controllers remove them (suspended Job, ended JobSet/Volcano Job)
-        if active or policy.clean_pod_policy == "All":
+        if (active or policy.clean_pod_policy == "All") and not reapplied(policy, pod):
             out.append(Action("delete", "v1", "Pod", _name(pod), why))
     return out
 

@@ -146,7 +146,7 @@ def carry_out(client: Client, namespace: str, due: list[actions.Action],
         if action.verb == "delete":
             kube.delete(client, obj, wait_pods=False)
         elif action.verb == "suspend":
-            kube.merge_patch(client, obj, {"spec": {"suspend": True}})
+            kube.merge_patch(client, obj, actions.suspend_patch(action))
         elif action.verb == "complete":
             kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
 
