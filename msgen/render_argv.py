@@ -160,6 +160,8 @@ def _output_file(value: str) -> bool:
 
 def _output(name: str, value: str | None) -> str | None:
     """`cli._output`: a refused file name is click's to report; `-` is standard output."""
+    if value is None:  # the usual render: stdout, and output_name stays unimported
+        return value
     from .output_name import output_problem
 
     if output_problem(value) is not None:
