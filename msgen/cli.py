@@ -10,7 +10,6 @@ everything else (help, other commands, any command line it does not read itself)
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any, Callable
 
 import click
@@ -44,9 +43,34 @@ _CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_
 
 def _kube_version(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:
     try:
-        return versions.parse(value)
+        version = versions.parse(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
+    if version > versions.NEWEST:  # a cluster newer than msgen: render, but say so
+        given = "KUBE_VERSION" if _from_environment(ctx, param) else "--kube-version"
+        click.echo(f"msgen: warning: {given} {value}: {versions.newer_than_known(version)}", err=True)
+        return versions.NEWEST
+    return version
+
+
+def _from_environment(ctx: click.Context, param: click.Parameter) -> bool:
+    source = ctx.get_parameter_source(param.name) if param.name else None
+    return source is click.core.ParameterSource.ENVIRONMENT
+
+
+def _output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--output: a file in a directory that exists; `-` is standard output (the default)."""
+    from .output_name import output_problem
+
+    problem = output_problem(value)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return None if value == "-" else value
+
+
+#: PATH arguments: files, directories or - (stdin). Typed as paths so that shell completion
+#: offers file names; nothing is checked here (`inputs.expand_paths` reports a missing one).
+PATHS = click.Path(readable=False, allow_dash=True)
 
 
 def _namespace(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -59,7 +83,7 @@ def _namespace(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options every compiling command shares, and its PATH arguments."""
-    return click.argument("paths", nargs=-1, metavar="[PATH]...")(render_options(func))
+    return click.argument("paths", nargs=-1, metavar="[PATH]...", type=PATHS)(render_options(func))
 
 
 def render_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -173,6 +197,7 @@ ELSEWHERE = {
     "status": "msgen.reconcile.commands",
     "delete": "msgen.reconcile.commands",
     "controller": "msgen.reconcile.commands",
+    "samples": "msgen.samples_command",
 }
 
 
@@ -207,6 +232,7 @@ def main() -> None:
     \b
     Examples:
       msgen render samples/mindspore/widedeep-gpu-dataparallel.yaml > out.yaml
+      msgen samples mindspore/lenet-cpu | msgen render
       msgen validate samples/
       msgen schema AscendJob
     """
@@ -215,7 +241,13 @@ def main() -> None:
 @main.command(context_settings=_CONTEXT)
 @compile_options
 @click.option(
-    "--output", "-o", type=click.Path(dir_okay=False), help="Write to FILE (whole or not at all)."
+    "--output",
+    "-o",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    callback=_output,
+    help="Write to FILE (whole or not at all); - is standard output, the default. "
+    "Not a format: that is --format.",
 )
 @click.option(
     "--format",
@@ -243,19 +275,9 @@ def render(output: str | None, output_format: str, **kwargs: Any) -> None:
       cat job.yaml | msgen render --kube-version 1.29 --format json
       msgen render --target jobset --gang-scheduler volcano --kueue-queue team-a job.yaml
     """
-    if output is not None and not output_directory_exists(output):
-        raise click.BadParameter(
-            f"no such directory: {os.path.dirname(output) or '.'}; accepted: a file in a "
-            "directory that exists",
-            param_hint="'--output'",
-        )
     from .compile_command import render as render_to
 
     render_to(output, output_format, kwargs)
-
-
-def output_directory_exists(output: str) -> bool:
-    return os.path.isdir(os.path.dirname(os.path.realpath(output)))
 
 
 @main.command(context_settings=_CONTEXT)
@@ -270,7 +292,12 @@ def validate(**kwargs: Any) -> None:
     Example:
       msgen validate samples/ && echo valid
     """
-    compilation = _compile(kwargs, lambda objects: None)
+    compilation = compile_paths(
+        list(kwargs.pop("paths")),
+        _options(kwargs),
+        sink=lambda objects: None,
+        summary="msgen: invalid: {errors} error(s)",
+    )
     click.echo(
         f"msgen: valid: {compilation.jobs} job(s) in {compilation.documents} document(s)",
         err=True,
@@ -312,12 +339,8 @@ def schema(kind: str, list_kinds: bool) -> None:
     click.echo(json.dumps(schema_for(job_kind), indent=2, sort_keys=True))
 
 
-def _compile(kwargs: dict[str, Any], sink: Sink) -> Compilation:
-    return compile_paths(list(kwargs.pop("paths")), _options(kwargs), sink=sink)
-
-
 @main.command(context_settings=_CONTEXT)
-@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.argument("paths", nargs=-1, metavar="[PATH]...", type=PATHS)
 @click.option("--in-place", "-i", is_flag=True, help="Rewrite each file (atomically) instead of printing.")
 def convert(paths: tuple[str, ...], in_place: bool) -> None:
     """Rewrite older job files in today's format, keeping comments and key order.

@@ -86,8 +86,12 @@ def compile_paths(
     options: Options,
     locate: Callable[[Document], Document] | None = None,
     sink: Sink | None = None,
+    summary: str = "msgen: {errors} error(s); nothing was written",
 ) -> Compilation:
     """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation.
+
+    `summary` is the last line after errors (`{errors}` is their number): what the command
+    did about them.
 
     With `sink`, each document's objects go to it as they compile, files are read one at a
     time, and the Compilation keeps no objects (see driver.compile_stream).
@@ -124,6 +128,7 @@ def compile_paths(
         compilation.diagnostics,
         compilation.sources,
         (compilation.unshown_findings, compilation.unshown_errors),
+        summary,
     )
     if not compilation.ok:
         raise SystemExit(EXIT_INPUT)
@@ -143,9 +148,13 @@ def no_documents(where: str, file: str | None = None) -> Diagnostic:
 
 
 def report(
-    diagnostics: list[Diagnostic], sources: dict[str, Any], unshown: tuple[int, int] = (0, 0)
+    diagnostics: list[Diagnostic],
+    sources: dict[str, Any],
+    unshown: tuple[int, int] = (0, 0),
+    summary: str = "msgen: {errors} error(s); nothing was written",
 ) -> None:
-    """Print the findings; `unshown` counts (findings, errors) a stream did not keep."""
+    """Print the findings, then `summary` when there are errors; `unshown` counts (findings,
+    errors) a stream did not keep."""
     if not diagnostics:
         return
     # A streamed source is not read whole: only the lines the shown findings point at.
@@ -159,7 +168,7 @@ def report(
         _echo_error(line)
     errors = sum(d.is_error for d in distinct(diagnostics)) + unshown[1]
     if errors:
-        _echo_error(f"msgen: {errors} error(s); nothing was written")
+        _echo_error(summary.format(errors=errors))
 
 
 def _echo_error(line: str) -> None:

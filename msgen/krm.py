@@ -51,6 +51,12 @@ def main() -> None:
     import gc
 
     from .entry import leave, render_modules_loaded
+    from .krm_usage import command_line
+
+    try:
+        command_line(sys.argv[1:])
+    except SystemExit as exc:
+        leave(exc.code)
 
     gc.disable()  # while the modules load, as `msgen.entry.main` does
     render_modules_loaded()

@@ -2,8 +2,11 @@
 
 kustomize looks for an executable at `<home>/<group>/<version>/<lowercase kind>/<Kind>` and
 runs it with a temporary file holding the generator's config (here: the job itself), from
-the kustomization directory. `install` writes one such executable per kind msgen compiles; it
-runs this interpreter's msgen, so it works whatever PATH kustomize is started with.
+the kustomization directory. `install` writes one such executable per kind msgen compiles. It
+runs the `msgen` console script installed beside this interpreter, so it works whatever PATH
+kustomize is started with; when that script is gone (the virtualenv was removed or recreated
+without msgen) it runs the `msgen` on PATH instead, and without either it says what to do
+rather than failing with "not found" (127).
 """
 
 from __future__ import annotations
@@ -42,13 +45,39 @@ def plugin_path(home: Path, api_version: str, kind: str) -> Path:
     return home / api_version / kind.lower() / kind
 
 
+def installed_script() -> Path | None:
+    """The `msgen` console script of this installation, where pip put it."""
+    import sysconfig
+
+    user_scheme = f"{os.name}_user" if os.name != "nt" else "nt_user"
+    places = [Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))]
+    if user_scheme in sysconfig.get_scheme_names():
+        places.append(Path(sysconfig.get_path("scripts", user_scheme)))
+    return next((p / "msgen" for p in places if (p / "msgen").is_file()), None)
+
+
+def plugin_script(msgen: Path | None) -> str:
+    """The plugin executable's text: `msgen` if it is still there, else msgen from PATH."""
+    recorded = shlex.quote(str(msgen)) if msgen is not None else "''"
+    return f"""#!/bin/sh
+# kustomize exec plugin, written by `msgen install-kustomize-plugin`: runs the msgen installed
+# with it, else the msgen on PATH (checked by its --version: gettext also has a msgen).
+msgen={recorded}
+if [ -z "$msgen" ] || [ ! -x "$msgen" ]; then
+    msgen="$(command -v msgen || true)"
+    if [ -z "$msgen" ] || ! "$msgen" --version 2>/dev/null | grep -q '^msgen, version '; then
+        echo "$0: the msgen it was installed with is gone and no msgen is on PATH;" \\
+            "install msgen, then run: msgen install-kustomize-plugin" >&2
+        exit 1
+    fi
+fi
+exec "$msgen" kustomize-plugin "$@"
+"""
+
+
 def install(home: Path) -> list[Path]:
     """Write the plugin executable for every kind msgen compiles; returns their paths."""
-    script = (
-        "#!/bin/sh\n"
-        "# kustomize exec plugin, written by `msgen install-kustomize-plugin`.\n"
-        f"exec {shlex.quote(sys.executable)} -m msgen kustomize-plugin \"$@\"\n"
-    )
+    script = plugin_script(installed_script())
     written = []
     for api_version, kind in kinds.known_kinds():
         path = plugin_path(home, api_version, kind)

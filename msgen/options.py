@@ -73,7 +73,9 @@ def apply(
         if name not in OPTION_NAMES:
             known = ", ".join(prefix + n for n in OPTION_NAMES)
             raise OptionError(
-                key, f"unknown msgen option {key!r}; accepted: {known}", unknown_name=True
+                key,
+                f"unknown msgen option {key!r}{_did_you_mean(prefix, name)}; accepted: {known}",
+                unknown_name=True,
             )
         field, accepted = OPTION_NAMES[name]
         shown = (shown_as or {}).get(key, key)
@@ -108,6 +110,14 @@ def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnos
                 )
             )
     return changed, found
+
+
+def _did_you_mean(prefix: str, name: str) -> str:
+    """` (did you mean 'msgen/target'?)` for a slip such as `msgen/targt`, else nothing."""
+    from difflib import get_close_matches  # only for a misspelt option
+
+    close = get_close_matches(name, OPTION_NAMES, n=1)
+    return f" (did you mean {prefix + close[0]!r}?)" if close else ""
 
 
 def _value(key: str, name: str, text: str, accepted: tuple[str, ...] | None) -> Any:

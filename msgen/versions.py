@@ -8,6 +8,14 @@ OLDEST = (1, 25)
 #: The newest version whose schemas the tests validate against (kubernetes-validate 1.37).
 NEWEST = (1, 37)
 
+#: The releases `parse` accepts, as error messages say it: a newer 1.x is rendered as NEWEST
+#: (Argo CD passes the cluster's own version, and a cluster upgraded before msgen must keep
+#: rendering), while another major version is no Kubernetes msgen could know.
+ACCEPTED = (
+    f"{OLDEST[0]}.{OLDEST[1]} to {NEWEST[0]}.{NEWEST[1]} "
+    f"(a newer {NEWEST[0]}.x renders as {NEWEST[0]}.{NEWEST[1]}, with a warning)"
+)
+
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:[.+-].*)?$")
 
 
@@ -15,13 +23,23 @@ def parse(text: str) -> tuple[int, int]:
     """`1.29`, `v1.29.3` or `1.29+` → (1, 29); ValueError with what is accepted otherwise."""
     match = _VERSION.match(text.strip())
     if match is None:
-        raise ValueError(f"{text!r} is not a Kubernetes version; accepted: MAJOR.MINOR, e.g. 1.31")
+        raise ValueError(
+            f"{text!r} is not a Kubernetes version; accepted: MAJOR.MINOR from {ACCEPTED}, e.g. 1.31"
+        )
     version = (int(match.group(1)), int(match.group(2)))
     if version < OLDEST:
-        raise ValueError(
-            f"Kubernetes {text} is older than msgen supports; accepted: {show(OLDEST)} or newer"
-        )
+        raise ValueError(f"Kubernetes {text} is older than msgen supports; accepted: {ACCEPTED}")
+    if version[0] != NEWEST[0]:
+        raise ValueError(f"Kubernetes {text} is not a release msgen knows; accepted: {ACCEPTED}")
     return version
+
+
+def newer_than_known(version: tuple[int, int]) -> str:
+    """What `msgen render` says of a release newer than NEWEST, which it renders as NEWEST."""
+    return (
+        f"Kubernetes {show(version)} is newer than msgen knows: rendering as for {show(NEWEST)}, "
+        "the newest release msgen is tested against"
+    )
 
 
 #: Kubernetes feature gates msgen relies on: (alpha, beta = on by default, GA), contracts §8.

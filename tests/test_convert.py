@@ -39,7 +39,7 @@ def test_legacy_msjob_becomes_a_msjob_that_compiles() -> None:
     env = {
         e["name"]: e.get("value")
         for o in rendered.objects()
-        if o["metadata"]["name"] == "msjob-mnist-scheduler"
+        if o["metadata"]["name"] == "msjob-mnist-dist-scheduler"
         for e in o["spec"]["template"]["spec"]["containers"][0]["env"]
     }
     assert env["MS_SCHED_PORT"] == "23456" and env["MS_WORKER_NUM"] == "4"
@@ -50,7 +50,7 @@ def test_comments_key_order_and_untouched_values_survive() -> None:
     original = LEGACY.read_text()
     head = original.split("apiVersion")[0]
     assert run.stdout.startswith(head)  # the leading comment block, verbatim
-    assert 'name: "msjob-mnist"' in run.stdout  # quoting kept
+    assert 'name: "msjob-mnist-dist"' in run.stdout  # quoting kept
     container = yaml.safe_load(run.stdout)["spec"]["msReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
     assert list(container) == ["image", "imagePullPolicy", "name", "command", "volumeMounts"]
     text = original.replace("      replicaType: WORKER\n", "      replicaType: WORKER  # three workers\n")

@@ -282,7 +282,7 @@ def test_every_error_is_reported_and_nothing_is_written(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["render", "--kube-version", "1.19"], "older than msgen supports; accepted: 1.25 or newer"),
+        (["render", "--kube-version", "1.19"], "older than msgen supports; accepted: 1.25 to 1.37 (a newer 1.x renders as 1.37, with a warning)"),
         (["render", "--kube-version", "latest"], "is not a Kubernetes version; accepted: MAJOR.MINOR"),
         (["render", "--namespace", "Bad_NS"], "is not a DNS-1123 label"),
         (["render", "no/such/file.yaml"], "no such file or directory: no/such/file.yaml"),
@@ -302,7 +302,7 @@ def test_usage_errors_exit_2(args: list[str], message: str) -> None:
 @pytest.mark.parametrize(
     "annotation,position,message",
     [
-        ("msgen/targt: pod", "6:5", "unknown msgen option 'msgen/targt'; accepted: msgen/target, msgen/kube-version"),
+        ("msgen/targt: pod", "6:5", "unknown msgen option 'msgen/targt' (did you mean 'msgen/target'?); accepted: msgen/target, msgen/kube-version"),
         ("msgen/target: deployment", "6:19", "msgen/target: 'deployment' is not accepted; accepted: indexed-job, pod"),
     ],
 )

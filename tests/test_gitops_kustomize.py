@@ -126,6 +126,36 @@ def test_legacy_exec_plugin(kustomize: str, tmp_path: Path) -> None:
         assert objects(via_kubectl.stdout) == objects(done.stdout)
 
 
+def test_legacy_exec_plugin_outlives_its_virtualenv(kustomize: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed from a virtualenv that is then removed (or recreated without msgen), the plugin
+    runs the msgen on PATH; with none there, it says what to do instead of exiting 127."""
+    from msgen import kustomize_plugin
+
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "msgen").write_text(f'#!/bin/sh\nexec {BIN}/msgen "$@"\n')
+    (venv_bin / "msgen").chmod(0o755)
+    monkeypatch.setattr(kustomize_plugin, "installed_script", lambda: venv_bin / "msgen")
+    home = tmp_path / "plugins"
+    kustomize_plugin.install(home)
+    overlay = OVERLAYS / "legacy-plugin"
+    expected = rendered((overlay / "msjob.yaml").read_text())
+    plugin_env = {"KUSTOMIZE_PLUGIN_HOME": str(home)}
+    assert objects(build(kustomize, overlay, "--enable-alpha-plugins", env=plugin_env).stdout) == expected
+    shutil.rmtree(tmp_path / "venv")
+    done = build(kustomize, overlay, "--enable-alpha-plugins", env=plugin_env)  # msgen on PATH
+    assert done.returncode == 0, done.stderr
+    assert objects(done.stdout) == expected
+    system_path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                  if not (Path(p) / "msgen").is_file() or "msgen, version" not in
+                                  subprocess.run([str(Path(p) / "msgen"), "--version"], capture_output=True, text=True).stdout)
+    done = subprocess.run([kustomize, "build", "--enable-alpha-plugins", str(overlay)], capture_output=True,
+                          text=True, env={**os.environ, "PATH": system_path, **plugin_env})
+    assert done.returncode != 0 and done.stdout == ""
+    assert "the msgen it was installed with is gone and no msgen is on PATH; install msgen, then run: " \
+        "msgen install-kustomize-plugin" in done.stderr
+
+
 BAD = "replicas: 2"
 
 

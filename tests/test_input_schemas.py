@@ -62,3 +62,64 @@ def _kubernetes_fields(definition: str) -> set[str]:
 )
 def test_field_tables_equal_kubernetes(ours: tuple[str, ...], definition: str) -> None:
     assert set(ours) == _kubernetes_fields(definition)
+
+
+def _objects(schema: dict[str, object]) -> list[tuple[str, dict[str, object]]]:
+    """The schema's object definitions, the root among them, by name."""
+    definitions = schema.get("$defs") or {}
+    assert isinstance(definitions, dict)
+    return [("<root>", schema), *definitions.items()]
+
+
+@pytest.mark.parametrize("api_version,kind", kinds.known_kinds())
+def test_every_field_a_user_writes_is_described(api_version: str, kind: str) -> None:
+    """Editors show `description` while a job file is written; a pydantic title made from the
+    field name ("Restartpolicy") would be shown instead and say nothing."""
+    job_kind = kinds.lookup(api_version, kind)
+    assert job_kind is not None
+    schema = json.loads((SCHEMAS / schema_file_name(job_kind)).read_text())
+    undescribed, titled = [], []
+    for name, definition in _objects(schema):
+        properties = definition.get("properties") or {}
+        assert isinstance(properties, dict)
+        for field, prop in properties.items():
+            if len(str(prop.get("description") or "")) < 10:
+                undescribed.append(f"{name}.{field}")
+            if "title" in prop:
+                titled.append(f"{name}.{field}")
+    assert undescribed == [] and titled == []
+
+
+def test_kubernetes_fields_carry_kubernetes_own_words() -> None:
+    schema = json.loads((SCHEMAS / "mindspore.gitee.com_v1_msjob.json").read_text())
+    definitions = schema["$defs"]
+    restart = definitions["PodSpec"]["properties"]["restartPolicy"]["description"]
+    assert restart.startswith("Restart policy for all containers within the pod.")
+    assert definitions["Container"]["description"] == "A single application container that you want to run within a pod."
+    msjob = definitions["MSJobSpec"]["properties"]["msReplicaSpecs"]["description"]
+    assert msjob.startswith("The roles, keyed Scheduler, PS and Worker")
+
+
+def test_the_kubernetes_descriptions_are_those_kubernetes_validate_bundles(update_golden: bool) -> None:
+    from msgen.kinds import kubernetes_docs_build
+
+    built = kubernetes_docs_build.build()
+    if update_golden:
+        kubernetes_docs_build.OUTPUT.write_text(built, encoding="utf-8")
+    assert kubernetes_docs_build.OUTPUT.read_text(encoding="utf-8") == built, (
+        "msgen/kinds/kubernetes_docs.json is out of date: run python -m msgen.kinds.kubernetes_docs_build "
+        "(or pytest --update-golden)"
+    )
+
+
+def test_the_schemas_regenerate_without_the_test_dependencies() -> None:
+    """`msgen schema` (and so --update-golden in a fresh clone) reads only msgen's own files."""
+    code = ("import sys, json; sys.modules['kubernetes_validate'] = None; "
+            "from msgen import kinds; from msgen.schemas import schema_for; "
+            "print(json.dumps(schema_for(kinds.lookup('mindspore.gitee.com/v1', 'MSJob')), indent=2, sort_keys=True))")
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (SCHEMAS / "mindspore.gitee.com_v1_msjob.json").read_text()

@@ -120,7 +120,7 @@ def test_misspelt_function_config_key_is_an_error(tmp_path: Path) -> None:
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "msgen"}, "data": {"targt": "pod"}}
     status, _, err = krm(resource_list([JOB], config), tmp_path)
     assert status == 1
-    assert "unknown msgen option 'targt'; accepted: target, kube-version" in err
+    assert "unknown msgen option 'targt' (did you mean 'target'?); accepted: target, kube-version" in err
 
 
 def test_the_function_configs_own_error_is_among_the_results(tmp_path: Path) -> None:

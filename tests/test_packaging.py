@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 
 from .conftest import ROOT
 
-tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli", reason="tomli reads pyproject.toml before Python 3.11")
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
@@ -34,3 +38,27 @@ def test_metadata_users_look_for() -> None:
     assert all(url.startswith("https://") for url in project["urls"].values())
     assert "Programming Language :: Python :: 3.10" in project["classifiers"]
     assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text()
+
+
+def _claimed() -> list[str]:
+    prefix = "Programming Language :: Python :: 3."
+    return [c.rsplit(" ", 1)[1] for c in PROJECT["project"]["classifiers"] if c.startswith(prefix)]
+
+
+def test_the_claimed_pythons_are_one_range_from_requires_python() -> None:
+    claimed = _claimed()
+    assert PROJECT["project"]["requires-python"] == f">={claimed[0]}"
+    minors = [int(v.split(".")[1]) for v in claimed]
+    assert minors == list(range(minors[0], minors[-1] + 1))
+    readme = (ROOT / "README.md").read_text()
+    assert f"(Python {claimed[0]} to {claimed[-1]}" in readme
+
+
+def test_ci_runs_the_readmes_test_command_on_every_claimed_python() -> None:
+    """`bash .ci/run` runs the README's own test command once per claimed version."""
+    run_script = (ROOT / ".ci" / "run").read_text()
+    (command,) = re.findall(r'^readonly TEST_CMD="(.*)"$', run_script, re.M)
+    assert f"```sh\n{command}\n```" in (ROOT / "README.md").read_text()
+    plan = subprocess.run(["bash", str(ROOT / ".ci" / "run"), "--plan"], capture_output=True, text=True)
+    assert plan.returncode == 0, plan.stderr
+    assert [line.split()[0] for line in plan.stdout.splitlines()] == _claimed()

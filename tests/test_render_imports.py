@@ -151,7 +151,7 @@ def test_a_plain_render_does_not_load_click_nor_the_commands(tmp_path: Path) -> 
     code, modules, stderr = imported(tmp_path, "msgen", "render", str(TYPICAL), top_level=False)
     assert code in (0, None) and b"warning:" in stderr
     assert "msgen.pipeline" in modules
-    assert not {"click", "msgen.cli", "msgen.reconcile.commands", "msgen.plugin_commands"} & modules
+    assert not {"click", "msgen.cli", "msgen.reconcile.commands", "msgen.plugin_commands", "msgen.output_name"} & modules
 
 
 def test_clicks_commands_do_not_load_the_other_commands(tmp_path: Path) -> None:

@@ -25,6 +25,21 @@ if TYPE_CHECKING:
     from lightkube import Client
 
 
+class _DryRun(click.Choice):  # type: ignore[type-arg]
+    """kubectl's --dry-run choices; `client` is `msgen render`, which this error says."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "client":
+            self.fail(
+                "'client' is not accepted: a client-side dry run is `msgen render` (the same "
+                "objects, nothing sent; `msgen diff` compares them with the cluster); "
+                "accepted: none, server",
+                param,
+                ctx,
+            )
+        return super().convert(value, param, ctx)
+
+
 def register(main: click.Group) -> None:
     from .controller_command import controller
     from .status_command import status
@@ -41,7 +56,7 @@ def register(main: click.Group) -> None:
 @click.option("--wait", is_flag=True, help="Follow the job until it succeeds or fails.")
 @click.option("--timeout", callback=_duration, help="Give up waiting after DURATION (exit 3).")
 @click.option("--recreate", is_flag=True, help="Delete and recreate workloads whose immutable fields changed.")
-@click.option("--dry-run", type=click.Choice(["none", "server"]), default="none", help="server: apply nothing, show what would change.")
+@click.option("--dry-run", type=_DryRun(["none", "server"]), default="none", help="server: apply nothing, show what would change.")
 @click.option("--force-conflicts", is_flag=True, help="Take over fields another field manager owns.")
 def apply(prune: bool, set_name: str | None, wait: bool, timeout: float | None, recreate: bool,
           dry_run: str, force_conflicts: bool, **kwargs: Any) -> None:
