@@ -63,6 +63,14 @@ def multi_device_worker(plan: Plan) -> Role | None:
     return role
 
 
+def wrapped_role(plan: Plan, options: Options) -> Role | None:
+    """The role whose command a launcher wraps (and whose missing command it reports)."""
+    role = multi_device_worker(plan)
+    if role is None or launcher(plan, options) == "none":
+        return None
+    return role
+
+
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
     role = multi_device_worker(plan)
     if role is None or plan.replicas("Scheduler") == 0:
