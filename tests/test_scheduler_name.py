@@ -154,3 +154,31 @@ def test_a_container_without_command_is_refused_in_dns_mode_only() -> None:
 def test_cluster_ip_mode_wraps_nothing() -> None:
     for _, template, _ in pod_templates(render(str(MS / "widedeep-ps.yaml"))):
         assert _main(template)["command"][0] == "/bin/bash"
+
+
+#: ascend-2x8.yaml without the dnsPolicy its host-network Workers set.
+NO_POLICY = (MS / "ascend-2x8.yaml").read_text().replace("          dnsPolicy: ClusterFirstWithHostNet\n", "")
+
+
+def test_host_network_pods_resolve_with_the_cluster_dns() -> None:
+    # A host-network pod's default DNS is its node's resolver, which knows no cluster names.
+    assert "dnsPolicy" not in NO_POLICY
+    objects = render("-", "--scheduler-address", "dns", input=NO_POLICY)
+    worker = next(t for _, t, _ in pod_templates(objects) if role_of(t) == "worker")
+    assert worker["spec"]["hostNetwork"] is True
+    assert worker["spec"]["dnsPolicy"] == "ClusterFirstWithHostNet"
+    for _, template, _ in pod_templates(render("-", input=NO_POLICY)):
+        assert "dnsPolicy" not in template["spec"], "cluster-ip: the Service's address needs no DNS"
+
+
+@pytest.mark.parametrize("policy", ["ClusterFirst", "Default"])
+def test_a_host_network_pod_told_to_use_its_nodes_resolver_is_refused_in_dns_mode(policy: str) -> None:
+    text = NO_POLICY.replace("hostNetwork: true", f"hostNetwork: true\n          dnsPolicy: {policy}")
+    assert msgen("render", "-", input=text).exit_code == 0
+    run = msgen("render", "-", "--scheduler-address", "dns", input=text)
+    assert run.exit_code == 1 and run.stderr.count(": error: ") == 1, run.stderr
+    assert (
+        f"error: spec.msReplicaSpecs.Worker.template.spec.dnsPolicy: dnsPolicy {policy} makes a "
+        "host-network Worker pod resolve with its node's resolver"
+    ) in run.stderr
+    assert msgen("render", str(MS / "ascend-2x8.yaml"), "--scheduler-address", "dns").exit_code == 0

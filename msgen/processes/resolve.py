@@ -13,18 +13,24 @@ after `MSGEN_RESOLVE_TIMEOUT` seconds (default 600) saying why: a job never hang
 A container without `command` cannot be wrapped (its image's entrypoint is unknown when msgen
 renders): that is an error in `dns` mode, naming `cluster-ip` as the alternative. The
 resolver is the outermost wrapper, around the launcher's, so msrun's `--master_addr`
-resolves at once too.
+resolves at once too. A host-network pod resolves names with its node's resolver, which knows
+no cluster names, unless its `dnsPolicy` is `ClusterFirstWithHostNet` (Kubernetes' advice for
+such pods): msgen sets that where the template sets no policy, and refuses `ClusterFirst` and
+`Default`, which mean the node's resolver there.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..patch import CommandWrap, Patch
 from ..plan import Options, Plan, PodSlot, Role
 
 SCRIPT_NAME = "resolve_scheduler.sh"
+#: What a host-network pod needs to resolve cluster names (its default means the node's).
+HOST_NETWORK_DNS = "ClusterFirstWithHostNet"
 #: `$0` of the inline script, which its messages and `ps` show
 PROGRAM = "msgen-resolve"
 WHY = (
@@ -45,10 +51,34 @@ def _wrapped_roles(plan: Plan, options: Options) -> list[Role]:
     return [r for r in plan.roles if r.replica_type != "Scheduler" and r.replicas > 0]
 
 
+def dns_policy(plan: Plan, options: Options, role: Role, spec: dict[str, Any]) -> str | None:
+    """The `dnsPolicy` a pod of `role` needs to resolve the scheduler's name, where its
+    template sets none: only host-network pods need one."""
+    if not spec.get("hostNetwork") or "dnsPolicy" in spec:
+        return None
+    if not any(r is role for r in _wrapped_roles(plan, options)):
+        return None
+    return HOST_NETWORK_DNS
+
+
 def check(plan: Plan, options: Options, launcher_wraps: Role | None) -> list[Diagnostic]:
-    """A container to wrap must set `command` (unless the launcher already reports it)."""
+    """A container to wrap must set `command` (unless the launcher already reports it), and
+    a host-network pod must not be told to use its node's resolver."""
     out = []
     for role in _wrapped_roles(plan, options):
+        spec = role.template["spec"]
+        policy = spec.get("dnsPolicy")
+        if spec.get("hostNetwork") and policy in ("ClusterFirst", "Default"):
+            out.append(
+                plan.document.diagnostic(
+                    role.path + ("template", "spec", "dnsPolicy"),
+                    f"dnsPolicy {policy} makes a host-network {role.replica_type} pod resolve "
+                    "with its node's resolver, which cannot resolve the scheduler's cluster DNS "
+                    f"name (--scheduler-address dns); accepted: {HOST_NETWORK_DNS}, no "
+                    f"dnsPolicy (msgen sets {HOST_NETWORK_DNS}), or --scheduler-address "
+                    "cluster-ip",
+                )
+            )
         if role is launcher_wraps:
             continue
         for ci, container in enumerate(role.containers()):
