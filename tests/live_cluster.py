@@ -88,6 +88,9 @@ def prepare(text: str) -> Prepared:
     for key in ABSENT_COMPONENTS:
         if annotations.pop(key, None) is not None:
             edits[f"{key} dropped (not on the test cluster)"] = None
+    policy = (job["spec"].get("runPolicy") or {}).get("schedulingPolicy") or {}
+    if policy.pop("priorityClass", None) is not None:
+        edits["runPolicy priorityClass dropped (no PriorityClass on the test cluster)"] = None
     edits["script: tests/live/train.py from a ConfigMap at the command's path"] = None
     specs = job["spec"]["msReplicaSpecs"]
     for key, spec in specs.items():
