@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -49,7 +48,24 @@ IMAGE = os.environ.get("MSGEN_LIVE_IMAGE", "localhost/mindspore-cpu:2.10.0")
 #: Annotations naming components the test cluster does not run (they would win over the
 #: command line and leave the pods unscheduled): dropped, as an edit.
 ABSENT_COMPONENTS = ("msgen/kueue-queue", "msgen/gang-scheduler", "msgen/accelerator-type")
-EVENT = re.compile(r"MSGEN-LIVE (\{.*\})\s*$")
+MARK = "MSGEN-LIVE "
+
+
+def events_in(line: str) -> list[dict[str, Any]]:
+    """The `MSGEN-LIVE {json}` events in one log line: msrun copies several processes' logs
+    into the pod's log at once (`tail -f`), so two events may share a line."""
+    found = []
+    decoder = json.JSONDecoder()
+    start = line.find(MARK)
+    while start >= 0:
+        try:
+            event, end = decoder.raw_decode(line, start + len(MARK))
+        except json.JSONDecodeError:
+            end = start + len(MARK)
+        else:
+            found.append(event)
+        start = line.find(MARK, end)
+    return found
 
 
 def kubectl(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -231,9 +247,7 @@ class Outcome:
             if self.runs is not None and key not in self.runs:
                 continue
             for line in text:
-                found = EVENT.search(line)
-                if found:
-                    self.events.append(json.loads(found.group(1)))
+                self.events.extend(events_in(line))
 
     def without_crashed_runs(self) -> Outcome:
         """The same outcome without the container runs that crashed on purpose (`crash`)."""
