@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .pipeline import Compilation
+    from .driver import Compilation
     from .plan import Options
 
 
 def compile_documents(text: str, name: str = "<input>", options: Options | None = None) -> Compilation:
     """Compile every document of `text`; returns objects and diagnostics, never raises for input."""
-    from .pipeline import compile_sources
+    from .driver import compile_sources
     from .plan import Options
     from .source import Source
 

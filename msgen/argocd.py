@@ -1,109 +1,103 @@
-"""msgen as an Argo CD Config Management Plugin (the cmp-server sidecar runs these commands).
+"""msgen as an Argo CD Config Management Plugin: which directories are msgen's (`discover`).
 
-`generate` renders the application's directory. Options, later ones winning:
-`ARGOCD_APP_NAMESPACE` (the default namespace), `KUBE_VERSION`, the plugin's env
-(`ARGOCD_ENV_MSGEN_TARGET`, ...), the Application's parameters (`PARAM_TARGET`, ...), then
-per-job `msgen/<option>` annotations. Argo CD prunes what a generator stops printing, so
-generate prints nothing at all unless the whole render succeeded.
+Argo CD picks this plugin for an application when `discover` prints anything. A directory is
+msgen's when one of its manifests (`*.yaml`, `*.yml`, `*.json`, as Argo CD's own directory
+source reads them) holds a job kind msgen compiles, at the top level or as an item of a
+`kind: List`. A directory with a kustomization is built with kustomize (argocd_kustomize.py);
+it is msgen's when what it reaches holds a job or runs msgen-krm, and discover prints its
+kustomization file.
 
-`discover` prints the job files of a directory; Argo CD picks this plugin when it prints any.
-A directory with a kustomization is built with kustomize (argocd_kustomize.py); discover
-prints its kustomization file when the overlay reaches a job or runs msgen-krm.
-A misspelt `ARGOCD_ENV_MSGEN_...` variable is an error, as a misspelt annotation is.
+Each candidate file is parsed (a regular expression missed `apiVersion: x # comment`, JSON,
+and List items); a file that is not YAML is still claimed when its text names a job kind, so
+that `generate` reports its error with a position instead of the application silently
+matching no plugin. Options are read by `argocd_env`.
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from . import kinds
-from . import options as option_text
 from .argocd_kustomize import files_reached, kustomization_in
-from .inputs import SKIPPED_FILES, YAML_SUFFIXES
-from .plan import Options
+from .inputs import MANIFEST_SUFFIXES, SKIPPED_FILES
 
-
-def env_name(option: str) -> str:
-    return option.upper().replace("-", "_")
-
-
-ENV_PREFIX = "ARGOCD_ENV_MSGEN_"
-
-
-def env_variables() -> list[str]:
-    """Every `ARGOCD_ENV_MSGEN_<OPTION>` variable the plugin reads, in option order."""
-    return [ENV_PREFIX + env_name(option) for option in option_text.OPTION_NAMES]
-
-
-def check_env_names(env: Mapping[str, str]) -> None:
-    """A misspelt `ARGOCD_ENV_MSGEN_...` variable is an error, as a misspelt annotation is."""
-    known = env_variables()
-    for key in sorted(env):
-        if key.startswith(ENV_PREFIX) and key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise option_text.OptionError(
-                key,
-                f"unknown msgen variable {key!r}{hint}; accepted: {', '.join(known)}",
-                unknown_name=True,
-            )
-
-
-def options_from_env(env: Mapping[str, str]) -> Options:
-    """Raises option_text.OptionError naming the variable when a value is not accepted."""
-    check_env_names(env)
-    layers = [{"namespace": "ARGOCD_APP_NAMESPACE", "kube-version": "KUBE_VERSION"}]
-    for prefix in ("ARGOCD_ENV_MSGEN_", "PARAM_"):
-        layers.append({option: prefix + env_name(option) for option in option_text.OPTION_NAMES})
-    options = Options()
-    for layer in layers:
-        values = {o: env[v] for o, v in layer.items() if env.get(v)}
-        options = option_text.apply(options, values, shown_as=layer)
-    return options
+#: Larger files are read this far only (a plugin's discovery runs on every refresh).
+_READ_AT_MOST = 8 << 20
 
 
 def discover(directory: str) -> list[str]:
-    """Relative paths of the YAML files below `directory` that hold a job kind msgen compiles."""
-    patterns = [
-        re.compile(
-            rf"^apiVersion:\s*['\"]?{re.escape(api)}['\"]?\s*$.*?^kind:\s*['\"]?{kind}['\"]?\s*$"
-            rf"|^kind:\s*['\"]?{kind}['\"]?\s*$.*?^apiVersion:\s*['\"]?{re.escape(api)}['\"]?\s*$",
-            re.MULTILINE | re.DOTALL,
-        )
-        for api, kind in kinds.known_kinds()
-    ]
+    """Relative paths of the files below `directory` that make it an msgen application."""
     if kustomization_in(directory) is not None:
-        return _discover_kustomization(directory, patterns)
+        return _discover_kustomization(directory)
     found = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if not name.endswith(YAML_SUFFIXES) or name in SKIPPED_FILES:
+            if not name.endswith(MANIFEST_SUFFIXES) or name in SKIPPED_FILES:
                 continue
             path = os.path.join(root, name)
-            try:
-                with open(path, encoding="utf-8", errors="replace") as stream:
-                    text = stream.read(1 << 20)
-            except OSError:
-                continue
-            if any(p.search(text) for p in patterns):
+            if holds_job(_read(path)):
                 found.append(os.path.relpath(path, directory))
     return found
 
 
-def _discover_kustomization(directory: str, patterns: list[re.Pattern[str]]) -> list[str]:
+def _discover_kustomization(directory: str) -> list[str]:
     """A kustomization is the plugin's when what it reaches holds a job or runs msgen-krm."""
     kustomization = kustomization_in(directory)
     assert kustomization is not None
     for path in files_reached(Path(directory)):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")[: 1 << 20]
-        except OSError:
-            continue
-        if "msgen-krm" in text or any(p.search(text) for p in patterns):
+        text = _read(str(path))
+        if "msgen-krm" in text or holds_job(text):
             return [kustomization.name]
     return []
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as stream:
+            return stream.read(_READ_AT_MOST)
+    except OSError:
+        return ""
+
+
+def holds_job(text: str) -> bool:
+    """Whether a manifest file's text holds a job kind msgen compiles."""
+    known = kinds.known_kinds()
+    if not any(kind in text for _api, kind in known):
+        return False
+    import yaml
+
+    try:
+        documents = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except yaml.YAMLError:
+        return _names_a_job(text, known)
+    return any(_is_job(item) for document in documents for item in _objects(document))
+
+
+def _objects(document: Any) -> list[Any]:
+    """A document's objects: itself, or the items of a List."""
+    if isinstance(document, dict) and document.get("kind") == "List":
+        items = document.get("items")
+        return items if isinstance(items, list) else []
+    return [document]
+
+
+def _is_job(item: Any) -> bool:
+    return isinstance(item, dict) and kinds.lookup(item.get("apiVersion"), item.get("kind")) is not None
+
+
+def _names_a_job(text: str, known: list[tuple[str, str]]) -> bool:
+    """For text that is not YAML: an `apiVersion` and a `kind` of one job kind, written in
+    YAML (indented, in a list, quoted, with a comment after) or in JSON."""
+
+    def field(name: str, value: str) -> re.Pattern[str]:
+        quoted = rf"['\"]?{re.escape(value)}['\"]?"
+        return re.compile(
+            rf"^[ \t-]*{name}:[ \t]*{quoted}[ \t]*(?:#.*)?$|\"{name}\"\s*:\s*\"{re.escape(value)}\"",
+            re.MULTILINE,
+        )
+
+    return any(field("apiVersion", api).search(text) and field("kind", kind).search(text) for api, kind in known)

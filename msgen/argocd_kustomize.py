@@ -4,6 +4,12 @@ Argo CD's own kustomize would need build options and `msgen-krm` in the repo ser
 plugin instead runs `kustomize build --enable-alpha-plugins --enable-exec` itself, with this
 interpreter's `msgen-krm` first on PATH, and then compiles whatever MSJobs the build still
 holds (a base the overlay did not compile) with the application's options.
+
+The functions kustomize runs get the application's options through `MSGEN_HOST_OPTIONS`
+(msgen.option_layers), so `KUBE_VERSION` and the Application's parameters reach them too. An
+overlay that uses msgen as a legacy exec plugin (`generators:` naming a plain job file) finds
+it in a plugin home written for this build in a temporary directory (the sidecar has no
+`msgen install-kustomize-plugin` of its own), unless `KUSTOMIZE_PLUGIN_HOME` names one.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from .inputs import YAML_SUFFIXES
+from .inputs import MANIFEST_SUFFIXES
+from .option_layers import HANDOFF_VARIABLE
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 #: The variable that names the kustomize binary; else `kustomize` on PATH.
@@ -72,13 +79,16 @@ def files_reached(directory: Path, limit: int = 2000) -> list[Path]:
             if kustomization is not None:
                 out.append(kustomization)
                 pending.extend(local_references(kustomization))
-        elif path.is_file() and path.name.endswith(YAML_SUFFIXES):
+        elif path.is_file() and path.name.endswith(MANIFEST_SUFFIXES):
             out.append(path)
     return out
 
 
-def build(directory: str, env: Mapping[str, str]) -> str:
-    """`kustomize build` of `directory`, with msgen's KRM function enabled and on PATH."""
+def build(directory: str, env: Mapping[str, str], handoff: str | None = None) -> str:
+    """`kustomize build` of `directory`, with msgen's KRM function enabled and on PATH, its
+    legacy plugin installed, and `handoff` (the host's options) in MSGEN_HOST_OPTIONS."""
+    import tempfile
+
     binary = env.get(KUSTOMIZE_VARIABLE) or shutil.which("kustomize", path=env.get("PATH"))
     if not binary:
         raise KustomizeError(
@@ -87,6 +97,18 @@ def build(directory: str, env: Mapping[str, str]) -> str:
         )
     bin_dir = str(Path(sys.executable).parent)
     child_env = {**env, "PATH": bin_dir + os.pathsep + env.get("PATH", "")}
+    if handoff is not None:
+        child_env[HANDOFF_VARIABLE] = handoff
+    with tempfile.TemporaryDirectory(prefix="msgen-plugins-") as home:
+        if not env.get("KUSTOMIZE_PLUGIN_HOME"):
+            from .kustomize_plugin import install
+
+            install(Path(home))
+            child_env["KUSTOMIZE_PLUGIN_HOME"] = home
+        return _run(binary, directory, child_env)
+
+
+def _run(binary: str, directory: str, child_env: dict[str, str]) -> str:
     try:
         done = subprocess.run(
             [binary, "build", "--enable-alpha-plugins", "--enable-exec", directory],
@@ -104,4 +126,5 @@ def build(directory: str, env: Mapping[str, str]) -> str:
         raise KustomizeError(
             f"kustomize build {directory} failed (exit {done.returncode}):\n{done.stderr.strip()}"
         )
+    sys.stderr.write(done.stderr)  # the functions' warnings: Argo CD logs a plugin's stderr
     return done.stdout

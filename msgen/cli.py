@@ -30,7 +30,7 @@ from .names import dns1123_problem
 from .processes.cli import cli_options
 
 if TYPE_CHECKING:
-    from .pipeline import Compilation, Sink
+    from .driver import Compilation, Sink
 
 __all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "compile_paths", "main", "report", "run"]
 
@@ -58,11 +58,17 @@ def _namespace(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The options every compiling command shares."""
+    """The options every compiling command shares, and its PATH arguments."""
+    return click.argument("paths", nargs=-1, metavar="[PATH]...")(render_options(func))
+
+
+def render_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The render options alone: for commands that take other arguments as well as files
+    (`msgen status JOB-OR-PATH...`) and must accept what `apply` accepts, so a script can
+    pass the same options to `apply`, `status` and `delete`."""
     from .targets import NAMES
 
     decorators = [
-        click.argument("paths", nargs=-1, metavar="[PATH]..."),
         click.option(
             "--target",
             "-t",
@@ -118,7 +124,8 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
             metavar="NAME",
             callback=_namespace,
             help="Submit the workloads to Kueue's LocalQueue NAME: labelled "
-            "kueue.x-k8s.io/queue-name and created suspended, for Kueue to admit.",
+            "kueue.x-k8s.io/queue-name, for Kueue to admit (Kueue's webhook suspends them "
+            "until then).",
         ),
         click.option(
             "--argocd-sync-waves",
@@ -132,6 +139,22 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="Keep a template's own value for a variable msgen sets (MS_*, device "
             "variables) instead of reporting it as an error.",
+        ),
+        click.option(
+            "--gitops",
+            is_flag=True,
+            help="The output is applied by a GitOps tool (Argo CD, Flux) that re-creates what "
+            "the cluster deletes: ttlSecondsAfterFinished is not rendered (the job would run "
+            "again) and msgen's controller deletes no bare Pod. The Argo CD plugin sets it.",
+        ),
+        click.option(
+            "--run-name",
+            type=click.Choice(["job", "content"]),
+            default="job",
+            show_default=True,
+            help="Names of the job's objects: job = after the job; content = after the job "
+            "and a digest of its spec and options (<job>-<8 hex>), so a changed job is a new "
+            "run instead of an update the API server refuses (a Job's template is immutable).",
         ),
         *cli_options(),
     ]

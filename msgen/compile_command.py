@@ -20,7 +20,7 @@ from .plan import Options
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from .pipeline import Compilation, Sink
+    from .driver import Compilation, Sink
     from .source import Document, Source
 
 EXIT_INPUT = 1
@@ -43,6 +43,8 @@ def options_from(kwargs: dict[str, Any]) -> Options:
         shm_size=kwargs["shm_size"],
         accelerator_type=kwargs["accelerator_type"],
         recovery_volume=kwargs["recovery_volume"],
+        gitops=kwargs["gitops"],
+        run_name=kwargs["run_name"],
     )
 
 
@@ -88,10 +90,10 @@ def compile_paths(
     """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation.
 
     With `sink`, each document's objects go to it as they compile, files are read one at a
-    time, and the Compilation keeps no objects (see pipeline.compile_stream).
+    time, and the Compilation keeps no objects (see driver.compile_stream).
     """
     from .inputs import MissingPath, expand_paths, open_source, read_source
-    from .pipeline import compile_sources, compile_stream
+    from .driver import compile_sources, compile_stream
 
     try:
         paths = expand_paths(given)
@@ -115,8 +117,9 @@ def compile_paths(
         compilation = compile_stream(sources(), options, sink, locate)
     compilation.diagnostics[:0] = read_errors
     if compilation.ok and not read_errors and compilation.documents == 0:
-        shown = ", ".join(p if p != "-" else "<stdin>" for p in paths) or "the given directories"
-        compilation.diagnostics.append(no_documents(shown))
+        names = [p if p != "-" else "<stdin>" for p in paths]
+        shown = ", ".join(names) or "the given directories"
+        compilation.diagnostics.append(no_documents(shown, names[0] if names else None))
     report(
         compilation.diagnostics,
         compilation.sources,
@@ -127,12 +130,15 @@ def compile_paths(
     return compilation
 
 
-def no_documents(where: str) -> Diagnostic:
-    from .diagnostics import Severity
+def no_documents(where: str, file: str | None = None) -> Diagnostic:
+    """The error for input without a single document, at line 1 of `file` (the first one
+    read): an empty file, or one of comments, `---`, `...` or a byte-order mark only."""
+    from .diagnostics import Position, Severity
 
     return Diagnostic(
         Severity.ERROR,
         f"no YAML documents found in {where}; accepted: files holding at least one object",
+        Position(file, 1, 1) if file is not None else None,
     )
 
 

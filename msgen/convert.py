@@ -26,6 +26,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
@@ -34,7 +35,7 @@ from .atomic_file import OutputError, write_whole
 from .diagnostics import Diagnostic, InputError, format_diagnostic, has_errors
 from .inputs import MissingPath, expand_paths, read_source
 from .plan import Options
-from .source import Source, load_documents
+from .source import Source, libyaml_loads, load_documents
 
 LEGACY_MSJOB = ("kubeflow.org/v1", "MSJob")
 OLD_MXJOBS = (("mxnet.mlkube.io/v1beta1", "MxJob"), ("mlkube.io/v1beta1", "MxJob"))
@@ -95,7 +96,7 @@ def convert_source(source: Source) -> Conversion:
     if not any(wanted) or has_errors(result.diagnostics):
         return result
     yaml = _yaml()
-    trees = list(yaml.load_all(source.text))
+    trees = list(yaml.load_all(_tabs_as_spaces(source.text)))
     changes = result.changes
 
     def note(mapping: Any, key: Any, message: str) -> None:
@@ -114,6 +115,35 @@ def convert_source(source: Source) -> Conversion:
     yaml.dump_all(trees, stream)
     result.text = stream.getvalue()
     return result
+
+
+def _tabs_as_spaces(text: str) -> str:
+    """`text` with each tab that only separates tokens (`key:<TAB>value`, `value<TAB>`) made a
+    space, for ruamel.yaml's scanner, which refuses them where PyYAML's (and so `msgen render`'s)
+    accepts them. Tabs inside scalars and comments are kept: only the gaps between the tokens
+    PyYAML finds are touched, and a gap's comment runs from its `#` to the end of its line.
+    The text was loaded by msgen already, with the same loader, so it scans."""
+    if "\t" not in text:
+        return text
+    chars = list(text)
+    end = 0
+    loader = yaml.CSafeLoader if libyaml_loads() else yaml.SafeLoader  # as msgen loads
+    for token in yaml.scan(text, Loader=loader):
+        _spaces_in_gap(chars, end, token.start_mark.index)
+        end = max(end, token.end_mark.index)
+    _spaces_in_gap(chars, end, len(chars))
+    return "".join(chars)
+
+
+def _spaces_in_gap(chars: list[str], start: int, stop: int) -> None:
+    in_comment = False
+    for i in range(start, stop):
+        if chars[i] == "#":
+            in_comment = True
+        elif chars[i] in "\n\r":
+            in_comment = False
+        elif chars[i] == "\t" and not in_comment:
+            chars[i] = " "
 
 
 def _delete(mapping: CommentedMap, key: str) -> None:

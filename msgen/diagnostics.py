@@ -116,7 +116,7 @@ def report_lines(
     """The printed report: distinct diagnostics with excerpts, at most MAX_REPORTED of them.
 
     `unshown` counts (findings, errors) a streaming run did not keep (see
-    `pipeline.compile_stream`); they join the count of those not shown.
+    `driver.compile_stream`); they join the count of those not shown.
     Costs O(size of the sources + number of diagnostics): each source is indexed once.
     """
     shown = distinct(diagnostics)

@@ -12,6 +12,8 @@ from .source import Source, StreamedSource
 from .terminal import note_terminal_stdin
 
 YAML_SUFFIXES = (".yaml", ".yml")
+#: The files a directory's manifests are read from: YAML, and JSON as kubectl and Argo CD read.
+MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")
 #: kustomize's own files live beside manifests; they are instructions to kustomize, not objects.
 SKIPPED_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -21,7 +23,7 @@ class MissingPath(Exception):
 
 
 def expand_paths(paths: list[str]) -> list[str]:
-    """Every file to read, in order: directories become their YAML files, sorted."""
+    """Every file to read, in order: directories become their YAML and JSON files, sorted."""
     out: list[str] = []
     for path in paths or ["-"]:
         if path == "-":
@@ -31,7 +33,7 @@ def expand_paths(paths: list[str]) -> list[str]:
             for root, dirs, files in os.walk(path):
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
                 for name in files:
-                    if name.endswith(YAML_SUFFIXES) and name not in SKIPPED_FILES:
+                    if name.endswith(MANIFEST_SUFFIXES) and name not in SKIPPED_FILES:
                         found.append(os.path.join(root, name))
             from pathlib import Path  # only for a directory: a file's render does without it
 

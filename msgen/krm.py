@@ -7,8 +7,8 @@
   it is compiled.
 
 Options come from the function config's `data` (a ConfigMap keyed by the option names of
-options.OPTION_NAMES) and, per job,
-from `msgen/<option>` annotations. kustomize ignores `results`, so every error is also
+options.OPTION_NAMES) and, per job, from `msgen/<option>` annotations; inside the Argo CD
+plugin's build, also from the application (msgen.option_layers gives the precedence). kustomize ignores `results`, so every error is also
 written to stderr and the exit status is non-zero; warnings go to both without failing.
 """
 
@@ -31,8 +31,8 @@ from .diagnostics import (
     report_lines,
 )
 from .emit import to_yaml
+from .driver import Driver
 from .origin import find_original, yaml_files
-from .pipeline import compile_document
 from .plan import Options
 from .source import Document, Source, load_documents
 from .terminal import note_terminal_stdin
@@ -124,41 +124,80 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
         return _failed(envelope, {source.name: source}, [])
     items: list[Any] = list(data.get("items") or [])
     function_config = data.get("functionConfig")
-    diagnostics: list[Diagnostic] = []
-    options = Options()
-    if isinstance(function_config, dict) and not _is_job(function_config):
-        try:
-            options = option_text.apply(options, function_config.get("data") or {})
-        except option_text.OptionError as exc:
-            path = ("functionConfig", "data", exc.key)
-            diagnostics.append(resource_list.diagnostic(path, str(exc)))
-    elif isinstance(function_config, dict) and not any(_same(i, function_config) for i in items):
+    options, config_found = _options(resource_list, function_config)
+    if (
+        isinstance(function_config, dict)
+        and _is_job(function_config)
+        and not any(_same(i, function_config) for i in items)
+    ):
         items.append(function_config)
-    sources = {source.name: source}
+    if has_errors(config_found):  # no item is compiled with options the user did not mean
+        return _failed(config_found, {source.name: source}, [])
+    return _compile_items(resource_list, items, options, cwd, config_found)
+
+
+def _compile_items(
+    resource_list: Document,
+    items: list[Any],
+    options: Options,
+    cwd: str,
+    config_found: list[Diagnostic],
+) -> tuple[int, str, list[str]]:
+    """Every job among `items` replaced by its objects, in place, through the driver every
+    host compiles with (so two items that make the same object are an error, as two files
+    are for `msgen render`); every other item passes through."""
     output: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = [_result(d, None) for d in config_found]
+    driver = Driver(options, output.extend, bounded=True)
+    driver.result.sources[resource_list.source.name] = resource_list.source
     for index, item in enumerate(items):
         if not (isinstance(item, dict) and _is_job(item)):
             output.append(item)
             continue
         document = _item_document(resource_list, index, item, cwd)
-        sources[document.source.name] = document.source
-        objects, found, _ = compile_document(document, options)
-        output.extend(objects)
-        for diag in distinct(found):
-            results.append(_result(diag, item))
-        diagnostics.extend(found)
-    if has_errors(diagnostics):
-        return _failed(diagnostics, sources, results)
-    messages = report_lines(diagnostics, _texts(sources))
+        for diag in distinct(driver.add_document(document)):
+            if len(results) < MAX_REPORTED:
+                results.append(_result(diag, item))
+    compilation = driver.result
+    unshown = (compilation.unshown_findings, compilation.unshown_errors)
+    if not compilation.ok:
+        found = config_found + compilation.diagnostics
+        return _failed(found, compilation.sources, results, unshown)
+    found = config_found + compilation.diagnostics
+    messages = report_lines(found, _texts(compilation.sources), unshown)
     reply: dict[str, Any] = {
         "apiVersion": "config.kubernetes.io/v1",
         "kind": "ResourceList",
         "items": output,
     }
     if results:
-        reply["results"] = results
+        reply["results"] = _bounded(results, unshown[0])
     return 0, to_yaml([reply]), messages
+
+
+def _options(resource_list: Document, config: Any) -> tuple[Options, list[Diagnostic]]:
+    """The function config's `data` (a generator's config is the job: no data), between the
+    facts and the choices of the host whose build runs this function (Argo CD's plugin hands
+    them over in MSGEN_HOST_OPTIONS; see msgen.option_layers). A config value that loses to the
+    host's, or wins over it, is a warning at its key."""
+    from .option_layers import Layer, from_env, with_function_config
+
+    data = config.get("data") if isinstance(config, dict) and not _is_job(config) else None
+    values = {str(k): (str(v).strip() if v is not None else "", f"functionConfig.data.{k}")
+              for k, v in (data or {}).items()}
+    try:
+        handoff = from_env(os.environ)
+        options, overrides = with_function_config(handoff, Layer(values))
+    except option_text.OptionError as exc:
+        named = {shown: key for key, (_text, shown) in values.items()}
+        key = named.get(exc.key, exc.key)
+        where = ("functionConfig", "data", key) if key in values else ()
+        return Options(), [resource_list.diagnostic(where, str(exc), key=exc.unknown_name)]
+    found = []
+    for override in overrides:
+        where = ("functionConfig", "data", override.option) if override.option in values else ()
+        found.append(resource_list.diagnostic(where, override.message(), severity=Severity.WARNING))
+    return options, found
 
 
 def _envelope_problems(resource_list: Document) -> list[Diagnostic]:
@@ -257,20 +296,38 @@ def _result(diag: Diagnostic, item: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _failed(
-    diagnostics: list[Diagnostic], sources: dict[str, Source], results: list[dict[str, Any]]
+    diagnostics: list[Diagnostic],
+    sources: dict[str, Source],
+    results: list[dict[str, Any]],
+    unshown: tuple[int, int] = (0, 0),
 ) -> tuple[int, str, list[str]]:
-    messages = report_lines(diagnostics, _texts(sources))
-    errors = sum(d.is_error for d in distinct(diagnostics))
+    """The failed reply: no items, and in `results` every error (the function config's own,
+    an envelope's, or an item's, with its item), as on stderr."""
+    messages = report_lines(diagnostics, _texts(sources), unshown)
+    errors = sum(d.is_error for d in distinct(diagnostics)) + unshown[1]
     messages.append(f"msgen-krm: {errors} error(s); the build must not use this output")
-    if not results:
-        results = [_result(d, None) for d in distinct(diagnostics)]
-    if len(results) > MAX_REPORTED:
-        rest = len(results) - MAX_REPORTED
-        results = results[:MAX_REPORTED] + [
-            {"message": f"... and {rest} more result(s) not shown", "severity": "error"}
-        ]
-    reply = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": [], "results": results}
+    listed = {(r["message"], r["severity"]) for r in results}
+    for diag in distinct(diagnostics):  # findings of no item: the envelope's, the config's
+        result = _result(diag, None)
+        if (result["message"], result["severity"]) not in listed and len(results) < MAX_REPORTED:
+            results.append(result)
+    reply = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": [],
+        "results": _bounded(results, unshown[0]),
+    }
     return 1, to_yaml([reply]), messages
+
+
+def _bounded(results: list[dict[str, Any]], unshown: int) -> list[dict[str, Any]]:
+    """At most MAX_REPORTED results, then one saying how many more there were."""
+    rest = len(results) - MAX_REPORTED + unshown
+    if rest <= 0:
+        return results
+    return results[:MAX_REPORTED] + [
+        {"message": f"... and {rest} more result(s) not shown", "severity": "error"}
+    ]
 
 
 def _texts(sources: dict[str, Source]) -> dict[str, str]:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import versions
+from .diagnostics import Diagnostic, Severity
 from .names import dns1123_problem
 from .plan import Options
 from .targets import NAMES as TARGET_NAMES
+
+if TYPE_CHECKING:
+    from .source import Document
 
 ANNOTATION_PREFIX = "msgen/"
 QUANTITY = re.compile(r"^[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?$")
@@ -35,6 +39,8 @@ OPTION_NAMES: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "shm-size": ("shm_size", None),
     "accelerator-type": ("accelerator_type", None),
     "recovery-volume": ("recovery_volume", None),
+    "gitops": ("gitops", ("true", "false")),
+    "run-name": ("run_name", ("job", "content")),
 }
 
 
@@ -73,6 +79,35 @@ def apply(
         shown = (shown_as or {}).get(key, key)
         changes[field] = _value(shown, name, str(raw).strip() if raw is not None else "", accepted)
     return base._replace(**changes) if changes else base
+
+
+def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnostic]]:
+    """The run's options with the job's `msgen/<option>` annotations applied. A bad annotation
+    is an error at it; one that overrides a value a plug-in host's layer set differently
+    (`Options.origins`) is a warning, so that value is never dropped silently."""
+    metadata = document.data.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if not isinstance(annotations, dict):
+        return options, []
+    try:
+        changed = apply(options, annotations, prefix=ANNOTATION_PREFIX)
+    except OptionError as exc:
+        path = ("metadata", "annotations", exc.key)
+        return options, [document.diagnostic(path, str(exc), key=exc.unknown_name)]
+    found = []
+    for name, origin in options.origins:
+        key = ANNOTATION_PREFIX + name
+        field = OPTION_NAMES[name][0]
+        if key in annotations and getattr(changed, field) != getattr(options, field):
+            found.append(
+                document.diagnostic(
+                    ("metadata", "annotations", key),
+                    f"{key}={str(annotations[key]).strip()!r} overrides {origin} for this job "
+                    "(a job's annotation wins)",
+                    severity=Severity.WARNING,
+                )
+            )
+    return changed, found
 
 
 def _value(key: str, name: str, text: str, accepted: tuple[str, ...] | None) -> Any:

@@ -6,22 +6,32 @@ that is not a job kind msgen knows passes through unchanged, in place.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from . import devices, frameworks, kinds, processes, run_policy, targets, versions
+from . import (
+    apirules,
+    devices,
+    frameworks,
+    kinds,
+    lifecycle,
+    list_items,
+    processes,
+    run_policy,
+    served,
+    targets,
+    versions,
+)
 from . import options as option_text
-from .diagnostics import MAX_REPORTED, Diagnostic, InputError, Position, Severity, distinct, has_errors
+from .diagnostics import Diagnostic, Severity, has_errors
 from .emit import canonical
 from .kinds import pod_schema
 from .kinds.near_miss import near_miss
+from .output_size import RepeatedEnv
 from .patch import Patch, apply_patches
 from .plan import Options, Plan, PodSlot
-from .source import Document, Path, Source, StreamedSource, iter_documents
+from .source import Document, Path
 from .targets import labels
 from .targets.addressing import Addressing, Naming
 from .targets.limits import replica_problems
@@ -31,153 +41,13 @@ from .targets.limits import replica_problems
 _JOB_LIKE_KINDS = {"msjob", "mxjob", "caffe2job", "ascendjob", "tfjob", "pytorchjob", "mpijob"}
 
 
-class Compilation:
-    """Everything one run produced: the objects in output order, and the findings."""
-
-    def __init__(self) -> None:
-        self.objects: list[dict[str, Any]] = []
-        self.diagnostics: list[Diagnostic] = []
-        #: the sources findings point into (for excerpts); a stream keeps only those
-        self.sources: dict[str, Source] = {}
-        self.documents = 0
-        self.jobs = 0
-        #: findings (and errors among them) a stream counted but did not keep: beyond the
-        #: first MAX_REPORTED, only their number is printed, so only their number is held
-        self.unshown_findings = 0
-        self.unshown_errors = 0
-
-    @property
-    def ok(self) -> bool:
-        return not self.unshown_errors and not has_errors(self.diagnostics)
-
-    def keep_bounded(self, found: list[Diagnostic]) -> None:
-        """Add one document's findings, keeping at most MAX_REPORTED and counting the rest.
-
-        A stream of 34,000 jobs with one warning each would otherwise hold 34,000 findings
-        (and the memory they pin) to print 200 of them. Findings of different documents
-        never coincide (their positions differ), so counting the rest after removing a
-        document's own repeats gives the numbers the full list would.
-        """
-        found = distinct(found)
-        room = max(0, MAX_REPORTED - len(self.diagnostics))
-        self.diagnostics.extend(found[:room])
-        rest = found[room:]
-        self.unshown_findings += len(rest)
-        self.unshown_errors += sum(d.is_error for d in rest)
-
-
-def compile_sources(
-    sources: list[Source],
-    options: Options,
-    locate: Callable[[Document], Document] | None = None,
-) -> Compilation:
-    """Compile every document; `locate` may re-position documents a plug-in host re-wrote."""
-    result = Compilation()
-    seen: dict[str, Position] = {}
-    for source in sources:
-        objects: list[dict[str, Any]] = []
-        if _compile_source(source, options, objects.extend, locate, result, seen):
-            result.objects.extend(objects)
-    return result
-
-
-#: Receives the objects of each compiled document, in output order.
-Sink = Callable[[list[dict[str, Any]]], None]
-
-
-def compile_stream(
-    sources: Iterable[Source],
-    options: Options,
-    sink: Sink,
-    locate: Callable[[Document], Document] | None = None,
-) -> Compilation:
-    """Compile document by document, handing each document's objects to `sink` as they come.
-
-    One document is held at a time (with its source's text, unless that is streamed), so
-    memory does not grow with the number of jobs; the returned Compilation has the findings,
-    not the objects. When the Compilation is not ok, what `sink` received must not be used.
-    """
-    result = Compilation()
-    seen: dict[str, Position] = {}
-    for source in sources:
-        _compile_source(source, options, sink, locate, result, seen, bounded=True)
-    return result
-
-
-def _compile_source(
-    source: Source,
-    options: Options,
-    sink: Sink,
-    locate: Callable[[Document], Document] | None,
-    result: Compilation,
-    seen: dict[str, Position],
-    bounded: bool = False,
-) -> bool:
-    """Compile one source into `result`; False when its text stops being YAML part-way: that
-    error is then its only finding, as if none of its documents had compiled (they leave the
-    duplicate index too), and what `sink` received from it must be dropped."""
-    result.sources[source.name] = source
-    found: list[Diagnostic] = []
-    added: list[str] = []
-    documents = jobs = 0
-    try:
-        for document in iter_documents(source):
-            documents += 1
-            if locate is not None:
-                document = locate(document)
-                result.sources[document.source.name] = document.source
-            with _no_cycle_collection():
-                objects, diagnostics, is_job = compile_document(document, options)
-                jobs += is_job
-                found.extend(sorted(diagnostics, key=_position_key))
-                found.extend(duplicate_objects(document, objects, seen, added))
-                if objects:
-                    sink(objects)
-                # Dropped while paused: a streaming sink has written them, and the
-                # collection that follows need not walk them.
-                del objects
-    except InputError as exc:
-        for key in added:
-            seen.pop(key, None)
-        result.diagnostics.extend(exc.diagnostics)
-        return False
-    result.documents += documents
-    result.jobs += jobs
-    if bounded:
-        result.keep_bounded(found)
-    else:
-        result.diagnostics.extend(found)
-    if not found and locate is None:
-        del result.sources[source.name]  # no finding to show an excerpt of: free its text
-        if isinstance(source, StreamedSource):
-            source.close()
-    return True
-
-
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Python's cycle collector paused while one document compiles and is written.
-
-    Everything a document's compilation allocates lives until its objects are written, and
-    holds almost no reference cycles, so collecting then is pure cost: each full collection
-    walks every live object, and a job of 8,192 bare pods paid five of them, a third of its
-    time and more than linearly in the pods. The collector runs again between documents.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def compile_document(
     document: Document, options: Options
 ) -> tuple[list[dict[str, Any]], list[Diagnostic], bool]:
     """The objects one document stands for, its findings, and whether it was a job."""
     data = document.data
+    if list_items.is_list(data):
+        return list_items.compile_items(document, options, compile_document)
     if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
         return [], [document.diagnostic((), _NOT_AN_OBJECT)], False
     not_json = _non_finite_numbers(document)
@@ -186,43 +56,50 @@ def compile_document(
     job_kind = kinds.lookup(data["apiVersion"], data["kind"])
     if job_kind is None:
         return [data], _unknown_job_like(document, data), False
-    metadata = data.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
-    if isinstance(annotations, dict):
-        try:
-            options = option_text.apply(options, annotations, prefix=option_text.ANNOTATION_PREFIX)
-        except option_text.OptionError as exc:
-            path = ("metadata", "annotations", exc.key)
-            return [], [document.diagnostic(path, str(exc), key=exc.unknown_name)], True
+    options, noted = option_text.for_job(document, options)
+    if has_errors(noted):
+        return [], noted, True
     plan, diagnostics = job_kind.to_plan(document, options)
+    diagnostics[:0] = noted
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True
-    diagnostics.extend(_check_templates(plan, options.kube_version))
+    if options.gitops or options.run_name != "job":
+        plan, found = lifecycle.adapt(plan, options)
+        diagnostics.extend(found)
+    diagnostics.extend(apirules.check_plan(plan, options))
+    diagnostics.extend(_check_templates(plan, options))
     if has_errors(diagnostics):
         return [], diagnostics, True
     objects, found = render_plan(plan, options)
     diagnostics.extend(found)
+    if options.served_apis is not None and not has_errors(diagnostics):
+        diagnostics.extend(served.check(document, objects, options.served_apis))
     if has_errors(diagnostics):
         return [], diagnostics, True
     return objects, diagnostics, True
 
 
-#: Pod templates (as sorted JSON, with the Kubernetes version) the schema found no error in.
-_VALID_TEMPLATES: set[tuple[tuple[int, int], str]] = set()
+#: Pod templates (as sorted JSON, with the Kubernetes version and target) found valid.
+_VALID_TEMPLATES: set[tuple[tuple[int, int], str, str]] = set()
 
 
-def _check_templates(plan: Plan, kube_version: tuple[int, int]) -> list[Diagnostic]:
-    """`pod_schema.check_plan`, run once per distinct valid template: a stream of many jobs
-    made from one template (CI renders whole directories) would check it again per job. Only
-    valid templates are remembered; errors carry each document's own positions."""
+def _check_templates(plan: Plan, options: Options) -> list[Diagnostic]:
+    """The schema check, then (on a template that passes it) the API server's value rules,
+    run once per distinct valid template: a stream of many jobs made from one template (CI
+    renders whole directories) would check it again per job. Only valid templates are
+    remembered; errors carry each document's own positions."""
     out: list[Diagnostic] = []
+    version = options.kube_version
     for role in plan.roles:
-        key = (kube_version, json.dumps(role.template, sort_keys=True))
+        key = (version, options.target, json.dumps(role.template, sort_keys=True))
         if key in _VALID_TEMPLATES:
             continue
-        found = pod_schema.check_template(
-            role.template, plan.document, role.path + ("template",), kube_version
-        )
+        path = role.path + ("template",)
+        found = pod_schema.check_template(role.template, plan.document, path, version)
+        if not found:
+            found = apirules.check_template(
+                role.template, plan.document, path, version, options.target
+            )
         if found:
             out.extend(found)
         elif len(_VALID_TEMPLATES) < 1_000:
@@ -267,11 +144,17 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     # A device's patch is the role's (Device.contribute(plan, role)): built once per role, not
     # once per pod (a bare-pod render of thousands of Workers built it per pod).
     device_patches: dict[int, list[Patch]] = {}
+    repeated = RepeatedEnv(plan, options.target)
     for slot in slots:
         role_patches = device_patches.get(id(slot.role))
+        framework_patch = framework.contribute(plan, slot, addressing)
         if role_patches is None:
             role_patches = device_patches[id(slot.role)] = devices.contribute(plan, slot)
-        patches = [framework.contribute(plan, slot, addressing), *role_patches]
+            pods_of_role = sum(s.role is slot.role for s in slots)
+            too_big = repeated.add(slot.role, framework_patch, pods_of_role)
+            if too_big is not None:
+                return [], [too_big]
+        patches = [framework_patch, *role_patches]
         patches += processes.contribute(plan, slot, addressing, options)
         merged, found = apply_patches(plan, slot, patches, options)
         diagnostics.extend(found)
@@ -366,48 +249,6 @@ def _non_finite_numbers(document: Document) -> list[Diagnostic]:
                 )
             )
     return sorted(out, key=_position_key)
-
-
-def duplicate_objects(
-    document: Document,
-    objects: list[dict[str, Any]],
-    seen: dict[str, Position],
-    added: list[str] | None = None,
-) -> list[Diagnostic]:
-    """Objects of `document` that an earlier document made too (same kind, namespace and name):
-    the cluster would keep one of them. `seen` remembers where each object's document named it,
-    by one string per object (a small index, however many jobs a stream holds); the keys it
-    gains are appended to `added`.
-    """
-    clashes: dict[Position, list[str]] = {}
-    here = document.positions.at(("metadata", "name"))
-    for obj in objects:
-        metadata = obj.get("metadata")
-        if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
-            continue
-        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-        namespace = str(metadata.get("namespace") or "")
-        kind = str(obj.get("kind"))
-        key = f"{group}\0{kind}\0{namespace}\0{metadata['name']}"
-        earlier = seen.setdefault(key, here)
-        if earlier is here:
-            if added is not None:
-                added.append(key)
-        else:
-            shown = f"{kind} {namespace + '/' if namespace else ''}{metadata['name']}"
-            clashes.setdefault(earlier, []).append(shown)
-    out = []
-    for where, names in clashes.items():
-        more = f" (and {len(names) - 1} more object(s))" if len(names) > 1 else ""
-        out.append(
-            document.diagnostic(
-                ("metadata", "name"),
-                f"this document makes {names[0]}{more}, which the document at {where.file}:"
-                f"{where.line}:{where.column} makes too; accepted: one object per kind, "
-                "namespace and name (rename a job, or give it another namespace)",
-            )
-        )
-    return out
 
 
 _NOT_AN_OBJECT = (

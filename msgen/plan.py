@@ -24,6 +24,7 @@ TargetName = Literal["indexed-job", "pod", "statefulset", "jobset", "volcano"]
 GangScheduler = Literal["none", "volcano", "scheduler-plugins"]
 LauncherName = Literal["per-device", "msrun", "none"]
 RankTableMode = Literal["none", "operator"]
+RunName = Literal["job", "content"]
 ProcessContract = Literal["ms-operator", "ascend-operator"]
 #: `Plan.success_policy` of a job whose outcome is its Scheduler's (MXNet's operators).
 SCHEDULER_DECIDES = "Scheduler"
@@ -148,6 +149,18 @@ class Options(NamedTuple):
     accelerator_type: str | None = None
     #: a volume of the pod template that holds MindSpore's disaster-recovery state
     recovery_volume: str | None = None
+    #: the output is applied by a GitOps tool (Argo CD, Flux) that re-creates what is deleted:
+    #: nothing may delete a finished job's objects (no TTL), see msgen.lifecycle
+    gitops: bool = False
+    #: `job`: objects are named after the job; `content`: after the job and a digest of its
+    #: spec and options, so a changed job is a new run (see msgen.lifecycle)
+    run_name: RunName = "job"
+    #: the `group/version` and `group/version/Kind` the cluster serves (Argo CD's
+    #: KUBE_API_VERSIONS); None: unknown, nothing is checked
+    served_apis: frozenset[str] | None = None
+    #: who set each option, `(option, "PARAM_TARGET='pod'")`, when a plug-in host layered
+    #: them (msgen.option_layers): a job annotation overriding one of them says so
+    origins: tuple[tuple[str, str], ...] = ()
 
 
 class PodSlot:

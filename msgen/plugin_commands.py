@@ -24,7 +24,7 @@ from .cli import (
 )
 
 if TYPE_CHECKING:
-    from .pipeline import Compilation
+    from .driver import Compilation
     from .plan import Options
 
 
@@ -70,8 +70,38 @@ def kustomize_plugin(**kwargs: Any) -> None:
     from .kustomize_plugin import locate_in
 
     root = os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd()
-    compilation = compile_paths(list(kwargs.pop("paths")), _options(kwargs), locate_in(root))
+    paths = list(kwargs.pop("paths"))
+    compilation = compile_paths(paths, _with_host_options(kwargs), locate_in(root))
     _write(to_yaml(compilation.objects), None)
+
+
+def _with_host_options(kwargs: dict[str, Any]) -> Options:
+    """The plugin's flags (`argsOneLiner`), between the facts and the choices of the host
+    whose build runs it (the Argo CD plugin's MSGEN_HOST_OPTIONS, msgen.option_layers)."""
+    from . import options as option_text
+    from . import versions
+    from .option_layers import Layer, from_env, with_function_config
+
+    ctx = click.get_current_context()
+    try:
+        handoff = from_env(os.environ)
+    except option_text.OptionError as exc:
+        click.echo(f"msgen: {exc}", err=True)
+        raise SystemExit(EXIT_INPUT) from None
+    if handoff is None:
+        return _options(kwargs)
+    given = {}
+    for field, value in kwargs.items():
+        name = field.replace("_", "-")
+        if name in option_text.OPTION_NAMES and value is not None and (
+            ctx.get_parameter_source(field) is click.core.ParameterSource.COMMANDLINE
+        ):
+            text = versions.show(value) if isinstance(value, tuple) else str(value)
+            given[name] = (text.lower() if isinstance(value, bool) else text, f"--{name}")
+    options, overrides = with_function_config(handoff, Layer(given))
+    for override in overrides:
+        click.echo(f"msgen: warning: {override.message()}", err=True)
+    return options
 
 
 @click.command("argocd-generate", context_settings=_CONTEXT)
@@ -79,35 +109,40 @@ def kustomize_plugin(**kwargs: Any) -> None:
 def argocd_generate(directory: str) -> None:
     """Argo CD plugin: render the application's directory.
 
-    Options come from Argo CD's environment: ARGOCD_APP_NAMESPACE (namespace of jobs that
-    name none), KUBE_VERSION, then the plugin's env ARGOCD_ENV_MSGEN_<OPTION> and the
-    Application's parameters PARAM_<OPTION>, where <OPTION> is an option name upper-cased
-    with '_' for '-' (TARGET, SCHEDULER_ADDRESS, GANG_SCHEDULER, ...); a misspelt
-    ARGOCD_ENV_MSGEN_ variable is an error. A directory with a kustomization.yaml is built
-    with `kustomize build --enable-alpha-plugins --enable-exec` (msgen-krm on PATH), then
-    the jobs left in the build are compiled. Prints nothing unless the whole render
-    succeeded, so Argo CD never prunes on a broken commit.
+    Options, later ones winning: ARGOCD_APP_NAMESPACE (namespace of jobs that name none) and
+    KUBE_VERSION; an overlay's msgen-krm function config; the plugin's env
+    ARGOCD_ENV_MSGEN_<OPTION>; the Application's parameters (ARGOCD_APP_PARAMETERS, or
+    PARAM_<OPTION>), where <OPTION> is an option name upper-cased with '_' for '-'; then each
+    job's msgen/<option> annotations. A value that loses to another is reported; a misspelt
+    variable or parameter is an error. KUBE_API_VERSIONS: a job whose objects need an API
+    the cluster does not serve is an error. A directory with a kustomization.yaml is built
+    with `kustomize build --enable-alpha-plugins --enable-exec` (msgen-krm on PATH, the
+    options handed to it), then the jobs left in the build are compiled. Prints nothing
+    unless the whole render succeeded, so Argo CD never prunes on a broken commit.
 
     \b
     Example (what the cmp-server runs, in the application's directory):
-      ARGOCD_APP_NAMESPACE=training msgen argocd-generate
+      ARGOCD_APP_NAMESPACE=training KUBE_VERSION=1.31.2 msgen argocd-generate
     """
     from . import options as option_text
-    from .argocd import options_from_env
+    from .argocd_env import options_from_env
     from .argocd_kustomize import KustomizeError, kustomization_in
     from .argocd_kustomize import build as build_kustomization
     from .emit import to_yaml
+    from .option_layers import to_env
 
     try:
-        options = options_from_env(os.environ)
+        options, overrides, handoff = options_from_env(os.environ)
     except option_text.OptionError as exc:
         click.echo(f"msgen: {exc}", err=True)
         raise SystemExit(EXIT_INPUT) from None
+    for override in overrides:
+        click.echo(f"msgen: warning: {override.message()}", err=True)
     if kustomization_in(directory) is None:
         compilation = compile_paths([directory], options)
     else:
         try:
-            built = build_kustomization(directory, os.environ)
+            built = build_kustomization(directory, os.environ, to_env(handoff))
         except KustomizeError as exc:
             click.echo(f"msgen: {exc}", err=True)
             raise SystemExit(EXIT_INPUT) from None
@@ -117,12 +152,12 @@ def argocd_generate(directory: str) -> None:
 
 def compile_built(name: str, text: str, options: Options) -> Compilation:
     """Compile a stream another tool built; report; exit 1 on errors or an empty stream."""
-    from .pipeline import compile_sources
+    from .driver import compile_sources
     from .source import Source
 
     compilation = compile_sources([Source(name, text)], options)
     if compilation.ok and compilation.documents == 0:
-        compilation.diagnostics.append(_no_documents(name))
+        compilation.diagnostics.append(_no_documents(name, name))
     report(compilation.diagnostics, compilation.sources)
     if not compilation.ok:
         raise SystemExit(EXIT_INPUT)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from . import options as option_text
-from .argocd import ENV_PREFIX, env_name
+from .argocd_env import ENV_PREFIX, env_name
 from .pipeline import KIND_RANK
 
 

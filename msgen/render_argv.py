@@ -34,6 +34,8 @@ RENDER: dict[str, dict[str, Any]] = {
     'kueue_queue': {'opts': ['--kueue-queue'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'check': 'msgen.cli:_namespace'},
     'argocd_sync_waves': {'opts': ['--argocd-sync-waves'], 'flag': True, 'choices': None, 'default': False, 'envvar': None, 'check': None},
     'allow_env_override': {'opts': ['--allow-env-override'], 'flag': True, 'choices': None, 'default': False, 'envvar': None, 'check': None},
+    'gitops': {'opts': ['--gitops'], 'flag': True, 'choices': None, 'default': False, 'envvar': None, 'check': None},
+    'run_name': {'opts': ['--run-name'], 'flag': False, 'choices': ['job', 'content'], 'default': 'job', 'envvar': None, 'check': None},
     'launcher': {'opts': ['--launcher'], 'flag': False, 'choices': ['per-device', 'msrun', 'none'], 'default': None, 'envvar': None, 'check': None},
     'rank_table': {'opts': ['--rank-table'], 'flag': False, 'choices': ['none', 'operator'], 'default': 'none', 'envvar': None, 'check': None},
     'shm_size': {'opts': ['--shm-size'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'check': 'msgen.processes.cli:_option_text'},

@@ -41,6 +41,8 @@ class RunPolicy(NamedTuple):
     active_deadline_seconds: int | None = None
     ttl_seconds_after_finished: int | None = None
     enable_dynamic_worker: bool = False
+    #: rendered for a GitOps tool, which re-creates what is deleted (msgen.lifecycle)
+    gitops: bool = False
     extra: dict[str, Any] = {}  # never mutated
 
     def worker_type(self) -> str | None:
@@ -83,6 +85,8 @@ def value(plan: Plan, options: Options) -> str:
             data[key] = found
     if plan.enable_dynamic_worker:
         data["enableDynamicWorker"] = True
+    if options.gitops:
+        data["gitops"] = True
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
@@ -113,6 +117,7 @@ def parse(text: str) -> RunPolicy:
             active_deadline_seconds=_int(data.get("activeDeadlineSeconds")),
             ttl_seconds_after_finished=_int(data.get("ttlSecondsAfterFinished")),
             enable_dynamic_worker=bool(data.get("enableDynamicWorker", False)),
+            gitops=bool(data.get("gitops", False)),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise PolicyError(f"{ANNOTATION} lacks or mistypes a field: {exc}") from None

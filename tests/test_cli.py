@@ -100,7 +100,16 @@ def test_warnings_do_not_fail_the_render() -> None:
 def test_empty_input_is_an_error_not_an_empty_stream() -> None:
     run = msgen("render", input="# nothing here\n")
     assert run.exit_code == 1 and run.stdout == ""
-    assert "no YAML documents found in <stdin>" in run.stderr
+    assert "<stdin>:1:1: error: no YAML documents found in <stdin>" in run.stderr
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "\ufeff", "\ufeff# c\n\n"])
+def test_a_file_without_documents_is_named_with_its_first_line(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text(text, encoding="utf-8")
+    run = msgen("render", str(path))
+    assert run.exit_code == 1 and run.stdout == ""
+    assert run.stderr.startswith(f"{path}:1:1: error: no YAML documents found in {path}"), run.stderr
 
 
 def test_schema_lists_kinds() -> None:

@@ -191,3 +191,27 @@ def test_a_job_with_errors_is_not_converted(tmp_path: Path) -> None:
 def test_in_place_needs_files() -> None:
     run = msgen("convert", "--in-place", input=LEGACY.read_text())
     assert run.exit_code == 2
+
+
+def test_tabs_that_render_accepts_do_not_stop_convert() -> None:
+    """libyaml (render) accepts a tab after a value and in `key:<TAB>value`; ruamel.yaml
+    (convert) refused both with a ScannerError, exit 70. Tabs inside values stay."""
+    text = (
+        MX_DIST.read_text()
+        .replace("name: example-dist-job", "name: example-dist-job\t")
+        .replace("jobMode: dist", "jobMode:\tdist  # a\tcomment")
+        .replace(
+            "workingDir: /incubator-mxnet/example/image-classification\n",
+            "workingDir: \"/incubator-mxnet\t/example/image-classification\"\n",
+            1,
+        )
+    )
+    assert msgen("render", "-", input=text).exit_code == 0
+    run = msgen("convert", "-", input=text)
+    assert run.exit_code == 0, run.stderr
+    job = yaml.safe_load(run.stdout)
+    assert job["metadata"]["name"] == "example-dist-job"
+    assert job["spec"]["jobMode"] == "MXTrain"
+    scheduler = job["spec"]["mxReplicaSpecs"]["Scheduler"]["template"]["spec"]["containers"][0]
+    assert scheduler["workingDir"] == "/incubator-mxnet\t/example/image-classification"
+    assert "# a\tcomment" in run.stdout

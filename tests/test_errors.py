@@ -327,7 +327,6 @@ def test_jobset_host_names_are_longer_and_checked() -> None:
     "target,length,host",
     [
         ("indexed-job", 52, "{name}-scheduler-0"),  # Job <name>-scheduler: 62, fits
-        ("statefulset", 52, "{name}-scheduler-0"),  # StatefulSet <name>-scheduler: 62, fits
         ("volcano", 52, "{name}-scheduler-0"),  # Volcano Job <name>: fits
         ("jobset", 50, "{name}-scheduler-0-0"),  # JobSet <name>: fits
     ],
@@ -340,6 +339,23 @@ def test_each_target_checks_the_pod_host_names_it_derives(target: str, length: i
     assert (
         f"<stdin>:4:9: error: metadata.name: job name '{name}' makes the name "
         f"'{host.format(name=name)}', which is 64 characters long; accepted: at most 63"
+    ) in err
+
+
+def test_statefulset_names_leave_room_for_the_revision_hash_label() -> None:
+    """The StatefulSet controller labels each pod `controller-revision-hash: <set>-<hash>`
+    (hash up to 10 characters): `<job>-worker` of 53 characters is accepted by the API
+    server, but its pods can never be created. 52 is the longest that works."""
+    fits = "w" * (52 - len("-worker"))
+    assert msgen("render", "-t", "statefulset", "-", input=job(GOOD_WORKER, name=fits)).exit_code == 0
+    name = fits + "w"
+    err = fails(job(GOOD_WORKER, name=name), "--target", "statefulset")
+    assert err.count(": error: ") == 1, err
+    assert (
+        f"<stdin>:4:9: error: metadata.name: job name '{name}' makes the StatefulSet "
+        f"'{name}-worker' (53 characters): its pods' controller-revision-hash label would "
+        "exceed 63 characters, so none could be created; accepted: a job name of at most 45 "
+        "characters for target statefulset"
     ) in err
 
 

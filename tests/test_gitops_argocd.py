@@ -86,7 +86,7 @@ def test_generate_renders_with_argo_cds_environment(app: Path) -> None:
     assert done.returncode == 0, done.stderr
     expected = msgen(
         "render", str(app), "--namespace", "team-a", "--kube-version", "1.29",
-        "--target", "pod", "--scheduler-address", "dns",
+        "--target", "pod", "--scheduler-address", "dns", "--gitops",
     )
     assert done.stdout == expected.stdout
     objects = [d for d in yaml.safe_load_all(done.stdout) if d]
@@ -142,13 +142,15 @@ def test_sidecar_component_patches_the_repo_server(tmp_path: Path) -> None:
     install = tmp_path / "argocd-install"
     install.mkdir()
     (install / "repo-server.yaml").write_text(yaml.safe_dump(REPO_SERVER))
+    (install / "argocd-cm.yaml").write_text(yaml.safe_dump(ARGOCD_CM))
     (install / "kustomization.yaml").write_text(
-        yaml.safe_dump({"resources": ["repo-server.yaml"], "components": [os.path.relpath(ROOT / "overlays" / "argocd", install)]})
+        yaml.safe_dump({"resources": ["repo-server.yaml", "argocd-cm.yaml"], "components": [os.path.relpath(ROOT / "overlays" / "argocd", install)]})
     )
     done = subprocess.run([kustomize, "build", str(install)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    objects = {o["kind"]: o for o in yaml.safe_load_all(done.stdout)}
-    assert yaml.safe_load(objects["ConfigMap"]["data"]["plugin.yaml"]) == PLUGIN
+    objects = {o["metadata"]["name"]: o for o in yaml.safe_load_all(done.stdout)}
+    assert yaml.safe_load(objects["msgen-cmp-plugin"]["data"]["plugin.yaml"]) == PLUGIN
+    objects["Deployment"] = objects["argocd-repo-server"]
     pod = objects["Deployment"]["spec"]["template"]["spec"]
     sidecar = next(c for c in pod["containers"] if c["name"] == "msgen")
     assert sidecar["command"] == ["/var/run/argocd/argocd-cmp-server"]
@@ -158,6 +160,14 @@ def test_sidecar_component_patches_the_repo_server(tmp_path: Path) -> None:
     assert {v["name"] for v in pod["volumes"]} >= {m["name"] for m in sidecar["volumeMounts"]}
     kubernetes_validate.validate(objects["Deployment"], "1.29", strict=True)
 
+
+# Argo CD's argocd-cm as its install manifest declares it, with a setting of the user's.
+ARGOCD_CM = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "argocd-cm", "labels": {"app.kubernetes.io/name": "argocd-cm", "app.kubernetes.io/part-of": "argocd"}},
+    "data": {"url": "https://argocd.example"},
+}
 
 # A minimal argocd-repo-server as Argo CD's install manifest declares it (the parts the patch meets).
 REPO_SERVER = {
@@ -232,21 +242,49 @@ def test_discover_ignores_a_kustomization_without_jobs(overlay_repo: Path) -> No
     assert found.returncode == 0 and found.stdout == ""
 
 
+def patched_job(repo: Path, overlay: str) -> Path:
+    """The MSJob as `overlay` patches it, before msgen compiles it: kustomize's own build of
+    the gpu overlay without its transformers (msgen.yaml, msgen-ran.yaml)."""
+    unrun = repo / f"{overlay}-uncompiled"
+    shutil.copytree(repo / "gpu", unrun)
+    kustomization = yaml.safe_load((unrun / "kustomization.yaml").read_text())
+    del kustomization["transformers"]
+    (unrun / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
+    built = subprocess.run([str(repo.parent / "tools" / "kustomize"), "build", str(unrun)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    (repo / f"{overlay}-patched.yaml").write_text(built.stdout)
+    return repo / f"{overlay}-patched.yaml"
+
+
 @pytest.mark.parametrize("overlay", ["gpu", "production"])
 def test_generate_builds_a_kustomize_overlay_with_msgens_function(overlay_repo: Path, overlay: str) -> None:
+    """The overlay's patches, then msgen with the Application's options (Argo CD's namespace
+    and version, as `msgen render` would with those flags), then the overlay's own
+    transformers after msgen (production: namespace and labels)."""
     app = overlay_repo / overlay
-    env = sidecar_env(overlay_repo, app)
+    env = sidecar_env(overlay_repo, app, KUBE_VERSION="v1.29.4", PARAM_SCHEDULER_ADDRESS="dns")
     done = run_in_sidecar(PLUGIN["spec"]["generate"], app, env)
     assert done.returncode == 0, done.stderr
-    direct = subprocess.run(
-        ["kustomize", "build", "--enable-alpha-plugins", "--enable-exec", str(app)],
-        capture_output=True, text=True, env={**os.environ, "PATH": BIN + os.pathsep + env["PATH"]},
+    expected = msgen(
+        "render", str(patched_job(overlay_repo, overlay)), "--namespace", "team-a",
+        "--kube-version", "1.29", "--scheduler-address", "dns", "--gitops",
     )
-    assert direct.returncode == 0, direct.stderr
+    assert expected.exit_code == 0, expected.stderr
+    if overlay == "production":  # what production does after gpu, by kustomize itself
+        after = overlay_repo / "production-after"
+        after.mkdir()
+        (after / "rendered.yaml").write_text(expected.stdout)
+        settings = yaml.safe_load((app / "kustomization.yaml").read_text())
+        (after / "kustomization.yaml").write_text(yaml.safe_dump({**settings, "resources": ["rendered.yaml"]}))
+        built = subprocess.run([str(overlay_repo.parent / "tools" / "kustomize"), "build", str(after)], capture_output=True, text=True)
+        assert built.returncode == 0, built.stderr
+        expected.stdout = built.stdout
     objects = sorted_objects(done.stdout)
-    assert objects == sorted_objects(direct.stdout)
+    assert objects == sorted_objects(expected.stdout)
     assert "MSJob" not in {o["kind"] for o in objects}
     assert {"Job", "Service"} <= {o["kind"] for o in objects}
+    for obj in objects:
+        kubernetes_validate.validate(obj, "1.29", strict=True)
 
 
 def test_generate_compiles_the_jobs_a_kustomization_leaves_with_the_apps_options(overlay_repo: Path) -> None:
@@ -254,7 +292,7 @@ def test_generate_compiles_the_jobs_a_kustomization_leaves_with_the_apps_options
     env = sidecar_env(overlay_repo, app, ARGOCD_ENV_MSGEN_TARGET="pod")
     done = run_in_sidecar(PLUGIN["spec"]["generate"], app, env)
     assert done.returncode == 0, done.stderr
-    expected = msgen("render", str(app / "msjob.yaml"), "--target", "pod", "--namespace", "team-a", "--kube-version", "1.29")
+    expected = msgen("render", str(app / "msjob.yaml"), "--target", "pod", "--namespace", "team-a", "--kube-version", "1.29", "--gitops")
     assert sorted_objects(done.stdout) == sorted_objects(expected.stdout)
 
 

@@ -121,3 +121,40 @@ def test_misspelt_function_config_key_is_an_error(tmp_path: Path) -> None:
     status, _, err = krm(resource_list([JOB], config), tmp_path)
     assert status == 1
     assert "unknown msgen option 'targt'; accepted: target, kube-version" in err
+
+
+def test_the_function_configs_own_error_is_among_the_results(tmp_path: Path) -> None:
+    """An item that only warns used to fill `results`, and the function config's error (the
+    reason for exit 1) was on stderr alone."""
+    warns = {**JOB, "spec": {**JOB["spec"], "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 1}}}
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "msgen"}, "data": {"target": "bogus"}}
+    status, out, err = krm(resource_list([warns], config), tmp_path)
+    assert status == 1 and out["items"] == []
+    errors = [r for r in out["results"] if r["severity"] == "error"]
+    assert len(errors) == 1 and "bogus" in errors[0]["message"], out["results"]
+    assert errors[0]["field"] == {"path": "functionConfig.data.target"}
+    assert "bogus" in err
+
+
+def test_two_items_that_make_the_same_objects_are_an_error(tmp_path: Path) -> None:
+    """`msgen render` refuses two files that make the same object; msgen-krm compiled two
+    identical job items with exit 0, every object twice. It now compiles through the same
+    driver."""
+    status, out, err = krm(resource_list([JOB, CONFIG_MAP, JOB]), tmp_path)
+    assert status == 1 and out["items"] == []
+    (error,) = [r for r in out["results"] if r["severity"] == "error"]
+    assert "makes too; accepted: one object per kind, namespace and name" in error["message"]
+    assert error["resourceRef"]["name"] == JOB["metadata"]["name"]
+    elsewhere = {**JOB, "metadata": {**JOB["metadata"], "namespace": "other"}}
+    status, out, _ = krm(resource_list([JOB, elsewhere]), tmp_path)
+    assert status == 0, out
+
+
+def test_results_are_bounded_as_stderr_is(tmp_path: Path) -> None:
+    jobs = [{**JOB, "metadata": {**JOB["metadata"], "name": f"j{i}"}} for i in range(120)]
+    broken = [{**j, "spec": {**j["spec"], "runPolicy": {"backoffLimit": -1, "ttlSecondsAfterFinished": -1}}} for j in jobs]
+    status, out, err = krm(resource_list(broken), tmp_path)
+    assert status == 1
+    assert len(out["results"]) == 201
+    assert out["results"][-1]["message"] == "... and 40 more result(s) not shown"
+    assert "msgen-krm: 240 error(s)" in err

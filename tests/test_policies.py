@@ -339,14 +339,16 @@ def test_volcano_job_is_its_own_gang() -> None:
 
 
 @pytest.mark.parametrize("target", ["indexed-job", "jobset", "statefulset", "pod"])
-def test_kueue_labels_and_suspends_the_workloads(target: str) -> None:
+def test_kueue_labels_the_workloads_and_leaves_suspending_to_kueue(target: str) -> None:
+    """Kueue's webhook suspends a labelled Job or JobSet at creation (jobframework
+    ApplyDefaultForSuspend); a rendered `suspend: true` would be put back by every GitOps
+    sync after Kueue admitted the job, stopping its pods."""
     objects, _ = render(job(), "--target", target, "--kueue-queue", "team-a")
     workloads = [o for o in objects if o["kind"] not in ("Service", "PodGroup")]
     assert workloads
     for workload in workloads:
         assert workload["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
-        if workload["kind"] in ("Job", "JobSet"):
-            assert workload["spec"]["suspend"] is True
+        assert "suspend" not in workload["spec"]
         if workload["kind"] == "Pod":
             assert workload["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"] == "pol"
             assert workload["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] == "4"

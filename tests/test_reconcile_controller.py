@@ -122,6 +122,37 @@ def test_the_controller_overlay_is_valid_kubernetes_at_every_supported_version()
                 pytest.fail(f"{document['kind']}/{document['metadata']['name']} at {version}: {exc.message}")
     lease_rules = next(d for d in documents if d["kind"] == "Role")["rules"]
     assert {v for r in lease_rules for v in r["verbs"]} == {"get", "update", "create"}
+    # The kubelet asks the controller whether its watches are current.
+    container = next(d for d in documents if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    port = container["args"][container["args"].index("--health-port") + 1]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["ports"] == [{"name": "health", "containerPort": int(port)}]
+
+
+def test_the_namespaced_controller_overlay_watches_and_may_act_in_its_namespaces_only() -> None:
+    import subprocess
+
+    import kubernetes_validate
+    import pytest
+    import yaml
+
+    from .conftest import ROOT, kustomize_binary
+
+    binary = kustomize_binary()
+    if binary is None:
+        pytest.skip("kustomize is not installed (.ci/fetch-kustomize installs it)")
+    built = subprocess.run([binary, "build", str(ROOT / "overlays" / "controller-namespaces")],
+                           capture_output=True, text=True, check=True, timeout=60).stdout
+    documents = [d for d in yaml.safe_load_all(built) if d]
+    for document in documents:
+        kubernetes_validate.validate(document, "1.25", strict=True)
+    assert not [d for d in documents if d["kind"] == "ClusterRoleBinding"]
+    bindings = {d["metadata"]["namespace"] for d in documents
+                if d["kind"] == "RoleBinding" and d["roleRef"]["kind"] == "ClusterRole"}
+    args = next(d for d in documents if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    watched = set(args[args.index("--namespace") + 1].split(","))
+    assert watched == bindings == {"team-a", "team-b"}
 
 
 def test_once_no_workload_is_left_a_service_of_the_job_keeps_its_status() -> None:

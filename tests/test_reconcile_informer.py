@@ -156,3 +156,74 @@ def test_pending_reasons_include_the_kubelets_image_pull_events_and_waiting_cont
         'pod p0: BackOff: Back-off pulling image "mindspore/mindspore:9.9"',
         "pod p0 container mindspore: ImagePullBackOff: Back-off pulling",
     ]
+
+
+# --- a watch never dies quietly -----------------------------------------------------------------
+
+
+def test_an_error_event_is_a_failed_call_with_its_code() -> None:
+    with pytest.raises(informer.WatchError) as caught:
+        informer.applied(informer.Cache(), "ERROR", {"kind": "Status", "code": 500, "message": "etcd leader changed"})
+    assert caught.value.code == 500 and informer.next_step(caught.value.code) == "resume"
+
+
+def _run_script(watches: list[list[Any]], monkeypatch: pytest.MonkeyPatch) -> tuple[informer.Informer, Script]:
+    monkeypatch.setattr(informer, "backoff", lambda attempt: 0.0)
+    script = Script()
+    script.lists = [([obj("a", "1")], "1")]
+    script.watches = watches
+    watching = informer.Informer(None, "v1", "Pod", "ns", {}, threading.Event(),
+                                 lister=script.lister, watcher=script.watcher).start()
+    assert script.done.wait(10)
+    return watching, script
+
+
+def test_a_watch_error_event_500_resumes_and_the_thread_keeps_the_copy_current(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's ERROR event (code 500) used to end the thread with a ValueError: a
+    frozen copy, no problem reported. It is now resumed from the last version."""
+    error = {"kind": "Status", "code": 500, "message": "etcd leader changed"}
+    watching, script = _run_script([[("MODIFIED", obj("a", "2", "Running")), ("ERROR", error)],
+                                    [("MODIFIED", obj("a", "3", "Succeeded"))]], monkeypatch)
+    assert watching.alive()
+    watching.stop()
+    assert script.calls == ["list", "watch from 1", "watch from 2", "watch from 3"]
+    assert watching.items()[0]["status"]["phase"] == "Succeeded"
+    assert watching.problem is None and watching.healthy()
+
+
+def test_anything_unexpected_in_a_watch_is_kept_as_a_problem_and_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    watching, script = _run_script([[("MODIFIED", None)], []], monkeypatch)
+    assert watching.alive()
+    watching.stop()
+    # The event msgen could not read changed nothing and was reported; the watch resumed.
+    assert script.calls[:3] == ["list", "watch from 1", "watch from 1"]
+    assert watching.problem is None and watching.items()[0]["metadata"]["name"] == "a"
+
+
+def test_a_refusal_is_reported_and_the_informer_is_not_healthy() -> None:
+    def forbidden() -> tuple[list[dict[str, Any]], str | None]:
+        raise KubeError('listing Pod in every namespace: pods is forbidden: User "u" cannot list resource "pods"', 403)
+
+    watching = informer.Informer(None, "v1", "Pod", "*", {}, threading.Event(), lister=forbidden,
+                                 watcher=lambda version: iter(())).start()
+    assert watching.synced.wait(5)
+    watching.stop()
+    assert watching.refused and "forbidden" in (watching.problem or "") and not watching.healthy()
+
+
+def test_wait_synced_keeps_its_timeout_and_names_who_did_not_list() -> None:
+    import time
+
+    stuck = threading.Event()
+
+    def hanging() -> tuple[list[dict[str, Any]], str | None]:
+        stuck.wait(30)
+        return [], "1"
+
+    slow = informer.Informer(None, "v1", "Pod", "ns", {}, threading.Event(), lister=hanging,
+                             watcher=lambda version: iter(())).start()
+    started = time.monotonic()
+    late = informer.wait_synced([slow], timeout=0.5)
+    assert late == [slow] and time.monotonic() - started < 5
+    stuck.set()
+    slow.stop()

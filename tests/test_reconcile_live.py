@@ -2,8 +2,12 @@
 
 Runs when MSGEN_TEST_KUBECONFIG names a kubeconfig for a disposable cluster whose
 kube-controller-manager runs (the Job and garbage-collector controllers act); no scheduler
-or kubelet is needed: the tests set pod statuses through the API as a kubelet would.
-Each test works in a namespace of its own and deletes it afterwards.
+or kubelet is needed: the tests set pod statuses through the API as a kubelet would. On a
+cluster with nodes, the pods select a node that does not exist, so no kubelet runs (and
+re-reports) them. Each test works in a namespace of its own (prefixed
+MSGEN_TEST_NAMESPACE_PREFIX, `msgen-test` by default) and deletes it afterwards. Pods
+running for real, failing on purpose, are in test_live_failures.py; the controller in the
+cluster in test_live_controller.py.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ spec:
       replicas: 1
       template:
         spec:
+          nodeSelector: {{msgen.test/no-such-node: "true"}}
           containers:
             - name: mindspore
               image: {image}
@@ -50,6 +55,7 @@ spec:
       replicas: 2
       template:
         spec:
+          nodeSelector: {{msgen.test/no-such-node: "true"}}
           containers:
             - name: mindspore
               image: {image}
@@ -71,7 +77,7 @@ def kubectl(*args: str, check: bool = True, env: dict[str, str] | None = None) -
 
 @pytest.fixture
 def namespace() -> Any:
-    name = f"msgen-test-{uuid.uuid4().hex[:8]}"
+    name = f"{os.environ.get('MSGEN_TEST_NAMESPACE_PREFIX', 'msgen-test')}-{uuid.uuid4().hex[:8]}"
     kubectl("create", "namespace", name)
     yield name
     kubectl("delete", "namespace", name, "--wait=false", check=False)
@@ -93,11 +99,16 @@ def test_apply_is_idempotent_and_diff_exit_codes(tmp_path: Path, namespace: str)
     job = job_file(tmp_path)
     first = msgen("apply", str(job), "-n", namespace)
     assert first.exit_code == 0, first.stderr
+    served = json.loads(kubectl("version", "-o", "json").stdout)["serverVersion"]
+    assert f"msgen: rendering for Kubernetes 1.{served['minor'].rstrip('+')}, the cluster's" in first.stdout \
+        or int(served["minor"].rstrip("+")) > 37
     assert "service/lenet-scheduler-0 created" in first.stdout
     assert "job.batch/lenet-worker created" in first.stdout
     assert f"applyset msgen-lenet (Secret {namespace}/msgen-lenet" in first.stdout
-    again = msgen("apply", str(job), "-n", namespace)
+    minor = min(int(served["minor"].rstrip("+")), 37)
+    again = msgen("apply", str(job), "-n", namespace, "--kube-version", f"1.{minor}")
     assert again.exit_code == 0, again.stderr
+    assert "rendering for Kubernetes" not in again.stdout  # named: the server is not asked
     lines = [line for line in again.stdout.splitlines() if not line.startswith("msgen:")]
     assert lines and all(line.endswith(" unchanged") for line in lines), again.stdout
     assert msgen("diff", str(job), "-n", namespace).exit_code == 0
@@ -122,7 +133,7 @@ def test_members_are_those_kubectl_sees_and_prune_deletes_only_them(tmp_path: Pa
     kubectl("create", "configmap", "bystander", "-n", namespace)
     pruned = msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--prune")
     assert pruned.exit_code == 0, pruned.stderr
-    assert "configmap/settings pruned" in pruned.stdout
+    assert pruned.stdout.count("configmap/settings pruned") == 1, pruned.stdout
     left = names("configmap", namespace)
     assert "bystander" in left and "settings" not in left
     parent = json.loads(kubectl("get", "secret", "msgen-lenet", "-n", namespace, "-o", "json").stdout)
@@ -174,10 +185,14 @@ def test_missing_crd_or_namespace_applies_nothing(tmp_path: Path, namespace: str
     served = kubectl("get", "crd", "jobsets.jobset.x-k8s.io", check=False).returncode == 0
     if served:
         pytest.skip("this cluster serves JobSet; the missing-CRD case needs one that does not")
+    # The render asks the server what it serves: a JobSet is an error naming what to install.
     run = msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "jobset")
-    assert run.exit_code == 1 and "does not serve JobSet jobset.x-k8s.io/v1alpha2" in run.stderr
-    assert "nothing was applied" in run.stderr
-    assert names("service", namespace) == []
+    assert run.exit_code == 1, run.stderr
+    assert "renders JobSet (jobset.x-k8s.io/v1alpha2), which the cluster does not serve" in run.stderr
+    assert "install JobSet" in run.stderr and "Traceback" not in run.stderr
+    assert names("service", namespace) == [] and "msgen-lenet" not in names("secret", namespace)
+    diffed = msgen("diff", str(job_file(tmp_path)), "-n", namespace, "--target", "jobset")
+    assert diffed.exit_code == 2 and "which the cluster does not serve" in diffed.stderr
     gone = msgen("apply", str(job_file(tmp_path)), "-n", "no-such-namespace-msgen")
     assert gone.exit_code == 1 and "namespace 'no-such-namespace-msgen' does not exist" in gone.stderr
 
@@ -298,7 +313,10 @@ def test_controller_needs_no_more_than_its_overlay_rbac(tmp_path: Path, namespac
     assert msgen("apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod").exit_code == 0
     _set_pod_status(namespace, "lenet-scheduler-0", "Running")
     _set_pod_status(namespace, "lenet-worker-0", "Succeeded", exit_code=0)
-    run = msgen("controller", "--kubeconfig", str(limited), "--lease-namespace", "msgen-system", "--once")
+    # In this namespace only: on a shared cluster, other jobs are not this test's to touch
+    # (every namespace, with this RBAC, is what test_live_controller.py's Deployment watches).
+    run = msgen("controller", "--kubeconfig", str(limited), "--lease-namespace", "msgen-system", "--once",
+                "-n", namespace)
     assert run.exit_code == 0, run.stderr
     assert "skipped" not in run.stdout and "watching:" not in run.stdout, run.stdout
     assert f"{namespace}/lenet: policy: delete Pod lenet-scheduler-0" in run.stdout

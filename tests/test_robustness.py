@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from msgen import compile_documents
 from msgen.emit import to_yaml
 
-from .conftest import SAMPLES
+from .conftest import SAMPLES, msgen
 
 SAMPLE = yaml.safe_load((SAMPLES / "mindspore" / "widedeep-ps.yaml").read_text())
 
@@ -92,3 +92,21 @@ def test_any_change_to_a_multi_device_sample(where: tuple[int, tuple[Any, ...]],
     else:
         del parent[path[-1]]
     assert_clean(yaml.safe_dump(job))
+
+
+def test_env_listing_every_replica_in_every_pod_is_bounded_in_all() -> None:
+    """Each bare pod of a Caffe2Job carries CAFFE2_CONFIG listing every replica: at the
+    2000-replica cap that was 173 MB of output. The framework env repeated over all pods is
+    bounded (output_size.MAX_REPEATED_ENV_BYTES), an error at `replicas`, found from the
+    first pod, before the others are built."""
+    from msgen.output_size import MAX_REPEATED_ENV_BYTES
+
+    text = (SAMPLES / "caffe2" / "resnet50-redis.yaml").read_text()
+    many = text.replace("replicas: 2", "replicas: 2000")
+    run = msgen("render", "-t", "pod", "-", input=many)
+    assert run.exit_code == 1 and run.stdout == ""
+    assert "<stdin>:12:17: error: spec.replicaSpecs.replicas: 2000 replicas in all: with target " in run.stderr
+    assert "CAFFE2_CONFIG, which lists every replica" in run.stderr
+    assert msgen("render", "-", input=many).exit_code == 0  # one template per role: linear
+    fits = msgen("render", "-t", "pod", "-", input=text.replace("replicas: 2", "replicas: 600"))
+    assert fits.exit_code == 0 and len(fits.stdout) < 2 * MAX_REPEATED_ENV_BYTES

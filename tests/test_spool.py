@@ -200,7 +200,7 @@ def test_a_spool_beyond_memory_moves_to_a_file_and_keeps_the_bytes(monkeypatch: 
 def test_a_stream_keeps_only_the_findings_it_prints(tmp_path: Path) -> None:
     """One warning per job of a long stream: 200 are kept and printed, the rest counted."""
     from msgen.diagnostics import MAX_REPORTED
-    from msgen.pipeline import compile_stream
+    from msgen.driver import compile_stream
     from msgen.plan import Options
     from msgen.source import Source
 

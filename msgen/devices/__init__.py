@@ -76,11 +76,13 @@ def check(plan: Plan) -> list[Diagnostic]:
             limits = resources.get("limits") or {}
             requests = resources.get("requests") or {}
             kinds = set()
+            asked: list[str] = []
             for resource in sorted({*limits, *requests}):
                 kind = device_kind(resource)
                 if kind is None:
                     continue
                 kinds.add(kind)
+                asked.append(resource)
                 for section, values in (("limits", limits), ("requests", requests)):
                     if resource in values and _count(values[resource]) is None:
                         out.append(
@@ -105,6 +107,17 @@ def check(plan: Plan) -> list[Diagnostic]:
                         path,
                         f"container {container['name']!r} asks for both {' and '.join(sorted(kinds))} "
                         "devices; accepted: one kind of accelerator per container",
+                    )
+                )
+            elif len(asked) > 1:
+                # Which one sets the process count (MS_LOCAL_WORKER) and the device env would
+                # depend on how the names sort.
+                out.append(
+                    plan.document.diagnostic(
+                        path,
+                        f"container {container['name']!r} asks for {' and '.join(asked)}: "
+                        "msgen cannot tell which of them its processes run on; accepted: one "
+                        "device resource per container",
                     )
                 )
     return out

@@ -111,6 +111,55 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
                 )
             )
     out += _superpod_check(plan, options)
+    out += _service_port_check(plan)
+    return out
+
+
+def _service_port_check(plan: Plan) -> list[Diagnostic]:
+    """The Scheduler's Service lists every named port of its main container (`endpoints`),
+    and Kubernetes refuses a Service that lists one port and protocol twice: a port the user
+    named `other` with the number msgen gives `msjob-port` would make that Service."""
+    scheduler = plan.role("Scheduler")
+    if scheduler is None or scheduler.replicas == 0:
+        return []
+    containers = scheduler.containers()
+    main = _main_container(plan, containers)
+    index = containers.index(main)
+    path = scheduler.path + ("template", "spec", "containers", index, "ports")
+    written: object = plan.document.data
+    for step in path:  # the ports as written (msgen's own come after them)
+        if isinstance(written, dict):
+            written = written.get(step)
+        elif isinstance(written, list) and isinstance(step, int) and step < len(written):
+            written = written[step]
+        else:
+            written = None
+    written_count = len(written) if isinstance(written, list) else 0
+    seen: dict[tuple[object, object], tuple[int, str]] = {}
+    out = []
+    for i, port in enumerate(main.get("ports") or []):
+        if not port.get("name"):
+            continue
+        key = (port.get("containerPort"), port.get("protocol") or "TCP")
+        if key not in seen:
+            seen[key] = (i, port["name"])
+            continue
+        first, first_name = seen[key]
+        at = i if i < written_count else first  # a port the user wrote, not one msgen added
+        added = (
+            ""
+            if i < written_count
+            else f" (msgen adds {port['name']!r}, the port MindSpore's env names)"
+        )
+        out.append(
+            plan.document.diagnostic(
+                path + (at,),
+                f"port {key[0]}/{key[1]} is named both {first_name!r} and {port['name']!r}"
+                f"{added}; the Scheduler's Service lists each named port, and Kubernetes "
+                f"refuses a Service with the same port twice; accepted: one name per port "
+                f"(call it {plan.port_name!r} to make it the scheduler's port)",
+            )
+        )
     return out
 
 

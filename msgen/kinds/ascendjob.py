@@ -24,7 +24,7 @@ from ..diagnostics import Diagnostic, Severity
 from ..plan import Options, Plan, Role
 from ..source import Document, Path
 from .msjob import MSReplicaSpec, MSRunPolicy, MSSchedulingPolicy, _run_policy
-from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
+from .podtemplate import INT32_MAX, ObjectMeta, PodTemplateSpec, _Model
 from . import ascend_recovery as recovery
 from .shared import copy_data, job_name, replica_type_of
 from .validation import validate_model
@@ -40,7 +40,7 @@ FRAMEWORKS = ("mindspore", "pytorch", "tensorflow")
 
 
 class AscendSchedulingPolicy(MSSchedulingPolicy):
-    scheduleTimeoutSeconds: int | None = Field(default=None, ge=0)
+    scheduleTimeoutSeconds: int | None = Field(default=None, ge=0, le=INT32_MAX)
 
 
 class AscendRunPolicy(MSRunPolicy):

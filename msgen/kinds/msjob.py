@@ -14,7 +14,7 @@ from .model import BaseModel, Field
 from ..diagnostics import Diagnostic, Severity
 from ..plan import CleanPodPolicy, Options, Plan, Role, RunPolicy, SchedulingPolicy
 from ..source import Document, Path
-from .podtemplate import ObjectMeta, PodTemplateSpec, Quantity, _Model
+from .podtemplate import INT32_MAX, INT64_MAX, ObjectMeta, PodTemplateSpec, Quantity, _Model
 from .shared import copy_data, job_name
 from .validation import validate_model
 
@@ -27,7 +27,7 @@ REPLICA_TYPES = ("Scheduler", "PS", "Worker")
 
 
 class MSSchedulingPolicy(_Model):
-    minAvailable: int | None = Field(default=None, ge=0)
+    minAvailable: int | None = Field(default=None, ge=0, le=INT32_MAX)
     queue: str | None = None
     minResources: dict[str, Quantity] | None = None
     priorityClass: str | None = None
@@ -35,9 +35,9 @@ class MSSchedulingPolicy(_Model):
 
 class MSRunPolicy(_Model):
     cleanPodPolicy: Literal["All", "Running", "None"] | None = None
-    ttlSecondsAfterFinished: int | None = Field(default=None, ge=0)
-    activeDeadlineSeconds: int | None = Field(default=None, ge=1)
-    backoffLimit: int | None = Field(default=None, ge=0)
+    ttlSecondsAfterFinished: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    activeDeadlineSeconds: int | None = Field(default=None, ge=1, le=INT64_MAX)
+    backoffLimit: int | None = Field(default=None, ge=0, le=INT32_MAX)
     schedulingPolicy: MSSchedulingPolicy | None = None
 
 

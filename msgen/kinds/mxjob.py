@@ -23,7 +23,7 @@ from ..source import Document, Path
 from .msjob import MSRunPolicy, MSSchedulingPolicy
 from .mxjob_labels import tuner_keys
 from .mxjob_run_policy import run_policy
-from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
+from .podtemplate import INT32_MAX, INT64_MAX, ObjectMeta, PodTemplateSpec, _Model
 from .shared import copy_data, ensure_port, job_name, main_container, replica_type_of
 from .validation import validate_model
 
@@ -40,7 +40,7 @@ SINGLE = ("Scheduler", "TunerTracker", "Tuner")
 
 
 class MXSchedulingPolicy(MSSchedulingPolicy):
-    scheduleTimeoutSeconds: int | None = Field(default=None, ge=0)
+    scheduleTimeoutSeconds: int | None = Field(default=None, ge=0, le=INT32_MAX)
 
 
 class MXRunPolicy(MSRunPolicy):
@@ -62,7 +62,7 @@ class MXReplicaSpec(_Model):
 class MXInlineSchedulingPolicy(_Model):
     """kubeflow/common v0.3.1's SchedulingPolicy, as kubeflow mxnet-operator's MXJob has it."""
 
-    minAvailable: int | None = Field(default=None, ge=0)
+    minAvailable: int | None = Field(default=None, ge=0, le=INT32_MAX)
 
 
 class MXJobSpec(_Model):
@@ -72,9 +72,9 @@ class MXJobSpec(_Model):
     mxReplicaSpecs: dict[str, MXReplicaSpec]
     runPolicy: MXRunPolicy | None = None
     cleanPodPolicy: Literal["All", "Running", "None"] | None = None
-    ttlSecondsAfterFinished: int | None = Field(default=None, ge=0)
-    activeDeadlineSeconds: int | None = Field(default=None, ge=1)
-    backoffLimit: int | None = Field(default=None, ge=0)
+    ttlSecondsAfterFinished: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    activeDeadlineSeconds: int | None = Field(default=None, ge=1, le=INT64_MAX)
+    backoffLimit: int | None = Field(default=None, ge=0, le=INT32_MAX)
     schedulingPolicy: MXInlineSchedulingPolicy | None = None
     #: In mxnet-operator's BytePS example: its v1beta1 MXJob's field, which no v1 MXJob has
     #: (a warning says so).

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from .model import BaseModel, ConfigDict, Field, create_model, field_names
 
 Quantity = int | float | str
+#: The largest values of Kubernetes' int32 and int64 fields (counts, seconds).
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
 
 OBJECT_META_FIELDS = (
     "annotations", "creationTimestamp", "deletionGracePeriodSeconds", "deletionTimestamp",

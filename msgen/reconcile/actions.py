@@ -6,7 +6,9 @@ without harm. What the engine does where a target cannot:
 
 - The job ended (by `status.aggregate`) and `cleanPodPolicy` is `Running` or `All`:
   Jobs still active are **suspended** (the Job controller then removes their pods and keeps
-  the Job and its history; deleting the pods alone would make it start new ones). Bare
+  the Job and its history; deleting the pods alone would make it start new ones), and
+  marked `msgen/stopped-at` with the job's end, so that their TTL can be kept and a new run
+  can resume them (`run.resume_stopped`). Bare
   Pods still Pending or Running are deleted. With `All`, finished pods are deleted too.
   JobSets and Volcano Jobs delete their running pods themselves; their finished pods go
   with `All`. `None` leaves everything as it is.
@@ -14,7 +16,18 @@ without harm. What the engine does where a target cannot:
   `Command` with action `CompleteJob` (bus.volcano.sh/v1alpha1), the way `vcctl` ends a
   job; Jobs and bare Pods are stopped by the clean-up above.
 - `ttlSecondsAfterFinished` on bare Pods: once that long after the job ended, every object
-  of the job is deleted (Jobs, JobSets and Volcano Jobs have their own TTL).
+  of the job is deleted (Jobs, JobSets and Volcano Jobs have their own TTL). On
+  `indexed-job` Kubernetes deletes the finished Jobs; a Job the policy suspended never
+  finishes, so it is deleted here once that long after its `msgen/stopped-at`: the job's
+  Jobs go together, and applying the job again runs all of it.
+- Nothing a GitOps tool applied is deleted: Argo CD (self-heal) and Flux create a missing
+  object again, so deleting a bare Pod, or a job's objects at its TTL, would run the training
+  again. Such an object has no owner and was rendered for a GitOps tool (`gitops` in its
+  policy) or carries the tool's tracking mark (Argo CD's `argocd.argoproj.io/tracking-id`,
+  Flux's `kustomize.toolkit.fluxcd.io/name` or `helm.toolkit.fluxcd.io/name` label); it stays.
+- A Job suspended at the end carries `msgen/stopped` (why), so that a health check tells it
+  from a Job that waits to start (overlays/argocd reads it as Healthy), and `msgen/stopped-at`
+  (when the job ended), for its TTL.
 - No retries are invented: a bare Pod that failed is not recreated (it fails the job, as
   with `backoffLimit: 0`), and `restartPolicy: ExitCode` on bare Pods runs as `Never`.
 """
@@ -22,14 +35,22 @@ without harm. What the engine does where a target cannot:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..run_policy import RunPolicy
+from ..targets.labels import JOB_NAME
 from .status import JobStatus, pod_role
 
 #: Targets whose workload deletes its running pods when it ends.
 _CLEANS_RUNNING = ("jobset", "volcano")
+#: What a GitOps tool that re-creates missing objects marks them with.
+TRACKING_ANNOTATIONS = ("argocd.argoproj.io/tracking-id",)
+TRACKING_LABELS = ("kustomize.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/name")
+#: On a Job the reconciler suspended because its training job ended: the reason.
+STOPPED_ANNOTATION = "msgen/stopped"
+#: ... and when the job ended.
+STOPPED_AT = "msgen/stopped-at"
 
 
 @dataclass(frozen=True)
@@ -41,6 +62,8 @@ class Action:
     kind: str
     name: str
     reason: str
+    #: suspend: the job's end, written to STOPPED_AT
+    at: str | None = None
 
     def describe(self) -> str:
         return f"{self.verb} {self.kind} {self.name}: {self.reason}"
@@ -57,8 +80,9 @@ def due(
     """The actions due now. Nothing is due before the job ends. `services`: the job's
     Services, which a bare-Pod job's TTL deletes with its pods (the operator's garbage
     collector deleted them with the MSJob)."""
+    stopped = _stopped_ttl(policy, workloads, now)
     if not status.finished:
-        return []
+        return stopped
     out: list[Action] = []
     if policy.target == "volcano" and status.phase == "Succeeded":
         out += [
@@ -73,8 +97,31 @@ def due(
         if ended is not None and now >= ended + timedelta(seconds=policy.ttl_seconds_after_finished):
             reason = f"ttlSecondsAfterFinished {policy.ttl_seconds_after_finished} passed"
             out = [Action("delete", o["apiVersion"], o["kind"], _name(o), reason)
-                   for o in [*workloads, *pods, *(services or [])] if not _deleting(o)]
-    return _unique(out)
+                   for o in [*workloads, *pods, *(services or [])]
+                   if not _deleting(o) and not reapplied(policy, o)]
+    return _unique(out + stopped)
+
+
+def reapplied(policy: RunPolicy, obj: dict[str, Any]) -> bool:
+    """Whether a GitOps tool would create `obj` again if it were deleted: an object with no
+    owner, of a job rendered for a GitOps tool or carrying such a tool's tracking mark."""
+    metadata = obj.get("metadata") or {}
+    if metadata.get("ownerReferences"):
+        return False
+    annotations, labels = metadata.get("annotations") or {}, metadata.get("labels") or {}
+    return (
+        policy.gitops
+        or any(key in annotations for key in TRACKING_ANNOTATIONS)
+        or any(key in labels for key in TRACKING_LABELS)
+    )
+
+
+def suspend_patch(action: Action, now: datetime | None = None) -> dict[str, Any]:
+    """The merge patch that carries out a `suspend` action, saying why on the Job and when
+    the job ended (`action.at`, else `now`), for its TTL."""
+    when = action.at or (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    annotations = {STOPPED_ANNOTATION: action.reason, STOPPED_AT: when}
+    return {"metadata": {"annotations": annotations}, "spec": {"suspend": True}}
 
 
 def _clean(
@@ -84,7 +131,7 @@ def _clean(
     out = []
     if policy.target == "indexed-job":
         out += [
-            Action("suspend", o["apiVersion"], o["kind"], _name(o), why)
+            Action("suspend", o["apiVersion"], o["kind"], _name(o), why, status.completion_time)
             for o in workloads
             if o.get("kind") == "Job" and o.get("apiVersion") == "batch/v1" and _job_active(o)
         ]
@@ -95,9 +142,43 @@ def _clean(
         active = phase in ("Pending", "Running", "Unknown")
         if active and policy.target in ("indexed-job", *_CLEANS_RUNNING):
             continue  # their controllers remove them (suspended Job, ended JobSet/Volcano Job)
-        if active or policy.clean_pod_policy == "All":
+        if (active or policy.clean_pod_policy == "All") and not reapplied(policy, pod):
             out.append(Action("delete", "v1", "Pod", _name(pod), why))
     return out
+
+
+def _stopped_ttl(policy: RunPolicy, workloads: list[dict[str, Any]], now: datetime) -> list[Action]:
+    """The suspended Jobs whose TTL after the job's end passed (see the module's notes)."""
+    ttl = policy.ttl_seconds_after_finished
+    if ttl is None or policy.target != "indexed-job":
+        return []
+    out = []
+    for obj in workloads:
+        ended = _parse_time(_annotations(obj).get(STOPPED_AT)) if stopped_by_policy(obj) else None
+        if ended is not None and now >= ended + timedelta(seconds=ttl) and not _deleting(obj) \
+                and not reapplied(policy, obj):
+            out.append(Action("delete", obj["apiVersion"], obj["kind"], _name(obj),
+                              f"ttlSecondsAfterFinished {ttl} passed (suspended by cleanPodPolicy)"))
+    return out
+
+
+def stopped_by_policy(obj: dict[str, Any]) -> bool:
+    """A Job cleanPodPolicy suspended when its job ended (not one Kueue holds)."""
+    marks = _annotations(obj)
+    return bool((obj.get("spec") or {}).get("suspend")) and (STOPPED_AT in marks or STOPPED_ANNOTATION in marks)
+
+
+def resume_patch() -> dict[str, Any]:
+    return {"metadata": {"annotations": {STOPPED_ANNOTATION: None, STOPPED_AT: None}}, "spec": {"suspend": False}}
+
+
+def job_of(obj: dict[str, Any]) -> str | None:
+    found = ((obj.get("metadata") or {}).get("labels") or {}).get(JOB_NAME)
+    return str(found) if found else None
+
+
+def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
+    return dict((obj.get("metadata") or {}).get("annotations") or {})
 
 
 def _job_active(job: dict[str, Any]) -> bool:

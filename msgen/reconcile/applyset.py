@@ -110,12 +110,12 @@ def prune_set(
     """The live members of the set that are no longer rendered, in reverse apply order
     (workloads before what they use). Objects without this set's label are never in it."""
     keep = {key(o) for o in rendered}
-    gone = [
-        o for o in live
+    gone = {
+        key(o): o for o in live
         if (o.get("metadata", {}).get("labels") or {}).get(PART_OF) == set_id
         and key(o) not in keep
-    ]  # fmt: skip
-    return list(reversed(apply_order(gone)))
+    }  # fmt: skip  (by key: an object listed twice is deleted, and reported, once)
+    return list(reversed(apply_order(list(gone.values()))))
 
 
 def apply_order(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -6,14 +6,18 @@ watched from the list's resourceVersion; every event updates the copy and wakes 
 waits on `changed`. What can go wrong is decided by pure functions, tested with plain data:
 
 - `applied`: an event's effect on the copy (ADDED/MODIFIED put, DELETED removes, BOOKMARK
-  moves the version only); an ERROR event with 410 Gone means the version is too old.
+  moves the version only); an ERROR event is a failed call like any other (`WatchError`
+  with its code: 410 Gone means the version is too old, 500 a server that may answer later).
 - `next_step`: after a failed call, `relist` (410 Gone: events were missed, only a fresh list
   is complete), `resume` (429, 5xx, a dropped or timed-out connection: watch again from the
   last version seen, after `backoff`), or `give_up` (403 and other refusals; 404 a kind the
   server does not serve, retried slowly in case its CRD is installed later).
 
 Every request has a timeout: lists the client's, watches the server's `timeoutSeconds` plus
-a margin on reads (lightkube's own watches have none), so a silent connection is noticed.
+a margin on reads, so a silent connection is noticed. A watch never dies quietly: whatever
+goes wrong in its thread is kept in `problem` (and logged by the caller) and the thread tries
+again; `healthy()` says whether the copy is current, which the controller's readiness probe
+and `--once` report.
 """
 
 from __future__ import annotations
@@ -29,8 +33,19 @@ WATCH_SECONDS = 60
 _TRANSIENT = {0, 408, 409, 429, 500, 502, 503, 504}
 
 
-class Gone(Exception):
+class WatchError(Exception):
+    """An ERROR event in a watch: the server's Status, with its HTTP code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Gone(WatchError):
     """410 Gone: the resourceVersion is older than the server keeps; relist."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 410)
 
 
 @dataclass(frozen=True)
@@ -51,12 +66,12 @@ def relisted(items: list[dict[str, Any]], version: str | None) -> Cache:
 
 
 def applied(cache: Cache, event: str, obj: dict[str, Any]) -> Cache:
-    """The copy after one watch event; raises Gone for an ERROR event with code 410."""
+    """The copy after one watch event; an ERROR event raises WatchError (Gone for 410)."""
     if event == "ERROR":
         code = int(obj.get("code") or 0)
         if code == 410:
             raise Gone(str(obj.get("message") or "resourceVersion too old"))
-        raise ValueError(f"watch error {code}: {obj.get('message')}")
+        raise WatchError(f"watch error {code}: {obj.get('message')}", code)
     version = (obj.get("metadata") or {}).get("resourceVersion") or cache.version
     if event == "BOOKMARK":
         return Cache(cache.objects, version)
@@ -90,8 +105,11 @@ class Informer:
     """One kind, one namespace (or every: "*"), one label selector, kept current in a thread.
 
     `changed` is set after every change (and after the first list); `synced` once the first
-    list is in. `problem` holds the last refusal (403, 404), shown by the caller. `lister`
-    and `watcher` are the two calls to the server (kube's, unless a test gives its own).
+    list is in (or the first refusal: the caller must not wait for ever). `problem` holds
+    what went wrong last and is cleared once a list or watch works again; `failing_since`
+    says since when (monotonic seconds), `refused` whether the server said no (403).
+    `lister` and `watcher` are the two calls to the
+    server (kube's, unless a test gives its own).
     """
 
     def __init__(self, client: Any, api_version: str, kind: str, namespace: str,
@@ -100,6 +118,7 @@ class Informer:
         from . import kube
 
         self.kind = kind
+        self.namespace = namespace
         self.changed = changed
         self.lister: Lister = lister or (
             lambda: kube.listing_with_version(client, api_version, kind, namespace, labels))
@@ -108,7 +127,11 @@ class Informer:
         self.synced = threading.Event()
         self.cache = Cache()
         self.problem: str | None = None
+        self.failing_since: float | None = None
         self.served = True
+        #: the server refused (403, 401, ...): retrying slowly will not help by itself
+        self.refused = False
+        self.listed = False
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"watch {kind}", daemon=True)
@@ -120,6 +143,14 @@ class Informer:
     def stop(self) -> None:
         self._stop.set()
 
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def healthy(self) -> bool:
+        """Listed, and the copy is being kept current (a kind the server does not serve
+        counts: its copy is rightly empty)."""
+        return self.alive() and self.listed and (self.problem is None or not self.served)
+
     def items(self) -> list[dict[str, Any]]:
         with self._lock:
             return list(self.cache.objects.values())
@@ -129,9 +160,18 @@ class Informer:
             self.cache = cache
         self.changed.set()
 
-    def _run(self) -> None:
-        from . import kube
+    def _failed(self, problem: str) -> None:
+        if self.failing_since is None:
+            self.failing_since = time.monotonic()
+        self.problem = problem
+        self.changed.set()
 
+    def _recovered(self) -> None:
+        if self.problem is not None:
+            self.problem, self.failing_since, self.refused = None, None, False
+            self.changed.set()
+
+    def _run(self) -> None:
         attempt = 0
         relist = True
         while not self._stop.is_set():
@@ -139,28 +179,29 @@ class Informer:
                 if relist:
                     items, version = self.lister()
                     self._set(relisted(items, version))
-                    self.served, self.problem, relist = True, None, False
+                    self.served, relist, self.listed = True, False, True
+                    self._recovered()
                     self.synced.set()
                 for event, obj in self.watcher(self.cache.version):
                     self._set(applied(self.cache, event, obj))
+                    self._recovered()
                     attempt = 0
                     if self._stop.is_set():
                         return
-            except Gone:
-                relist = True
-                continue
-            except kube.KubeError as exc:
-                step = next_step(exc.code)
+                self._recovered()  # the server ended the watch as it does: it works
+                attempt = 0  # watch again (after backoff(0))
+            except Exception as exc:  # noqa: BLE001 - a watch thread must never end quietly
+                step, code = _step(exc)
                 if step == "relist":
                     relist = True
                     continue
+                self._failed(f"{exc}" if code is not None else f"{type(exc).__name__}: {exc}")
                 if step == "give_up":
-                    self.problem = str(exc)
-                    if exc.code == 404:  # not served (yet): an empty set, looked at again later
-                        self.served = False
+                    self.refused = code != 404
+                    if code == 404:  # not served (yet): an empty set, looked at again later
+                        self.served, self.listed = False, True
                         self._set(Cache())
                     self.synced.set()
-                    self.changed.set()
                     relist = True
                     self._stop.wait(30.0)
                     continue
@@ -168,7 +209,20 @@ class Informer:
             attempt += 1
 
 
-def wait_synced(informers: list[Informer], timeout: float) -> None:
+def _step(exc: Exception) -> tuple[str, int | None]:
+    """What follows `exc` in a watch thread, and its HTTP code when it has one. Anything
+    else (a bug, an answer msgen cannot read) is retried slowly, never the thread's end."""
+    from . import kube
+
+    if isinstance(exc, (kube.KubeError, WatchError)):
+        return next_step(exc.code), exc.code
+    return "resume", None
+
+
+def wait_synced(informers: list[Informer], timeout: float) -> list[Informer]:
+    """Wait, at most `timeout` seconds in all, until every informer has listed (or been
+    refused); returns those that have not, for the caller to report."""
     deadline = time.monotonic() + timeout
     for informer in informers:
         informer.synced.wait(max(0.0, deadline - time.monotonic()))
+    return [i for i in informers if not i.synced.is_set()]

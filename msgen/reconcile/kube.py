@@ -9,12 +9,14 @@ whose text names the object and never holds a credential.
 
 from __future__ import annotations
 
+import json
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
 import httpx2
-from lightkube import Client, KubeConfig
+from lightkube import Client
 from lightkube.core.exceptions import ApiError, ConfigError
 from lightkube.generic_resource import (
     GenericNamespacedResource,
@@ -30,6 +32,8 @@ T = TypeVar("T")
 #: Seconds: connecting, and waiting for one answer (a list of every pod of a big job).
 TIMEOUT = httpx2.Timeout(30.0, connect=10.0)
 _RETRIED = {429, 500, 502, 503, 504}
+#: A connection never made: the server is down, or the address or port is wrong.
+_UNREACHABLE = (httpx2.ConnectError, httpx2.ConnectTimeout)
 _ATTEMPTS = 5
 
 
@@ -42,21 +46,28 @@ class KubeError(Exception):
         self.reason = reason
 
 
+#: What each client talks to, for messages: "the API server URL (context NAME)".
+_WHERE: weakref.WeakKeyDictionary[Client, str] = weakref.WeakKeyDictionary()
+
+
 def connect(kubeconfig: str | None, context: str | None) -> Client:
-    """A client from --kubeconfig/--context, else $KUBECONFIG or ~/.kube/config, else the
-    pod's service account (in-cluster)."""
+    """A client for the cluster kubectl would use: --kubeconfig/--context, else the
+    `$KUBECONFIG` list (merged), else ~/.kube/config, else the pod's service account."""
+    from . import kubeconfig as config_files
+
     try:
-        config = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
-        client = Client(config.get(context_name=context), timeout=TIMEOUT, field_manager=FIELD_MANAGER)
-    except (ConfigError, OSError, KeyError, ValueError) as exc:
+        config = config_files.load(kubeconfig, context)
+        client = Client(config, timeout=TIMEOUT, field_manager=FIELD_MANAGER)
+    except (ConfigError, ValueError, OSError) as exc:
         where = kubeconfig or "$KUBECONFIG, ~/.kube/config or the in-cluster service account"
         raise KubeError(f"cannot load a cluster configuration from {where}: {exc}") from None
-    # lightkube reads watches without a timeout; the server closes each watch after
-    # WATCH_SECONDS, so a read silent for longer means the connection is gone.
-    generic = getattr(client, "_client", None)
-    if generic is not None and hasattr(generic, "_watch_timeout"):
-        generic._watch_timeout = httpx2.Timeout(TIMEOUT.connect or 10.0, read=WATCH_SECONDS + 30.0)
+    _WHERE[client] = f"{config.cluster.server} (context {config.context_name})"
     return client
+
+
+def where(client: Client | None) -> str:
+    """The API server and context a client talks to, for a message."""
+    return _WHERE.get(client, "the API server") if client is not None else "the API server"
 
 
 def plural(kind: str) -> str:
@@ -78,8 +89,10 @@ def describe(obj: dict[str, Any]) -> str:
     return f"{obj.get('kind')} {where}{metadata.get('name')}"
 
 
-def call(what: str, action: Callable[[], T]) -> T:
-    """`action` with retries on 429, 5xx and dropped connections; `what` names the object."""
+def call(what: str, action: Callable[[], T], client: Client | None = None) -> T:
+    """`action` with retries on 429, 5xx and dropped connections; `what` names the object.
+    A server that cannot be reached at all is reported at once, naming it (kubectl does
+    not retry a refused connection either): a user waits for no silent retries."""
     delay = 0.5
     for attempt in range(_ATTEMPTS):
         try:
@@ -95,11 +108,19 @@ def call(what: str, action: Callable[[], T]) -> T:
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
                 raise KubeError(f"{what}: HTTP {code}", code, exc.response.reason_phrase) from None
         except httpx2.TransportError as exc:
-            if attempt == _ATTEMPTS - 1:
-                raise KubeError(f"{what}: no answer from the API server ({type(exc).__name__})") from None
+            if isinstance(exc, _UNREACHABLE) or attempt == _ATTEMPTS - 1:
+                raise KubeError(f"{what}: no answer from {where(client)}: {transport_problem(exc)}") from None
         time.sleep(delay)
         delay = min(delay * 2, 8.0)
     raise AssertionError("unreachable")
+
+
+def transport_problem(exc: Exception) -> str:
+    """`connection refused (ConnectError)`: the OS's words when there are any, and the kind."""
+    text = str(exc).strip()
+    if "] " in text:  # "[Errno 111] Connection refused"
+        text = text.split("] ", 1)[1]
+    return f"{text} ({type(exc).__name__})" if text else type(exc).__name__
 
 
 def invalid_fields(causes: list[tuple[str | None, str | None]]) -> str:
@@ -126,14 +147,14 @@ def apply(
     """Server-side apply with field manager `msgen`; returns the object as the server has it."""
     res = resource(obj["apiVersion"], obj["kind"])
     body = cast(Any, res)(obj)
-    return to_dict(call(describe(obj), lambda: client.apply(body, force=force, dry_run=dry_run)))
+    return to_dict(call(describe(obj), lambda: client.apply(body, force=force, dry_run=dry_run), client))
 
 
 def get(client: Client, api_version: str, kind: str, name: str, namespace: str) -> dict[str, Any] | None:
     res = resource(api_version, kind)
     try:
         return to_dict(call(f"{kind} {namespace}/{name}",
-                            lambda: client.get(res, name, namespace=namespace)))
+                            lambda: client.get(res, name, namespace=namespace), client))
     except KubeError as exc:
         if exc.code == 404:
             return None
@@ -146,12 +167,11 @@ def listing(
     res = resource(api_version, kind)
 
     def run() -> list[dict[str, Any]]:
-        selector: dict[str, Any] = dict(labels)
-        found: Iterator[Any] = iter(client.list(res, namespace=namespace, labels=selector))
+        found: Iterator[Any] = iter(client.list(res, namespace=namespace, labels=_selector(labels)))
         # List items come without apiVersion and kind; the decisions need both.
         return [{**to_dict(o), "apiVersion": api_version, "kind": kind} for o in found]
 
-    return call(f"listing {kind} in {namespace}", run)
+    return call(f"listing {kind} in {_space(namespace)}", run, client)
 
 
 def listing_with_version(
@@ -161,44 +181,153 @@ def listing_with_version(
     res = resource(api_version, kind)
 
     def run() -> tuple[list[dict[str, Any]], str | None]:
-        found = client.list(res, namespace=namespace, labels=dict(labels) or None)
+        found = client.list(res, namespace=namespace, labels=_selector(labels))
         items = [{**to_dict(o), "apiVersion": api_version, "kind": kind} for o in found]
         return items, cast(Any, found).resourceVersion
 
-    return call(f"listing {kind} in {namespace}", run)
+    return call(f"listing {kind} in {_space(namespace)}", run, client)
 
 
 def watch_events(
     client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any],
     version: str | None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(event type, object) from `version` on, until the connection fails: KubeError with
-    the HTTP status (410 Gone: relist; 0: no answer). The server ends each request after
-    WATCH_SECONDS; lightkube then watches again from the last version seen."""
-    from lightkube.types import on_error_raise
-
-    res = resource(api_version, kind)
-    stream = client.watch(res, namespace=namespace, labels=dict(labels) or None,
-                          server_timeout=WATCH_SECONDS, resource_version=version,
-                          on_error=on_error_raise)
+    """(event type, object) from `version` on, for one watch request, which the server ends
+    after WATCH_SECONDS; then the caller watches again from the last version seen. A failure
+    is KubeError with the HTTP status (410 Gone: relist; 0: no answer), whether the server
+    answers the request with it or sends it as an ERROR event. A read silent for longer
+    than the server's own timeout means the connection is gone: KubeError too."""
+    params: dict[str, Any] = {"watch": "true", "timeoutSeconds": WATCH_SECONDS,
+                              "allowWatchBookmarks": "true"}
+    if version:
+        params["resourceVersion"] = version
+    if labels:
+        params["labelSelector"] = selector_text(labels)
+    url = api_path(api_version, kind, namespace)
     try:
-        for event, obj in stream:
-            yield event, {**to_dict(obj), "apiVersion": api_version, "kind": kind}
-    except ApiError as exc:
-        raise KubeError(f"watching {kind}: {exc.status.message}", int(exc.status.code or 0),
-                        exc.status.reason or "") from None
-    except httpx2.HTTPStatusError as exc:
-        raise KubeError(f"watching {kind}: HTTP {exc.response.status_code}",
-                        exc.response.status_code) from None
+        with _watch_http(client).stream("GET", url, params=params) as answer:
+            if answer.status_code != 200:
+                answer.read()
+                raise _refusal(f"watching {kind}", answer)
+            for line in answer.iter_lines():
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                found = event.get("object") or {}
+                if event.get("type") == "ERROR":
+                    raise KubeError(f"watching {kind}: {found.get('message')}", int(found.get("code") or 0),
+                                    str(found.get("reason") or ""))
+                yield str(event.get("type")), {**found, "apiVersion": api_version, "kind": kind}
     except httpx2.TransportError as exc:
-        raise KubeError(f"watching {kind}: no answer ({type(exc).__name__})") from None
+        raise KubeError(f"watching {kind}: no answer from {where(client)}: {transport_problem(exc)}") from None
+    except ValueError as exc:  # a line that is not JSON: a proxy in the way, or a cut line
+        raise KubeError(f"watching {kind}: unreadable answer ({exc})") from None
+
+
+def api_path(api_version: str, kind: str, namespace: str) -> str:
+    """The collection's URL path; namespace "*" is every namespace."""
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    where = "" if namespace == "*" else f"/namespaces/{namespace}"
+    return f"{base}{where}/{plural(kind)}"
+
+
+def selector_text(labels: dict[str, Any]) -> str:
+    """A label selector's text: `key=value`, or `key` (exists) for the value None."""
+    return ",".join(key if value is None else f"{key}={value}" for key, value in sorted(labels.items()))
+
+
+def _selector(labels: dict[str, Any]) -> dict[str, Any] | None:
+    from lightkube import operators
+
+    return {k: operators.exists() if v is None else v for k, v in labels.items()} or None
+
+
+def _space(namespace: str) -> str:
+    return "every namespace" if namespace == "*" else namespace
+
+
+def _refusal(what: str, answer: httpx2.Response) -> KubeError:
+    try:
+        body = answer.json()
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    text = body.get("message") or f"HTTP {answer.status_code}"
+    return KubeError(f"{what}: {text}" if what else str(text), answer.status_code,
+                     str(body.get("reason") or answer.reason_phrase))
+
+
+_HTTP: weakref.WeakKeyDictionary[Client, httpx2.Client] = weakref.WeakKeyDictionary()
+
+
+def _watch_http(client: Client) -> httpx2.Client:
+    """An HTTP client for `client`'s cluster (its server, credentials and CA, through
+    lightkube's public config adapter) whose reads time out a margin after the server's
+    watch timeout: lightkube's own watches wait for ever on a silent connection."""
+    from lightkube.config.client_adapter import Client as http_client
+    from lightkube.config.client_adapter import ConnectionParams
+
+    found = _HTTP.get(client)
+    if found is None:
+        timeout = httpx2.Timeout(TIMEOUT.read, connect=TIMEOUT.connect, read=WATCH_SECONDS + 30.0)
+        found = _HTTP[client] = http_client(client.config, ConnectionParams(timeout=timeout))
+    return found
+
+
+def pod_log(client: Client, namespace: str, pod: str, container: str | None, lines: int,
+            previous: bool = False) -> list[str]:
+    """A container's last `lines` log lines; `previous`: of the instance before its restart.
+    Asked once (a summary must not wait on retries); KubeError when there are none."""
+    params: dict[str, Any] = {"tailLines": lines}
+    if container:
+        params["container"] = container
+    if previous:
+        params["previous"] = "true"
+    try:
+        answer = _watch_http(client).get(f"/api/v1/namespaces/{namespace}/pods/{pod}/log", params=params,
+                                         timeout=TIMEOUT)
+    except httpx2.TransportError as exc:
+        raise KubeError(transport_problem(exc)) from None
+    if answer.status_code != 200:
+        raise _refusal("", answer)
+    return answer.text.splitlines()
+
+
+def served_api_versions(client: Client) -> frozenset[str]:
+    """Every `group/version` the API server serves (`v1` for the core group), from
+    discovery (/api, /apis), in the form Argo CD's KUBE_API_VERSIONS lists them."""
+    def run() -> frozenset[str]:
+        found: set[str] = set()
+        for path in ("/api", "/apis"):
+            answer = _watch_http(client).get(path, timeout=TIMEOUT)
+            if answer.status_code != 200:
+                raise _refusal(f"reading {path}", answer)
+            body = answer.json()
+            found.update(str(v) for v in body.get("versions") or [])
+            found.update(str(v.get("groupVersion")) for g in body.get("groups") or [] for v in g.get("versions") or [])
+        return frozenset(found)
+
+    return call("reading the served APIs", run, client)
+
+
+def server_version(client: Client) -> str:
+    """The API server's version (`v1.36.2`), from /version."""
+    def run() -> str:
+        answer = _watch_http(client).get("/version", timeout=TIMEOUT)
+        if answer.status_code != 200:
+            raise _refusal("reading the server version", answer)
+        return str(answer.json().get("gitVersion") or "")
+
+    return call("reading the server version", run, client)
 
 
 def exists(client: Client, api_version: str, kind: str, namespace: str) -> bool:
     """Whether the API server serves `kind` (a CRD may be missing): a list of one item."""
     res = resource(api_version, kind)
     try:
-        call(f"{kind}", lambda: next(iter(client.list(res, namespace=namespace, chunk_size=1)), None))
+        call(f"listing {kind} in {_space(namespace)}",
+             lambda: next(iter(client.list(res, namespace=namespace, chunk_size=1)), None), client)
     except KubeError as exc:
         if exc.code == 404:
             return False
@@ -216,7 +345,7 @@ def delete(client: Client, obj: dict[str, Any], *, wait_pods: bool = True) -> No
     try:
         call(f"deleting {describe(obj)}",
              lambda: client.delete(res, metadata["name"], namespace=metadata.get("namespace"),
-                                   cascade=cascade))
+                                   cascade=cascade), client)
     except KubeError as exc:
         if exc.code != 404:
             raise
@@ -229,20 +358,20 @@ def merge_patch(client: Client, obj: dict[str, Any], patch: dict[str, Any]) -> N
     metadata = obj["metadata"]
     call(f"patching {describe(obj)}",
          lambda: client.patch(res, metadata["name"], patch, namespace=metadata.get("namespace"),
-                              patch_type=PatchType.MERGE))
+                              patch_type=PatchType.MERGE), client)
 
 
 def create(client: Client, obj: dict[str, Any]) -> dict[str, Any]:
     res = resource(obj["apiVersion"], obj["kind"])
     body = cast(Any, res)(obj)
-    return to_dict(call(f"creating {describe(obj)}", lambda: client.create(body)))
+    return to_dict(call(f"creating {describe(obj)}", lambda: client.create(body), client))
 
 
 def namespace_exists(client: Client, name: str) -> bool:
     from lightkube.resources.core_v1 import Namespace
 
     try:
-        call(f"Namespace {name}", lambda: client.get(Namespace, name))
+        call(f"Namespace {name}", lambda: client.get(Namespace, name), client)
     except KubeError as exc:
         if exc.code == 404:
             return False
@@ -255,4 +384,4 @@ def replace(client: Client, obj: dict[str, Any]) -> dict[str, Any]:
     based on an older version than it holds."""
     res = resource(obj["apiVersion"], obj["kind"])
     body = cast(Any, res)(obj)
-    return to_dict(call(f"replacing {describe(obj)}", lambda: client.replace(body)))
+    return to_dict(call(f"replacing {describe(obj)}", lambda: client.replace(body), client))

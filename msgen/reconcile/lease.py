@@ -68,6 +68,8 @@ class Elector:
         self.name = name
         self.identity = identity
         self.problem: str | None = None
+        #: set when leadership or its problem changes, to wake whoever waits on it
+        self.changed: threading.Event | None = None
         self._renewed = -1e9
         self._stop = threading.Event()
 
@@ -127,5 +129,8 @@ class Elector:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            before = (self.leading(), self.problem)
             self.try_once()
+            if (self.leading(), self.problem) != before and self.changed is not None:
+                self.changed.set()  # a new leader acts at once, not at its next resync
             self._stop.wait(RETRY_SECONDS)

@@ -44,6 +44,8 @@ class Settings:
     recreate: bool = False
     echo: Callable[[str], None] = print
     applied: list[dict[str, Any]] = field(default_factory=list)
+    #: the objects this apply created (none of that name was there before)
+    created: list[dict[str, Any]] = field(default_factory=list)
 
 
 def place(objects: list[dict[str, Any]], namespace: str) -> list[dict[str, Any]]:
@@ -62,14 +64,28 @@ def preflight(client: Client, objects: list[dict[str, Any]]) -> None:
     for name in sorted({o["metadata"]["namespace"] for o in objects}):
         if not kube.namespace_exists(client, name):
             problems.append(f"namespace {name!r} does not exist: create it (kubectl create namespace {name})")
+    problems += unserved(client, objects)
+    if problems:
+        raise Stop("nothing was applied:\n  " + "\n  ".join(problems))
+
+
+def served_kinds(client: Client, objects: list[dict[str, Any]]) -> None:
+    """Stop (exit 2, as `diff` exits on errors) naming each kind the server does not serve."""
+    problems = unserved(client, objects)
+    if problems:
+        raise Stop("\n  ".join(["the cluster does not serve what these inputs render:", *problems]), 2)
+
+
+def unserved(client: Client, objects: list[dict[str, Any]]) -> list[str]:
+    """The rendered kinds the API server does not serve (a CRD not installed), with what to install."""
+    problems = []
     for api_version, kind in dict.fromkeys((o["apiVersion"], o["kind"]) for o in objects):
         namespace = next(o["metadata"]["namespace"] for o in objects if o["kind"] == kind)
         if not kube.exists(client, api_version, kind, namespace):
             group = api_version.rpartition("/")[0]
             hint = _CRD_HINTS.get(group, f"{kind} ({api_version}): install its CRD")
             problems.append(f"the cluster does not serve {kind} {api_version}: {hint}")
-    if problems:
-        raise Stop("nothing was applied:\n  " + "\n  ".join(problems))
+    return problems
 
 
 def check_parent(client: Client, name: str, namespace: str) -> dict[str, Any] | None:
@@ -95,6 +111,8 @@ def apply_all(client: Client, objects: list[dict[str, Any]], settings: Settings)
         before = kube.get(client, obj["apiVersion"], obj["kind"], meta["name"], meta["namespace"])
         after = _apply_one(client, obj, settings)
         settings.applied.append(after)
+        if before is None:
+            settings.created.append(after)
         # Content, not resourceVersion: a server dry run never bumps the version.
         same = before is not None and _shown(before) == _shown(after)
         verb = "unchanged" if same else ("created" if before is None else "configured")
@@ -141,7 +159,7 @@ def wait_gone(client: Client, obj: dict[str, Any], timeout: float) -> None:
 def members(client: Client, set_id: str, namespace: str, kinds: str) -> list[dict[str, Any]]:
     """Live members of the set: only objects labelled with its id, of the listed kinds."""
     found: list[dict[str, Any]] = []
-    for group_kind in filter(None, kinds.split(",")):
+    for group_kind in dict.fromkeys(filter(None, (k.strip() for k in kinds.split(",")))):
         api_version = _API_VERSIONS.get(group_kind)
         if api_version is None:
             continue
@@ -168,6 +186,21 @@ def prune(client: Client, rendered: list[dict[str, Any]], set_id: str, namespace
         settings.echo(f"{_ref(obj)} pruned")
         if not settings.dry_run:
             kube.delete(client, obj)
+
+
+def resume_stopped(client: Client, settings: Settings) -> None:
+    """Let a job run again: when this apply created a workload of a job (its last run's
+    Jobs were deleted, by `ttlSecondsAfterFinished` or by hand), the job's Jobs that
+    cleanPodPolicy suspended when that run ended are resumed, or the new pods would wait
+    for ever for a Scheduler that never starts."""
+    from . import actions
+
+    jobs = {actions.job_of(o) for o in settings.created} - {None}
+    for obj in settings.applied:
+        if actions.job_of(obj) in jobs and actions.stopped_by_policy(obj):
+            settings.echo(f"{_ref(obj)} resumed (cleanPodPolicy suspended it when the job's last run ended)")
+            if not settings.dry_run:
+                kube.merge_patch(client, obj, actions.resume_patch())
 
 
 def diff(client: Client, objects: list[dict[str, Any]]) -> str:

@@ -9,13 +9,21 @@ live workloads and pods, by the MSJob's own rules:
   when every pod of every role has. A pod
   rule, so it holds on targets whose workload cannot say it (bare Pods, Volcano, Jobs
   before Kubernetes 1.31) and agrees with the targets that can.
-- failure: what a workload with its own job status says (a Job's `Failed` condition with
-  its reason, such as BackoffLimitExceeded or DeadlineExceeded; a JobSet's `Failed`; a
-  Volcano Job's Failed or Aborted phase). Bare Pods have no such status, so there the rules
-  are applied here: a failed pod of a role that does not restart (`Never`, and `ExitCode`,
-  which bare Pods run as `Never`) fails the job, except a Worker's when
-  `enableDynamicWorker` is set; container restarts of restarting pods beyond
-  `backoffLimit` fail it as BackoffLimitExceeded (kubeflow's rule for OnFailure pods).
+  Where the workload decides success itself (an Indexed Job with a `successPolicy`, or
+  one that completes when the role's needed pods have), its verdict (`SuccessCriteriaMet`,
+  `Complete`) is waited for, so msgen never says Succeeded for a Job Kubernetes then fails.
+- failure: what a workload with its own job status says, from the moment it decides (a
+  Job's `FailureTarget`, then `Failed`, with its reason, such as BackoffLimitExceeded,
+  DeadlineExceeded or FailedIndexes; a JobSet's `Failed`; a Volcano Job's Failed or Aborted
+  phase). Bare Pods have no such status, so there the rules are applied here: a failed pod
+  of a role that does not restart (`Never`, and `ExitCode`, which bare Pods run as `Never`)
+  fails the job, except a Worker's when `enableDynamicWorker` is set; container restarts
+  of restarting pods beyond `backoffLimit` fail it as BackoffLimitExceeded (kubeflow's rule
+  for OnFailure pods); a pod deleted before the job ended fails it (no operator re-creates
+  it). A pod that failed because it was deleted once the job had ended (cleanPodPolicy
+  stopping it) is no failure: success is judged before such a pod.
+- times: each condition's time comes from the objects (creation, the first container
+  start, the end), so `msgen status` shows them with no controller, in order.
 
 Pure: plain dicts in (as the API server returns them), a value out.
 """
@@ -26,15 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..run_policy import WORKER0, RunPolicy
-from ..targets.labels import REPLICA_INDEX, REPLICA_TYPE
+from .pods import PodFailure, killed, pod_failure, pod_index, pod_role, restarted
 
-#: Where a pod's index inside its role is found, by target (first match wins).
-_INDEX_LABELS = (
-    REPLICA_INDEX,
-    "batch.kubernetes.io/job-completion-index",
-    "apps.kubernetes.io/pod-index",
-    "volcano.sh/task-index",
-)
+__all__ = ["PodFailure", "JobStatus", "aggregate", "pod_failure", "pod_index", "pod_role"]
+
 _NO_RESTART = ("Never", "ExitCode")
 
 
@@ -52,16 +55,6 @@ class RoleCounts:
     running: int = 0
     succeeded: int = 0
     failed: int = 0
-
-
-@dataclass(frozen=True)
-class PodFailure:
-    """Why a pod failed, for the user: which container, its exit code and reason."""
-
-    pod: str
-    container: str | None
-    exit_code: int | None
-    reason: str
 
 
 @dataclass
@@ -99,55 +92,22 @@ class JobStatus:
         return out
 
 
-def pod_role(pod: dict[str, Any], policy: RunPolicy) -> str | None:
-    key = (pod.get("metadata", {}).get("labels") or {}).get(REPLICA_TYPE)
-    for name in policy.roles:
-        if name.lower() == key:
-            return name
-    return None
-
-
-def pod_index(pod: dict[str, Any]) -> int | None:
-    metadata = pod.get("metadata", {})
-    for where in (metadata.get("labels") or {}, metadata.get("annotations") or {}):
-        for key in _INDEX_LABELS:
-            if key in where:
-                try:
-                    return int(where[key])
-                except ValueError:
-                    return None
-    return None
-
-
 def _phase(pod: dict[str, Any]) -> str:
     return str((pod.get("status") or {}).get("phase") or "Pending")
-
-
-def pod_failure(pod: dict[str, Any]) -> PodFailure:
-    """The first terminated container that failed, or the pod's own reason."""
-    status = pod.get("status") or {}
-    for container in status.get("containerStatuses") or []:
-        state = container.get("state") or {}
-        last = container.get("lastState") or {}
-        ended = state.get("terminated") or last.get("terminated")
-        if ended and ended.get("exitCode", 0) != 0:
-            return PodFailure(
-                pod["metadata"]["name"], container.get("name"), ended.get("exitCode"),
-                ended.get("reason") or "Error",
-            )
-    return PodFailure(pod["metadata"]["name"], None, None, status.get("reason") or "Failed")
 
 
 def _workload_verdict(obj: dict[str, Any]) -> tuple[str, str, str] | None:
     """(Succeeded|Failed, reason, message) when a workload with its own job status ended."""
     status = obj.get("status") or {}
     if _batch_job(obj) or obj.get("kind") == "JobSet":
+        # FailureTarget and SuccessCriteriaMet: the Job controller has decided, and ends
+        # the Job once its pods are gone (up to their grace period later).
         for cond in status.get("conditions") or []:
             if cond.get("status") != "True":
                 continue
-            if cond.get("type") == "Failed":
+            if cond.get("type") in ("Failed", "FailureTarget"):
                 return "Failed", cond.get("reason") or "Failed", cond.get("message") or ""
-            if cond.get("type") in ("Complete", "Completed"):
+            if cond.get("type") in ("Complete", "Completed", "SuccessCriteriaMet"):
                 return "Succeeded", cond.get("reason") or "Completed", cond.get("message") or ""
     elif obj.get("apiVersion", "").startswith("batch.volcano.sh/"):
         phase = (status.get("state") or {}).get("phase")
@@ -172,6 +132,7 @@ def aggregate(
     status.replicas = {role: RoleCounts() for role in policy.roles}
     succeeded: dict[str, set[int]] = {role: set() for role in policy.roles}
     restarts = 0
+    stopped: list[dict[str, Any]] = []
     for pod in pods:
         role = pod_role(pod, policy)
         if role is None:
@@ -184,6 +145,8 @@ def aggregate(
             counts.succeeded += 1
             index = pod_index(pod)
             succeeded[role].add(index if index is not None else len(succeeded[role]))
+        elif phase == "Failed" and killed(pod):
+            stopped.append(pod)  # judged after success: see _verdict
         elif phase == "Failed":
             counts.failed += 1
             status.failures.append(pod_failure(pod))
@@ -199,15 +162,47 @@ def aggregate(
         status.conditions.append(Condition("Created", "JobCreated", time=status.start_time))
     if any(c.running for c in status.replicas.values()):
         status.phase = "Running"
-        status.conditions.append(Condition("Running", "JobRunning"))
-    verdict = _verdict(policy, workloads, pods, succeeded, restarts)
+        status.conditions.append(Condition("Running", "JobRunning", time=_first_run(policy, pods)))
+    verdict = _verdict(policy, workloads, pods, succeeded, restarts, stopped)
     if verdict is not None:
         status.phase, reason, message = verdict
         status.completion_time = _latest_end(workloads, pods)
         status.conditions.append(
             Condition(status.phase, reason, message, time=status.completion_time)
         )
+        if status.phase == "Failed":
+            _explain(status, pods, stopped, policy)
     return status
+
+
+def _explain(status: JobStatus, pods: list[dict[str, Any]], stopped: list[dict[str, Any]],
+             policy: RunPolicy) -> None:
+    """A failed job with no failed pod to show (OnFailure containers restarted in place
+    until the limit, or pods being deleted): the containers that failed, for their exit
+    codes and logs."""
+    if status.failures:
+        return
+    for pod in pods:
+        found = restarted(pod) if pod_role(pod, policy) is not None else None
+        if found is not None:
+            status.failures.append(found)
+    if not status.failures:
+        status.failures = [pod_failure(p) for p in stopped]
+
+
+def _first_run(policy: RunPolicy, pods: list[dict[str, Any]]) -> str | None:
+    """When the job's first container started: the Running condition's time."""
+    times = []
+    for pod in pods:
+        if pod_role(pod, policy) is None:
+            continue
+        for container in (pod.get("status") or {}).get("containerStatuses") or []:
+            for state in ((container.get("state") or {}), (container.get("lastState") or {})):
+                for key in ("running", "terminated"):
+                    started = (state.get(key) or {}).get("startedAt")
+                    if isinstance(started, str) and started:
+                        times.append(started)
+    return min(times) if times else None
 
 
 def _verdict(
@@ -216,14 +211,15 @@ def _verdict(
     pods: list[dict[str, Any]],
     succeeded: dict[str, set[int]],
     restarts: int,
+    stopped: list[dict[str, Any]],
 ) -> tuple[str, str, str] | None:
     worker = policy.worker_type()
     for obj in workloads:
         found = _workload_verdict(obj)
         if found is not None and found[0] == "Failed":
-            role = _workload_role(obj, policy)
-            if not (role == worker and policy.enable_dynamic_worker and _batch_job(obj)):
-                return "Failed", found[1], found[2] or f"{obj.get('kind')} {_name(obj)} failed"
+            # enableDynamicWorker too: the Worker Job's own FailedIndexes is what anyone
+            # reading the Job (kubectl wait, Argo CD) sees; msgen says the same.
+            return "Failed", found[1], found[2] or f"{obj.get('kind')} {_name(obj)} failed"
     if policy.target == "pod":
         failed = _pod_target_failure(policy, pods, restarts)
         if failed is not None:
@@ -232,7 +228,10 @@ def _verdict(
     if decider is not None:
         needed = 1 if policy.success_policy == WORKER0 else policy.roles[decider].replicas
         done = succeeded[decider]
-        if (0 in done and needed == 1) or (needed > 1 and len(done) >= needed):
+        deciding_jobs = [o for o in workloads if _job_decides(o, policy, decider, needed)]
+        if deciding_jobs:
+            pass  # the Job's own verdict, below, once Kubernetes has reached it
+        elif (0 in done and needed == 1) or (needed > 1 and len(done) >= needed):
             if decider != worker:
                 how = f"{decider.lower()} 0"
             else:
@@ -249,7 +248,19 @@ def _verdict(
     jobs = [obj for obj in workloads if _batch_job(obj)]
     if decider is None and jobs and len([o for o in complete if _batch_job(o)]) == len(jobs):
         return "Succeeded", "JobSucceeded", "every Job completed"
+    if policy.target == "pod" and stopped:
+        pod = pod_failure(stopped[0])
+        return "Failed", "PodDeleted", f"pod {pod.pod} was deleted before the job ended"
     return None
+
+
+def _job_decides(obj: dict[str, Any], policy: RunPolicy, decider: str, needed: int) -> bool:
+    """Whether this Indexed Job of the deciding role ends on the job's success rule by
+    itself (its successPolicy, or completing once its `needed` pods have)."""
+    spec = obj.get("spec") or {}
+    if not _batch_job(obj) or spec.get("completionMode") != "Indexed" or _workload_role(obj, policy) != decider:
+        return False
+    return bool(spec.get("successPolicy")) or int(spec.get("completions") or 0) == needed
 
 
 def _pod_target_failure(
@@ -259,7 +270,7 @@ def _pod_target_failure(
     worker = policy.worker_type()
     for pod in pods:
         role = pod_role(pod, policy)
-        if role is None or _phase(pod) != "Failed":
+        if role is None or _phase(pod) != "Failed" or killed(pod):
             continue
         if role == worker and policy.enable_dynamic_worker:
             continue
@@ -295,7 +306,7 @@ def _latest_end(workloads: list[dict[str, Any]], pods: list[dict[str, Any]]) -> 
         status = obj.get("status") or {}
         times += [t for t in (status.get("completionTime"),) if isinstance(t, str)]
         times += [c["lastTransitionTime"] for c in status.get("conditions") or []
-                  if c.get("type") in ("Complete", "Completed", "Failed")
+                  if c.get("type") in ("Complete", "Completed", "Failed", "FailureTarget", "SuccessCriteriaMet")
                   and isinstance(c.get("lastTransitionTime"), str)]
     for pod in pods:
         for container in (pod.get("status") or {}).get("containerStatuses") or []:

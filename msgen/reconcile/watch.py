@@ -21,6 +21,7 @@ from .. import run_policy
 from ..run_policy import RunPolicy
 from ..targets.labels import JOB_NAME
 from . import actions, informer, kube, status
+from .witness import Witness
 
 #: The workload kinds msgen renders, as (apiVersion, kind).
 WORKLOADS = (
@@ -85,13 +86,23 @@ class JobView:
                         for v, k in WORKLOADS]
         self.events = informer.Informer(client, "v1", "Event", namespace, {}, self.changed).start()
         self.services = informer.Informer(client, "v1", "Service", namespace, labels, self.changed).start()
-        informer.wait_synced([*self.objects, self.events, self.services], timeout=60)
+        late = informer.wait_synced([*self.objects, self.events, self.services], timeout=60)
+        if late:
+            self.stop()
+            raise kube.KubeError("; ".join(f"{i.kind}: {i.problem or 'no list within 60s'}" for i in late))
 
     def observe(self) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
-        problems = [i.problem for i in self.objects if i.problem and i.served]
-        if problems:
-            raise kube.KubeError(problems[0])
+        """The job as the watches have it; KubeError when the server refuses a watch (a
+        watch that is only interrupted is retried: see `problems`)."""
+        refused = [i.problem for i in self.objects if i.refused and i.problem]
+        if refused:
+            raise kube.KubeError(refused[0])
         return select(self.job, self.namespace, [o for i in self.objects for o in i.items()])
+
+    def problems(self) -> list[str]:
+        """Watches being retried (a dropped connection, a server that does not answer)."""
+        return [f"watching {i.kind}: {i.problem}" for i in [*self.objects, self.services]
+                if i.problem and i.served and not i.refused]
 
     def stop(self) -> None:
         for each in [*self.objects, self.events, self.services]:
@@ -146,9 +157,26 @@ def carry_out(client: Client, namespace: str, due: list[actions.Action],
         if action.verb == "delete":
             kube.delete(client, obj, wait_pods=False)
         elif action.verb == "suspend":
-            kube.merge_patch(client, obj, {"spec": {"suspend": True}})
+            kube.merge_patch(client, obj, actions.suspend_patch(action, datetime.now(timezone.utc)))
         elif action.verb == "complete":
             kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
+
+
+def record_end(client: Client, policy: RunPolicy, found: status.JobStatus, due: list[actions.Action],
+               workloads: list[dict[str, Any]], services: list[dict[str, Any]],
+               echo: Callable[[str], None]) -> None:
+    """Publish the job's end as `msgen controller` does (annotation msgen/status, an Event),
+    on what the due actions keep, so `msgen status` still reads it after the policies
+    removed the pods. Best effort: a user allowed to apply but not to record is told."""
+    from .controller import publish
+
+    gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
+    kept = [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone]
+    try:
+        publish(client, policy, found, kept, lambda line: None,
+                [o for o in services if (o["kind"], o["metadata"]["name"]) not in gone])
+    except kube.KubeError as exc:
+        echo(f"  (the job's end is not recorded on the cluster: {exc})")
 
 
 class Lines:
@@ -186,10 +214,12 @@ def follow(
     echo: Lines,
     act: bool = True,
     resync: float = 10.0,
+    witness: Witness | None = None,
 ) -> status.JobStatus:
     """Follow the job until it ends (or `timeout`): progress on each change, the reasons
     pods wait, and the due policy actions. Wakes on every watched change, and at least
-    every `resync` seconds (a TTL falls due with no change on the cluster)."""
+    every `resync` seconds (a TTL falls due with no change on the cluster). `witness`
+    keeps what the cluster may not (failed containers' logs, pods deleted while running)."""
     started = time.monotonic()
     view = JobView(client, job, namespace)
     shown = ""
@@ -199,17 +229,22 @@ def follow(
             view.changed.clear()
             policy, workloads, pods = view.observe()
             found = status.aggregate(policy, workloads, pods)
+            if witness is not None:
+                witness.saw(pods)
+                witness.explain(found)
             line = progress(found)
             if line != shown:
                 echo.progress(line)
                 shown = line
-            for reason in pending_reasons(view.events.items(), pods):
+            for reason in [*pending_reasons(view.events.items(), pods), *view.problems()]:
                 if reason not in reasons_shown:
-                    echo(f"  waiting: {reason}")
+                    echo(f"  waiting: {reason}; retrying" if reason.startswith("watching ") else f"  waiting: {reason}")
                     reasons_shown.add(reason)
             if act:
                 due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc),
                                   view.services.items())
+                if found.finished:
+                    record_end(client, policy, found, due, workloads, view.services.items(), echo)
                 carry_out(client, namespace, due, workloads, echo)
             if found.finished:
                 echo.close()
@@ -232,22 +267,17 @@ def summary(found: status.JobStatus, elapsed: float) -> list[str]:
     for failure in found.failures:
         where = f" container {failure.container}" if failure.container else ""
         code = f" exit code {failure.exit_code}" if failure.exit_code is not None else ""
-        lines.append(f"  failed: pod {failure.pod}{where}{code} ({failure.reason})")
+        again = ", restarted in place" if failure.previous else ""
+        lines.append(f"  failed: pod {failure.pod}{where}{code} ({failure.reason}{again})")
     return lines
 
 
 def last_logs(client: Client, namespace: str, failure: status.PodFailure, lines: int = 10) -> list[str]:
-    """The failed container's last log lines, or one line saying there are none (its node
-    is gone, or no kubelet serves it). Not retried: a summary must not hang on it."""
-    import httpx2
-    from lightkube.core.exceptions import ApiError
-
+    """The failed container's last log lines (the failed instance's, for a container
+    restarted in place), or one line saying there are none (its node is gone, or no
+    kubelet serves it). Not retried: a summary must not hang on it."""
     try:
-        found = client.log(failure.pod, namespace=namespace, container=failure.container,
-                           tail_lines=lines, newlines=False)
-        shown = [f"    | {line}" for line in found]
-    except ApiError as exc:
-        return [f"    (no log lines: {exc.status.message})"]
-    except (httpx2.HTTPError, OSError) as exc:
-        return [f"    (no log lines: {type(exc).__name__})"]
-    return shown or ["    (no log lines)"]
+        found = kube.pod_log(client, namespace, failure.pod, failure.container, lines, failure.previous)
+    except kube.KubeError as exc:
+        return [f"    (no log lines: {exc})"]
+    return [f"    | {line}" for line in found] or ["    (no log lines)"]

@@ -95,7 +95,6 @@ class IndexedJobTarget:
             metadata: dict[str, Any] = {"name": name}
             if options.kueue_queue:
                 metadata["labels"] = scheduling.kueue_labels(options)
-                spec["suspend"] = True
             objects.append(
                 {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
             )

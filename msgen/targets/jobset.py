@@ -95,7 +95,6 @@ class JobSetTarget:
         metadata: dict[str, Any] = {"name": plan.name}
         if options.kueue_queue:
             metadata["labels"] = scheduling.kueue_labels(options)
-            spec["suspend"] = True
         objects.append(
             {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": metadata, "spec": spec}
         )

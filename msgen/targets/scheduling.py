@@ -6,8 +6,10 @@ gang scheduling; msgen expresses it as a PodGroup of the scheduler the user name
 `--gang-scheduler` (Volcano, or the scheduler-plugins coscheduling plugin), with pods joined
 the way that scheduler expects. The Volcano target needs none of this: a Volcano Job is its
 own gang (see `volcano.py`). `priorityClass` also becomes the pods' `priorityClassName`, and
-`--kueue-queue` hands the workloads to Kueue, which admits them by label and expects them
-created suspended.
+`--kueue-queue` hands the workloads to Kueue, which admits them by label. They are not
+written suspended: Kueue's admission webhook suspends a labelled Job or JobSet when it is
+created (jobframework `ApplyDefaultForSuspend`, Kueue 0.3 and later), and a `suspend: true`
+in the output would make every GitOps sync suspend the job again once Kueue admitted it.
 """
 
 from __future__ import annotations

@@ -30,6 +30,11 @@ POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_VARIABLE = "MSGEN_POD_INDEX"
 
 
+#: The longest StatefulSet name whose pods can be created: the controller labels each pod
+#: `controller-revision-hash: <set>-<hash>`, a label value (at most 63), the hash up to 10.
+MAX_SET_NAME = 52
+
+
 class StatefulSetTarget:
     name = "statefulset"
     summary = (
@@ -111,12 +116,27 @@ class StatefulSetTarget:
         return objects, diagnostics
 
     def check_names(self, plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
-        """A StatefulSet's pods are `<set>-<ordinal>`."""
+        """A StatefulSet's pods are `<set>-<ordinal>`, and carry the label
+        `controller-revision-hash: <set>-<hash>` (a hash of up to 10 characters): a set name
+        longer than 52 characters is accepted, but none of its pods can ever be created."""
+        sets = [o["metadata"]["name"] for o in objects if o["kind"] == "StatefulSet"]
         hosts = [
             f"{o['metadata']['name']}-{o['spec']['replicas'] - 1}"
             for o in objects
             if o["kind"] == "StatefulSet"
         ]
+        too_long = sorted((name for name in sets if len(name) > MAX_SET_NAME), key=len)[::-1]
+        if too_long:
+            return [
+                plan.document.diagnostic(
+                    ("metadata", "name"),
+                    f"job name {plan.name!r} makes the StatefulSet {too_long[0]!r} "
+                    f"({len(too_long[0])} characters): its pods' controller-revision-hash label "
+                    f"would exceed 63 characters, so none could be created; accepted: a job name "
+                    f"of at most {MAX_SET_NAME - (len(too_long[0]) - len(plan.name))} characters "
+                    "for target statefulset",
+                )
+            ]
         return name_problems(plan, objects, hosts)
 
 

@@ -27,6 +27,12 @@ class Cell(NamedTuple):
     gate: str | None = None
     #: What happens instead, where the target does not express the policy.
     instead: str = ""
+    #: A native form that still differs from the operator's in some cases: what happens
+    #: then (the cell reads "partly", with the version its gate needs).
+    partly: str = ""
+    #: `apply` cells that only `msgen controller` carries out (`msgen apply --wait` ends
+    #: with the job, before the policy is due).
+    controller_only: bool = False
 
 
 N = Cell("native")
@@ -46,6 +52,13 @@ def _apply(instead: str) -> Cell:
 
 _ALWAYS_RESTART = "StatefulSet pods always restart, whatever their exit code"
 _NO_JOB = "bare Pods have no job status that could fail"
+#: Kubernetes fails an Indexed Job with backoffLimitPerIndex once every index has ended and
+#: one failed, before it looks at its successPolicy (the Job controller's order).
+_DYNAMIC_WORKERS = (
+    "a failed Worker ends only its own index and the others keep running, but once every "
+    "worker has ended and one failed, {ends}, even if worker 0 succeeded: the job succeeds "
+    "only when worker 0 does while the other workers still run"
+)
 
 #: row → target → cell. Row names are what the README shows.
 TABLE: dict[str, dict[str, Cell]] = {
@@ -115,7 +128,7 @@ TABLE: dict[str, dict[str, Cell]] = {
     },
     "runPolicy.ttlSecondsAfterFinished": {
         "indexed-job": N, "jobset": N, "volcano": N,
-        "pod": _apply("finished pods stay until deleted"),
+        "pod": Cell("apply", instead="finished pods stay until deleted", controller_only=True),
         "statefulset": _na("a StatefulSet never finishes"),
     },
     "runPolicy.cleanPodPolicy: Running": {
@@ -150,9 +163,13 @@ TABLE: dict[str, dict[str, Cell]] = {
     "schedulingPolicy.priorityClass": {t: N for t in TARGET_ORDER},
     "enableDynamicWorker": {
         "indexed-job": Cell(
-            "native", "JobBackoffLimitPerIndex", "a failed Worker fails the Worker Job"
+            "native", "JobBackoffLimitPerIndex", "a failed Worker fails the Worker Job",
+            partly=_DYNAMIC_WORKERS.format(ends="the Worker Job fails (FailedIndexes)"),
         ),
-        "jobset": Cell("native", "JobBackoffLimitPerIndex", "a failed Worker fails the JobSet"),
+        "jobset": Cell(
+            "native", "JobBackoffLimitPerIndex", "a failed Worker fails the JobSet",
+            partly=_DYNAMIC_WORKERS.format(ends="the Worker Job fails (FailedIndexes), and the JobSet with it"),
+        ),
         "volcano": N,
         "pod": Cell("native", instead=_NO_JOB),
         "statefulset": N,
@@ -170,7 +187,8 @@ def cell(row: str, target: str) -> Cell:
 
 def native(row: str, target: str, version: tuple[int, int]) -> bool:
     found = TABLE[row][target]
-    return found.support == "native" and (found.gate is None or versions.enabled(found.gate, version))
+    return found.support == "native" and not found.partly and (
+        found.gate is None or versions.enabled(found.gate, version))
 
 
 def warning(plan: Plan, path: Path, row: str, target: str, version: tuple[int, int]) -> Diagnostic | None:
@@ -178,7 +196,9 @@ def warning(plan: Plan, path: Path, row: str, target: str, version: tuple[int, i
     found = TABLE[row][target]
     if native(row, target, version):
         return None
-    if found.support == "native":
+    if found.partly and (found.gate is None or versions.enabled(found.gate, version)):
+        message = f"{row} is only partly expressed by target {target}: {found.partly}"
+    elif found.support == "native":
         assert found.gate is not None
         message = (
             f"{row} needs Kubernetes {versions.since(found.gate)} or newer with target "
@@ -186,6 +206,11 @@ def warning(plan: Plan, path: Path, row: str, target: str, version: tuple[int, i
         )
     elif found.support == "partly":
         message = f"{row} is only partly expressed by target {target}: {found.instead}"
+    elif found.controller_only:
+        message = (
+            f"{row} needs `msgen controller` with target {target} (`msgen apply --wait` ends "
+            f"with the job, before it is due); when it does not run, {found.instead}"
+        )
     elif found.support == "apply":
         message = (
             f"{row} needs `msgen apply --wait` or `msgen controller` with target {target}; "
@@ -260,7 +285,9 @@ def markdown_table() -> str:
         shown = []
         for target in TARGET_ORDER:
             found = cells[target]
-            text = _SHOWN[found.support]
+            text = _SHOWN["partly" if found.partly else found.support]
+            if found.controller_only:
+                text = "needs controller"
             if found.gate is not None:
                 text += f" ({versions.since(found.gate)}+)"
             shown.append(text)

@@ -1,0 +1,50 @@
+"""What a follower (`apply --wait`, `status --watch`) saw happen to a job's pods that the
+cluster may not keep until the job's end: a failed container's last log lines (the kubelet
+drops them once the pod is deleted, and the Job controller deletes a restarting pod when it
+fails the Job), and pods deleted while they ran (gone by the end, they would leave a failed
+job with no pod to show)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .pods import PodFailure, killed, pod_failure, restarted
+from .status import JobStatus
+
+#: At most this many containers' logs are kept (a job whose pods all fail shows three).
+_KEPT = 10
+
+
+class Witness:
+    def __init__(self, fetch: Callable[[PodFailure], list[str]]) -> None:
+        self.fetch = fetch
+        self.logs: dict[tuple[str, str | None], tuple[int, list[str]]] = {}
+        self.deleted: dict[str, PodFailure] = {}
+
+    def saw(self, pods: list[dict[str, Any]]) -> None:
+        for pod in pods:
+            metadata, state = pod.get("metadata") or {}, pod.get("status") or {}
+            phase = state.get("phase") or "Pending"
+            if metadata.get("deletionTimestamp"):
+                if phase in ("Pending", "Running") or (phase == "Failed" and killed(pod)):
+                    self.deleted.setdefault(str(metadata.get("name")), PodFailure(
+                        str(metadata.get("name")), None, None, "deleted while it ran"))
+                continue
+            failure = restarted(pod) or (pod_failure(pod) if phase == "Failed" else None)
+            if failure is None:
+                continue
+            count = sum(int(c.get("restartCount") or 0) for c in state.get("containerStatuses") or [])
+            key = (failure.pod, failure.container)
+            if (key in self.logs and self.logs[key][0] >= count) or (key not in self.logs and len(self.logs) >= _KEPT):
+                continue
+            self.logs[key] = (count, self.fetch(failure))
+
+    def log_of(self, failure: PodFailure) -> list[str] | None:
+        found = self.logs.get((failure.pod, failure.container))
+        return found[1] if found is not None and found[1] and "(no log lines" not in found[1][0] else None
+
+    def explain(self, found: JobStatus) -> None:
+        """A failed job with no failed pod left: the pods deleted while they ran."""
+        if found.phase == "Failed" and not found.failures:
+            found.failures = list(self.deleted.values())

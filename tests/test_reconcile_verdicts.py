@@ -1,0 +1,181 @@
+"""What msgen says a job did, against what Kubernetes and ms-operator said, with plain data
+shaped as a real cluster reported it (Job conditions, pods being deleted, restarted
+containers, a kubelet's deadline), and the actions that let a job run again."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from msgen.reconcile import actions, applyset, published, status
+from msgen.run_policy import RoleRule
+
+from .conftest import msgen
+from .test_reconcile_decisions import NOW, job, pod, policy, terminated
+
+
+def indexed_worker_job(*conditions: str, success_policy: bool = True, completions: int = 2) -> dict[str, Any]:
+    found = job("Worker", *conditions)
+    found["spec"].update(completionMode="Indexed", completions=completions)
+    if success_policy:
+        found["spec"]["successPolicy"] = {"rules": [{"succeededIndexes": "0"}]}
+    return found
+
+
+def deleted(found: dict[str, Any], at: str = "2026-01-01T11:00:30Z", grace: int = 30) -> dict[str, Any]:
+    found["metadata"].update(deletionTimestamp=at, deletionGracePeriodSeconds=grace)
+    return found
+
+
+# --- agreeing with the Job -------------------------------------------------------------------
+
+
+def test_dynamic_worker_on_indexed_job_fails_as_the_worker_job_does() -> None:
+    """Worker 1 exits 1, worker 0 succeeds: Kubernetes fails the Worker Job (FailedIndexes);
+    msgen says the same, where it used to say Succeeded."""
+    rule = policy("indexed-job", enable_dynamic_worker=True)
+    pods = [pod("Worker", 0, "Succeeded", **terminated(0, "Completed")),
+            pod("Worker", 1, "Failed", **terminated(1, "Error"))]
+    found = status.aggregate(rule, [indexed_worker_job("FailureTarget:FailedIndexes")], pods)
+    assert (found.phase, found.conditions[-1].reason) == ("Failed", "FailedIndexes")
+
+
+def test_worker_0_succeeding_waits_for_the_worker_jobs_own_verdict() -> None:
+    """Between worker 0's success and the Job's condition, msgen says nothing final: the Job
+    may yet fail (FailedIndexes), and what msgen says must not differ."""
+    rule = policy("indexed-job", enable_dynamic_worker=True)
+    pods = [pod("Worker", 0, "Succeeded", **terminated(0, "Completed")),
+            pod("Worker", 1, "Failed", **terminated(1, "Error"))]
+    assert status.aggregate(rule, [indexed_worker_job()], pods).phase != "Succeeded"
+    met = status.aggregate(rule, [indexed_worker_job("SuccessCriteriaMet:SuccessPolicy")], pods)
+    assert met.phase == "Succeeded"
+    # Without a successPolicy (Kubernetes before 1.31) the Job cannot say it: worker 0 does.
+    old = status.aggregate(policy("indexed-job"), [indexed_worker_job(success_policy=False)], pods[:1])
+    assert old.phase == "Succeeded"
+
+
+def test_failure_target_is_the_failure_as_soon_as_kubernetes_decides() -> None:
+    found = status.aggregate(policy("indexed-job"), [indexed_worker_job("FailureTarget:BackoffLimitExceeded")],
+                             [pod("Worker", 1, "Running")])
+    assert (found.phase, found.conditions[-1].reason) == ("Failed", "BackoffLimitExceeded")
+    assert found.completion_time == "2026-01-01T11:00:00Z"
+
+
+# --- pods a policy killed ----------------------------------------------------------------------
+
+
+def test_a_late_controller_does_not_count_pods_clean_pod_policy_killed() -> None:
+    """cleanPodPolicy All deleted every pod once worker 0 succeeded; a controller starting
+    within their grace period sees worker 1 Failed (killed, exit 143): the job succeeded."""
+    rule = policy("pod", clean_pod_policy="All")
+    pods = [deleted(pod("Worker", 0, "Succeeded", **terminated(0, "Completed", "2026-01-01T11:00:00Z"))),
+            deleted(pod("Worker", 1, "Failed", **terminated(143, "Error", "2026-01-01T11:00:02Z"))),
+            deleted(pod("Scheduler", 0, "Failed", **terminated(137, "Error", "2026-01-01T11:00:29Z")))]
+    found = status.aggregate(rule, pods, pods)
+    assert found.phase == "Succeeded" and found.failures == []
+    assert found.replicas["Worker"].failed == 0
+
+
+def test_a_pod_that_failed_on_its_own_before_its_deletion_still_fails_the_job() -> None:
+    rule = policy("pod")
+    failed = deleted(pod("Worker", 1, "Failed", **terminated(1, "Error", "2026-01-01T10:30:00Z")))
+    found = status.aggregate(rule, [failed], [failed, pod("Worker", 0, "Running")])
+    assert found.phase == "Failed" and found.failures[0].exit_code == 1
+
+
+def test_a_bare_pod_deleted_while_the_job_runs_fails_it() -> None:
+    """Nothing re-creates a bare Pod (ms-operator did): the job cannot finish; say so."""
+    rule = policy("pod")
+    killed = deleted(pod("Worker", 1, "Failed", **terminated(137, "Error", "2026-01-01T11:00:01Z")))
+    found = status.aggregate(rule, [killed], [killed, pod("Worker", 0, "Running")])
+    assert (found.phase, found.conditions[-1].reason) == ("Failed", "PodDeleted")
+    assert found.failures[0].pod == "j-worker-1" and found.failures[0].exit_code == 137
+
+
+# --- what a failure shows ----------------------------------------------------------------------
+
+
+def test_over_the_limit_on_failure_shows_the_restarted_containers_exit_code() -> None:
+    """OnFailure: the kubelet restarts containers in place and the Job fails with no failed
+    pod; the restarted container's exit code (and its previous log) are what to show."""
+    rule = policy("indexed-job", roles={"Worker": RoleRule(1, "OnFailure")}, backoff_limit=1)
+    restarting = pod("Worker", 0, "Running", containerStatuses=[{
+        "name": "mindspore", "restartCount": 2, "state": {"running": {"startedAt": "2026-01-01T10:00:09Z"}},
+        "lastState": {"terminated": {"exitCode": 3, "reason": "Error", "finishedAt": "2026-01-01T10:00:08Z"}}}])
+    found = status.aggregate(rule, [job("Worker", "FailureTarget:BackoffLimitExceeded")], [restarting])
+    assert found.phase == "Failed"
+    assert [(f.pod, f.exit_code, f.previous) for f in found.failures] == [("j-worker-0", 3, True)]
+
+
+def test_a_pod_deadline_reads_deadline_exceeded() -> None:
+    rule = policy("pod", active_deadline_seconds=5)
+    late = pod("Worker", 0, "Failed", reason="DeadlineExceeded", **terminated(137, "Error"))
+    found = status.aggregate(rule, [late], [late])
+    assert found.conditions[-1].reason == "DeadlineExceeded"
+    assert found.failures[0].reason == "DeadlineExceeded" and found.failures[0].exit_code == 137
+
+
+# --- times ---------------------------------------------------------------------------------------
+
+
+def test_conditions_have_their_times_in_order_without_a_controller() -> None:
+    rule = policy("pod")
+    running = pod("Worker", 1, "Running", containerStatuses=[
+        {"name": "mindspore", "state": {"running": {"startedAt": "2026-01-01T10:00:05Z"}}}])
+    done = pod("Worker", 0, "Succeeded", **terminated(0, "Completed", "2026-01-01T10:30:00Z"))
+    done["status"]["containerStatuses"][0]["state"]["terminated"]["startedAt"] = "2026-01-01T10:00:04Z"
+    found = status.aggregate(rule, [running, done], [running, done])
+    shown = published.merged(None, found, "2026-01-01T12:00:00Z")  # a late controller's pass
+    times = [(c["type"], c["lastTransitionTime"]) for c in shown["conditions"]]
+    assert times == [("Created", "2026-01-01T10:00:00Z"), ("Running", "2026-01-01T10:00:04Z"),
+                     ("Succeeded", "2026-01-01T10:30:00Z")]
+
+
+# --- a job can run again -------------------------------------------------------------------------
+
+
+def test_a_suspended_job_records_the_end_and_is_deleted_with_its_ttl() -> None:
+    rule = policy("indexed-job", ttl_seconds_after_finished=60)
+    worker = job("Worker", "Complete:Completed")
+    scheduler = job("Scheduler")
+    found = status.aggregate(rule, [worker, scheduler], [])
+    due = actions.due(rule, found, [worker, scheduler], [], NOW)
+    assert [(a.verb, a.name, a.at) for a in due] == [("suspend", "j-scheduler", "2026-01-01T11:00:00Z")]
+    patch = actions.suspend_patch(due[0], NOW)
+    assert patch == {"metadata": {"annotations": {"msgen/stopped": "job succeeded; cleanPodPolicy Running",
+                                                  "msgen/stopped-at": "2026-01-01T11:00:00Z"}},
+                     "spec": {"suspend": True}}
+    # Kubernetes' TTL deleted the Worker Job; the suspended Scheduler Job goes once due.
+    stopped = job("Scheduler", suspend=True)
+    stopped["metadata"]["annotations"] = patch["metadata"]["annotations"]
+    left = status.aggregate(rule, [stopped], [])
+    at = datetime(2026, 1, 1, 11, 0, tzinfo=timezone.utc)
+    assert actions.due(rule, left, [stopped], [], at + timedelta(seconds=59)) == []
+    assert [(a.verb, a.name) for a in actions.due(rule, left, [stopped], [], at + timedelta(seconds=60))] == [
+        ("delete", "j-scheduler")]
+    # A Job suspended for Kueue is not one the policy stopped.
+    assert not actions.stopped_by_policy(job("Scheduler", suspend=True))
+    assert actions.resume_patch() == {"metadata": {"annotations": {"msgen/stopped": None, "msgen/stopped-at": None}},
+                                      "spec": {"suspend": False}}
+    # Rendered for a GitOps tool, which would create the Job again: its TTL deletes nothing.
+    assert actions.due(rule._replace(gitops=True), left, [stopped], [], at + timedelta(seconds=60)) == []
+
+
+def test_an_object_listed_twice_is_pruned_once() -> None:
+    member = {"apiVersion": "v1", "kind": "ConfigMap",
+              "metadata": {"name": "settings", "namespace": "ns", "labels": {applyset.PART_OF: "id"}}}
+    assert applyset.prune_set([member, dict(member)], [], "id") == [member]
+
+
+def test_the_bare_pod_ttl_warning_names_the_controller_alone(tmp_path: Any) -> None:
+    """apply --wait ends with the job, before a TTL is due: only the controller keeps it."""
+    path = tmp_path / "ttl.yaml"
+    path.write_text("apiVersion: mindspore.gitee.com/v1\nkind: MSJob\nmetadata:\n  name: t\nspec:\n"
+                    "  runPolicy:\n    ttlSecondsAfterFinished: 60\n  msReplicaSpecs:\n    Worker:\n"
+                    "      replicas: 1\n      template:\n        spec:\n          containers:\n"
+                    "            - name: mindspore\n              image: mindspore/mindspore:2.2.14\n")
+    run = msgen("render", str(path), "--target", "pod")
+    assert run.exit_code == 0
+    assert ("runPolicy.ttlSecondsAfterFinished needs `msgen controller` with target pod (`msgen apply --wait` "
+            "ends with the job, before it is due)") in run.stderr
+    assert "apply --wait` or `msgen controller`" not in run.stderr
