@@ -128,7 +128,9 @@ def render_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="How pods reach the MindSpore scheduler. cluster-ip: through a ClusterIP "
             "Service <job>-scheduler-0 and the $(<SERVICE>_SERVICE_HOST) variable the kubelet "
             "injects, an IP address as ms-operator gave. dns: through the scheduler's stable "
-            "DNS name <host>.<job>, for MindSpore versions that accept a host name.",
+            "DNS name <host>.<job>, no extra Service; MindSpore takes only an IP address, so "
+            "PS and Worker commands are wrapped to resolve the name when the container starts "
+            "(they must set `command`).",
         ),
         click.option(
             "--gang-scheduler",

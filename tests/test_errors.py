@@ -33,6 +33,8 @@ Worker:
           image: ms
 """
 GOOD_SCHEDULER = GOOD_WORKER.replace("Worker:", "Scheduler:")
+#: A Worker whose command `--scheduler-address dns` can wrap.
+COMMAND_WORKER = GOOD_WORKER.replace("image: ms\n", "image: ms\n          command: [python, train.py]\n")
 
 
 def fails(text: str, *args: str) -> str:
@@ -246,7 +248,7 @@ def test_device_requests_that_differ_from_limits() -> None:
 
 
 def test_service_links_off_with_cluster_ip_addressing() -> None:
-    text = job(GOOD_SCHEDULER + GOOD_WORKER.replace("spec:\n      containers", "spec:\n      enableServiceLinks: false\n      containers"))
+    text = job(GOOD_SCHEDULER + COMMAND_WORKER.replace("spec:\n      containers", "spec:\n      enableServiceLinks: false\n      containers"))
     err = fails(text)
     assert "enableServiceLinks: false hides the scheduler Service's variables" in err
     assert msgen("render", "-", "--scheduler-address", "dns", input=text).exit_code == 0
@@ -332,7 +334,7 @@ def test_jobset_host_names_are_longer_and_checked() -> None:
 def test_each_target_checks_the_pod_host_names_it_derives(target: str, length: int, host: str) -> None:
     # With DNS addressing no Service is named after a replica: only the host name is too long.
     name = "h" * length
-    err = fails(job(GOOD_SCHEDULER + GOOD_WORKER, name=name), "--target", target, "--scheduler-address", "dns")
+    err = fails(job(GOOD_SCHEDULER + COMMAND_WORKER, name=name), "--target", target, "--scheduler-address", "dns")
     assert err.count(": error: ") == 1, err
     assert (
         f"<stdin>:4:9: error: metadata.name: job name '{name}' makes the name "

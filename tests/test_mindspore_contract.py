@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from msgen import versions
+from msgen.processes import resolve
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import SAMPLES, msgen, refused
@@ -166,9 +167,12 @@ def test_indexed_ps_node_ids_expand_the_completion_index() -> None:
     ]
 
 
+PS_TWO_COMMANDS = PS_TWO.replace("image: ms}", "image: ms, command: [python, train.py], args: [--epochs=1]}")
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_dns_addressing_uses_the_schedulers_stable_name(target: str) -> None:
-    objects = render("-", "--target", target, "--scheduler-address", "dns", input=PS_TWO)
+    objects = render("-", "--target", target, "--scheduler-address", "dns", input=PS_TWO_COMMANDS)
     svc = services(objects)
     if target in CONTROLLER_SERVICE:
         assert svc == {}, "the JobSet / Volcano controller creates the headless Service"
@@ -182,9 +186,16 @@ def test_dns_addressing_uses_the_schedulers_stable_name(target: str) -> None:
             assert "subdomain" not in template["spec"]
         else:
             assert template["spec"]["subdomain"] == "pstwo"
+        main = template["spec"]["containers"][0]
         if role_of(template) != "scheduler":
             assert env_of(template)["MS_SCHED_HOST"]["value"] == f"{scheduler_host}.pstwo"
-        elif owner["kind"] == "Pod":
+            # MindSpore takes only an IP address: the name is resolved when the container starts.
+            assert main["command"] == ["/bin/sh", "-c", resolve.script(), "msgen-resolve"]
+            assert main["args"] == ["python", "train.py", "--epochs=1"]
+        else:
+            assert env_of(template)["MS_SCHED_HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+            assert main["command"] == ["python", "train.py"], "the Scheduler needs no name resolved"
+        if role_of(template) == "scheduler" and owner["kind"] == "Pod":
             assert template["spec"]["hostname"] == scheduler_host
     if target == "jobset":
         jobset = next(o for o in objects if o["kind"] == "JobSet")

@@ -14,7 +14,12 @@ On container `mindspore` of every pod of a job that has a Scheduler (contracts ย
 ms-operator set `MS_NODE_ID` to the pod name. MindSpore turns a numeric node id into the
 rank, so msgen gives Workers their index instead: ranks then stay the same from run to run.
 Scheduler and PS keep the name ms-operator gave their pods (stable, and never mistaken for a
-worker rank).
+worker rank). That holds only without PS pods: the Scheduler keeps the ranks of numeric ids
+only when every node's id is numeric, and otherwise ranks each role's nodes by (host IP, node
+id) (`MetaServerNode::ReassignNodeRank`); a PS id cannot be numeric (the Scheduler keys nodes
+by id, and a numeric id is the rank, which must stay below `MS_SERVER_NUM`), so in a job with
+PS pods a Worker's rank need not be its index. `check` warns at the PS replica spec, also
+because MindSpore 2.x no longer trains with parameter servers (`PS_RELEASES`).
 
 MindSpore runs one process per device (contracts ยง2). A Worker pod that asks for N > 1 devices
 runs N processes: it gets `MS_LOCAL_WORKER` = N and `MS_NODE_RANK` = its index instead of
@@ -41,6 +46,10 @@ ROLE_VALUES = {"Scheduler": "MS_SCHED", "PS": "MS_PSERVER", "Worker": "MS_WORKER
 ENV_NAMES = (
     "MS_SCHED_HOST", "MS_NODE_ID", "MS_SCHED_PORT", "MS_SERVER_NUM", "MS_WORKER_NUM", "MS_ROLE",
 )  # fmt: skip
+#: Where MindSpore trained with parameter servers: `set_ps_context(enable_ps=True)` plus
+#: `Parameter.set_param_ps()`, in graph mode on Ascend or GPU. Its Parameter Server guide is
+#: published for these releases; 2.10 has no `set_param_ps` and deprecates `set_ps_context`.
+PS_RELEASES = "0.6 to 2.5"
 
 
 def endpoints(plan: Plan) -> list[Endpoint]:
@@ -69,6 +78,20 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
                 "no Scheduler: the pods get no MindSpore cluster env and no Service (as with "
                 "ms-operator), so they cannot form a cluster; add a Scheduler replica for "
                 "distributed training",
+                severity=Severity.WARNING,
+            )
+        )
+    ps = plan.role("PS")
+    if has_scheduler and ps is not None and ps.replicas > 0:
+        out.append(
+            plan.document.diagnostic(
+                ps.path,
+                "PS pods join MindSpore's cluster (MS_SERVER_NUM counts them), but MindSpore "
+                f"trained with parameter servers only in releases {PS_RELEASES} (set_ps_context"
+                "(enable_ps=True) with set_param_ps, graph mode on Ascend or GPU, not CPU); "
+                "2.10 has no set_param_ps, so there the PS pods train nothing. With PS pods the "
+                "Scheduler also ranks the nodes by host IP and node id, so a Worker's rank need "
+                "not be its index",
                 severity=Severity.WARNING,
             )
         )

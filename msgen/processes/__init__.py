@@ -3,7 +3,7 @@
 The core contract (frameworks/) says what each pod's environment is. This stage adds what the
 run's options choose on top: who starts one MindSpore process per device (`launcher`), the
 Ascend rank table, Ascend pod settings (`/dev/shm`, the chip's node selector), disaster
-recovery and timeouts for large clusters. Each part returns `Patch`es; `apply_patches` merges
+recovery and timeouts for large clusters, and resolving the scheduler's name in `dns` mode. Each part returns `Patch`es; `apply_patches` merges
 them with the same conflict rules as the core's env.
 """
 
@@ -16,7 +16,7 @@ from ..patch import Patch
 from ..plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing
 from .. import devices
-from . import cluster, launcher
+from . import cluster, launcher, resolve
 
 
 def _ascend_work(plan: Plan, options: Options) -> bool:
@@ -38,6 +38,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
         out = ascend.check(plan, options)
     if plan.framework == "mindspore":
         out += launcher.check(plan, options) + cluster.check(plan, options)
+        out += resolve.check(plan, options, launcher.wrapped_role(plan, options))
     return out
 
 
@@ -52,6 +53,8 @@ def contribute(
     if plan.framework == "mindspore" and addressing.distributed:
         patches += launcher.contribute(plan, slot, options)
         patches += cluster.contribute(plan, slot, options)
+        # Last: the resolver wraps whatever the launcher made the command.
+        patches += resolve.contribute(plan, slot, options)
     return patches
 
 

@@ -57,7 +57,8 @@ def cli_options() -> list[Callable[..., Any]]:
         click.option(
             "--recovery-volume",
             callback=_option_text,
-            help="Enable MindSpore disaster recovery, with its state on this volume of the "
-            "pod template (MS_ENABLE_RECOVERY, MS_RECOVERY_PATH).",
+            help="Enable MindSpore disaster recovery: MS_ENABLE_RECOVERY=1 (a restarted "
+            "process rejoins the cluster) and MS_RECOVERY_PATH = where this volume of the pod "
+            "template is mounted (read by older releases; MindSpore 2.10 reads only the first).",
         ),
     ]

@@ -1,10 +1,18 @@
 """MindSpore cluster tuning: disaster recovery, and timeouts for large clusters (contracts §2).
 
 - `--recovery-volume NAME`: `MS_ENABLE_RECOVERY=1` and `MS_RECOVERY_PATH` = where container
-  `mindspore` mounts that volume, on every role (the Scheduler keeps the cluster's metadata
-  there too). Recovery needs the same `MS_NODE_ID` after a restart: msgen's ids are the pod's
-  index or name, which a restarted pod keeps, and per-process ids are derived from them.
-  Roles that never restart (`restartPolicy: Never`) get a warning.
+  `mindspore` mounts that volume, on every role. What MindSpore reads of them depends on its
+  release. MindSpore 2.10 reads `MS_ENABLE_RECOVERY` only (`NodeBase`, in
+  `libmindspore_cluster.so`; no library or Python file of it names `MS_RECOVERY_PATH`): the
+  Scheduler then takes back a node that registers again under the same `MS_NODE_ID` ("have
+  been recovered") where it would reject it ("registered repeatedly") and fail the cluster,
+  and it keeps nothing on disk. The releases with `RecoveryContext` (its disaster-recovery
+  guide covers 1.7 to 2.5) also read `MS_RECOVERY_PATH`, refuse to start without it when
+  recovery is on, and keep checkpoints and the Scheduler's metadata there. Both need the same
+  `MS_NODE_ID` after a restart: msgen's ids are the pod's index or name, which a restarted pod
+  keeps, and per-process ids are derived from them. Roles that never restart
+  (`restartPolicy: Never`) get a warning, and so does `dns` addressing, whose resolved
+  address a restarted Scheduler pod does not keep.
 - Above 128 processes, MindSpore's FAQ advises 900-1800 s for `MS_NODE_TIMEOUT` and
   `MS_TOPO_TIMEOUT`: msgen sets both to 1800 on every role, as defaults the template's own
   values replace.
@@ -29,6 +37,19 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     if options.recovery_volume is None or plan.replicas("Scheduler") == 0:
         return []
     out = []
+    if options.scheduler_address == "dns":
+        scheduler = plan.role("Scheduler")
+        assert scheduler is not None
+        out.append(
+            plan.document.diagnostic(
+                scheduler.path,
+                "--recovery-volume with --scheduler-address dns: the other pods resolve the "
+                "Scheduler's name to its pod's address when they start, and a restarted "
+                "Scheduler pod gets a new address they do not follow; use --scheduler-address "
+                "cluster-ip (a Service address that stays) to recover a Scheduler",
+                severity=Severity.WARNING,
+            )
+        )
     for role in plan.roles:
         if role.replicas == 0:
             continue

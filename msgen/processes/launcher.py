@@ -10,9 +10,11 @@
   scheduler only where `--master_addr` is a local address; msgen points it at the scheduler's
   address (`$(MS_SCHED_HOST)`), which is the Scheduler's ClusterIP Service or its pod's DNS
   name, never an address of a Worker pod, so msgen's Scheduler pod stays the only scheduler.
-  Two layouts break that and are refused (see `check`). msrun runs its task with `python`
-  unless the task is `python`, `python3` or `pytest`, so the command must be one of those or a
-  `.py` script.
+  Two layouts break that and are refused (see `check`). msrun writes each process's output
+  to `worker_<rank>.log` under `--log_dir`, an emptyDir msgen mounts (`MSRUN_LOG_DIR`), and
+  with `--join=True` also to the container's log (it tails those files). msrun runs its
+  task with `python` unless the task is `python`, `python3` or `pytest`, so the command must
+  be one of those or a `.py` script.
 - `none`: the command runs once per pod and starts its processes itself (ascend-operator's
   contract), reading `MS_LOCAL_WORKER` and `MS_NODE_RANK`.
 """
@@ -34,6 +36,11 @@ VOLUME_NAME = "msgen-launcher"
 MSRUN_TASKS = ("python", "python3", "pytest")
 #: what makes the launcher wait for the rank table, when one is used
 RANK_TABLE_TIMEOUT = 600
+#: msrun writes each process's output to `worker_<rank>.log` in `--log_dir` (default: its
+#: working directory, which a non-root user or a read-only root file system may not write);
+#: msgen gives it an emptyDir there. `--join=True` also copies those files to the pod's log.
+MSRUN_LOG_VOLUME = "msgen-msrun-log"
+MSRUN_LOG_DIR = "/var/log/msgen-msrun"
 
 
 def script() -> str:
@@ -59,6 +66,14 @@ def launcher(plan: Plan, options: Options) -> str:
 def multi_device_worker(plan: Plan) -> Role | None:
     role = plan.role("Worker")
     if role is None or role.replicas == 0 or processes_per_pod(plan, role) < 2:
+        return None
+    return role
+
+
+def wrapped_role(plan: Plan, options: Options) -> Role | None:
+    """The role whose command a launcher wraps (and whose missing command it reports)."""
+    role = multi_device_worker(plan)
+    if role is None or launcher(plan, options) == "none":
         return None
     return role
 
@@ -130,7 +145,14 @@ def contribute(plan: Plan, slot: PodSlot, options: Options) -> list[Patch]:
         return []
     main = plan.main_container
     if chosen == "msrun":
-        return [Patch(contributor="launcher msrun", command_wrap=((main, _msrun(plan, role)),))]
+        return [
+            Patch(
+                contributor="launcher msrun",
+                volumes=({"name": MSRUN_LOG_VOLUME, "emptyDir": {}},),
+                mounts=((main, {"name": MSRUN_LOG_VOLUME, "mountPath": MSRUN_LOG_DIR}),),
+                command_wrap=((main, _msrun(plan, role)),),
+            )
+        ]
     ascend = devices.role_request(plan, role).kind == "ascend"
     env = [(main, "MSGEN_SET_DEVICE_ID", literal(1))] if ascend else []
     if options.rank_table == "operator":
@@ -158,6 +180,7 @@ def _msrun(plan: Plan, role: Role) -> CommandWrap:
         "--master_addr=$(MS_SCHED_HOST)",
         "--master_port=$(MS_SCHED_PORT)",
         "--join=True",
+        f"--log_dir={MSRUN_LOG_DIR}",
     ]
     if _sets_topo_timeout(plan, role):
         # msrun overwrites MS_TOPO_TIMEOUT with --cluster_time_out (default 600 s).

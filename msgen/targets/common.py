@@ -7,6 +7,7 @@ from typing import Any
 from ..diagnostics import Diagnostic, Severity
 from ..kinds.shared import copy_data
 from ..plan import Options, Plan, PodSlot
+from ..processes import resolve
 from . import labels, scheduling, support
 from .addressing import Addressing
 
@@ -53,6 +54,9 @@ def finish_pod(
                 )
             if value is not None:
                 spec[field] = value
+        policy = resolve.dns_policy(plan, options, slot.role, spec)
+        if policy is not None:
+            spec["dnsPolicy"] = policy
     template = {"metadata": metadata, "spec": spec}
     diagnostics.extend(scheduling.join_pod(plan, options, slot, template, target))
     return template, diagnostics
