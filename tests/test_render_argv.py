@@ -46,9 +46,9 @@ def _command_lines(tmp_path: Path) -> list[list[str]]:
     existing.write_text("old\n")
     values = {
         "--target": ["pod", "jobset", "Pod", ""], "-t": ["volcano", "nope"],
-        "--kube-version": ["1.29", "1.2x", "2.0", "1.99", "1.38", "v1.37.1"], "--namespace": ["team-a", "Team_A", ""],
+        "--kube-version": ["1.29", "1.2x", "2.0", "1.99", "1.38", "v1.37.1"], "--namespace": ["team-a", "Team_A", "", " team-b "],
         "-n": ["ns"], "--scheduler-address": ["dns", "ip"], "--gang-scheduler": ["volcano", "x"],
-        "--kueue-queue": ["q", "Q!"], "--launcher": ["msrun", "mpirun"],
+        "--kueue-queue": ["q", "Q!", "", " q "], "--launcher": ["msrun", "mpirun"],
         "--rank-table": ["operator", "file"], "--shm-size": ["32Gi", "lots"],
         "--accelerator-type": ["module-910b-8", "has space"], "--recovery-volume": ["state", "Bad_Name"],
         "--output": [str(existing), str(tmp_path), str(tmp_path / "new.yaml"), str(tmp_path / "no" / "x.yaml"), "-"],
