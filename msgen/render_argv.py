@@ -10,7 +10,8 @@ option, a bad value, an attached short value such as `-tpod`, `--`) it leaves to
 which then reads, reports and exits exactly as before; so it never decides differently from
 click, it only decides less.
 
-`RENDER` is generated from click's command (`python -m msgen.render_argv` rewrites it), and a
+`RENDER` is generated from click's command, itself built from `msgen.option_table`
+(`python -m msgen.render_argv` rewrites it, as does `python -m msgen.option_table --write`); a
 test fails while it differs, and compares this reader with click's on many command lines.
 """
 
@@ -225,17 +226,21 @@ def generated_table() -> str:
     return "RENDER: dict[str, dict[str, Any]] = {\n" + "\n".join(rows) + "\n}  # fmt: skip\n"
 
 
-def main() -> None:
-    """Rewrite `RENDER` in this file from click's command."""
+def with_table(text: str) -> str:
+    """This module's source `text` with `RENDER` as click's command describes it today."""
     import re
 
+    return re.sub(r"RENDER: dict\[str, dict\[str, Any\]\] = \{\n.*?\n\}  # fmt: skip\n",
+                  lambda _: generated_table(), text, count=1, flags=re.S)
+
+
+def main() -> None:
+    """Rewrite `RENDER` in this file from click's command."""
     path = os.path.abspath(__file__)
     with open(path, encoding="utf-8") as stream:
         text = stream.read()
-    text = re.sub(r"RENDER: dict\[str, dict\[str, Any\]\] = \{\n.*?\n\}  # fmt: skip\n",
-                  lambda _: generated_table(), text, count=1, flags=re.S)
     with open(path, "w", encoding="utf-8") as stream:
-        stream.write(text)
+        stream.write(with_table(text))
     print(f"wrote {path}")
 
 
