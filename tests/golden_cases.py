@@ -41,6 +41,8 @@ VERSIONS = (versions.show(versions.OLDEST), versions.show(versions.NEWEST))
 
 @dataclass(frozen=True)
 class Case:
+    """One folder of golden/, as its case.yaml describes it (`load` reads and checks it)."""
+
     folder: Path
     sample: Path | None
     args: tuple[str, ...]
