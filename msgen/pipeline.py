@@ -108,7 +108,8 @@ def _check_templates(plan: Plan, options: Options) -> list[Diagnostic]:
 
 
 def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-    too_many = replica_problems(plan, options.target)
+    target = targets.lookup(options.target)
+    too_many = replica_problems(plan, target)
     if too_many:
         return [], too_many
     framework = frameworks.lookup(plan.framework)
@@ -116,11 +117,10 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     diagnostics += processes.check(plan, options)
     if has_errors(diagnostics):
         return [], diagnostics
-    target = targets.lookup(options.target)
     naming = target.naming(plan, options)
     slots = target.slots(plan)
     needs_index = framework.needs_pod_index(plan)
-    problem = _unsupported(plan, options, naming, slots, needs_index)
+    problem = _unsupported(plan, options, target, naming, slots, needs_index)
     if problem is not None:
         where: tuple[Any, ...] = ("kind",)
         reason = getattr(framework, "pod_index_reason", None)
@@ -170,28 +170,42 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     return objects, diagnostics
 
 
-#: Targets that render a workload per pod, which plans with static indexes need.
-_PER_POD_TARGETS = ("indexed-job", "pod")
-
-
 def _unsupported(
-    plan: Plan, options: Options, naming: Naming, slots: list[PodSlot], needs_index: bool
+    plan: Plan,
+    options: Options,
+    target: targets.Target,
+    naming: Naming,
+    slots: list[PodSlot],
+    needs_index: bool,
 ) -> str | None:
-    """Why `options.target` cannot carry this job's per-pod values, or None when it can."""
-    if plan.static_indexes and options.target not in _PER_POD_TARGETS:
+    """Why `target` cannot carry this job's per-pod values, or None when it can."""
+    if plan.static_indexes and not target.facts.static_indexes:
+        accepted = targets.having(lambda t: t.facts.static_indexes)
         return (
             f"{plan.kind} gives each pod values computed from its index (such as a rank "
-            f"counted across roles), which target {options.target} cannot render; "
-            "accepted: --target indexed-job or pod"
+            f"counted across roles), which target {target.name} cannot render; "
+            f"accepted: --target {_either(accepted)}"
         )
-    if needs_index and naming.dynamic_index is None and any(s.index is None for s in slots):
+    if needs_index and not _tells_index(plan, options, target):
+        accepted = targets.having(lambda t: _tells_index(plan, options, t))
         return (
-            f"target {options.target} cannot tell a pod its index at Kubernetes "
+            f"target {target.name} cannot tell a pod its index at Kubernetes "
             f"{options.kube_version[0]}.{options.kube_version[1]} (statefulset can from "
-            f"Kubernetes {versions.since('PodIndexLabel')}); accepted: --target indexed-job, "
-            "pod, jobset or volcano"
+            f"Kubernetes {versions.since('PodIndexLabel')}); accepted: --target "
+            f"{_either(accepted)}"
         )
     return None
+
+
+def _tells_index(plan: Plan, options: Options, target: targets.Target) -> bool:
+    """Whether every pod of `target` learns its index: from its own template, or at run time."""
+    if target.naming(plan, options).dynamic_index is not None:
+        return True
+    return all(slot.index is not None for slot in target.slots(plan))
+
+
+def _either(names: list[str]) -> str:
+    return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def _position_key(diag: Diagnostic) -> tuple[int, int]:

@@ -40,7 +40,7 @@ from ..patch import EnvValue, Patch, field_ref, literal
 from ..plan import Options, Plan, PodSlot, Role
 from ..source import Path
 from ..targets.addressing import Addressing, Endpoint
-from .. import devices
+from .. import devices, targets
 
 ROLE_VALUES = {"Scheduler": "MS_SCHED", "PS": "MS_PSERVER", "Worker": "MS_WORKER"}
 ENV_NAMES = (
@@ -166,7 +166,7 @@ def _service_port_check(plan: Plan) -> list[Diagnostic]:
 def _superpod_check(plan: Plan, options: Options) -> list[Diagnostic]:
     """`HCCL_LOGIC_SUPERPOD_ID` = rank ÷ pods per super-pod: Kubernetes cannot divide at run
     time, so only a target with one template per pod can give it."""
-    if plan.process_contract != "ascend-operator" or options.target == "pod":
+    if plan.process_contract != "ascend-operator" or targets.facts_of(options.target).bare_pods:
         return []
     out = []
     for role in plan.roles:
