@@ -123,8 +123,9 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     problem = _unsupported(plan, options, target, naming, slots, needs_index)
     if problem is not None:
         where: tuple[Any, ...] = ("kind",)
-        reason = getattr(framework, "pod_index_reason", None)
-        found_reason = reason(plan) if reason is not None and needs_index else None
+        found_reason = None
+        if needs_index and isinstance(framework, frameworks.ExplainsPodIndex):
+            found_reason = framework.pod_index_reason(plan)
         if plan.static_indexes:
             where = plan.roles[0].path[:-1]  # the replica specs, whose ranks span the roles
         elif found_reason is not None:

@@ -35,6 +35,8 @@ needs it (`pod_index_reason`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import Diagnostic, Severity
 from ..patch import EnvValue, Patch, field_ref, literal
 from ..plan import Options, Plan, PodSlot, Role
@@ -333,3 +335,11 @@ def pod_index_reason(plan: Plan) -> tuple[Path, str] | None:
 def _required(index: EnvValue | None) -> EnvValue:
     assert index is not None, "the pipeline refuses targets that cannot give the index"
     return index
+
+
+if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
+    from . import ExplainsPodIndex, Framework
+    from . import mindspore as _this
+
+    _CONFORMS: Framework = _this
+    _EXPLAINS: ExplainsPodIndex = _this

@@ -15,7 +15,7 @@ than comparing target names. Adding a target is one module in this package, name
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
@@ -61,6 +61,7 @@ class Facts(NamedTuple):
     rank_table_kind: str | None = None
 
 
+@runtime_checkable
 class Target(Protocol):
     name: str
     summary: str
