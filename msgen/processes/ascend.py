@@ -17,7 +17,7 @@ On pods whose container `mindspore` (the plan's main container) asks for Ascend 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import devices, targets
 from ..diagnostics import Diagnostic, Severity
@@ -26,6 +26,7 @@ from ..options import ANNOTATION_PREFIX
 from ..patch import Patch, literal
 from ..plan import Options, Plan, PodSlot, Role
 from ..source import Path
+from ..targets.addressing import Addressing
 
 SHM_PATH = "/dev/shm"
 SHM_VOLUME = "msgen-shm"
@@ -73,9 +74,7 @@ def rank_table_name(plan: Plan, options: Options) -> str:
     return f"rings-config-{name}"
 
 
-def mark_rank_table_workload(
-    plan: Plan, options: Options, objects: list[dict[str, Any]]
-) -> None:
+def finish_objects(plan: Plan, options: Options, objects: list[dict[str, Any]]) -> None:
     """Label the workload MindCluster fills the rank table for, as its plugins require.
 
     A Volcano Job or StatefulSet is handled only when labelled `ring-controller.atlas`
@@ -172,7 +171,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     return out
 
 
-def contribute(plan: Plan, slot: PodSlot, options: Options) -> list[Patch]:
+def contribute(plan: Plan, slot: PodSlot, addressing: Addressing, options: Options) -> list[Patch]:
     role = slot.role
     if role not in ascend_roles(plan):
         return []
@@ -259,3 +258,10 @@ def _option_path(plan: Plan, option: str) -> Path:
     if ANNOTATION_PREFIX + option in (metadata.get("annotations") or {}):
         return ("metadata", "annotations", ANNOTATION_PREFIX + option)
     return ("metadata", "name")
+
+
+if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
+    from . import Process
+    from . import ascend as _this
+
+    _CONFORMS: Process = _this
