@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from .. import devices
 from ..diagnostics import Diagnostic, Severity
@@ -70,6 +70,7 @@ def multi_device_worker(plan: Plan) -> Role | None:
     return role
 
 
+@runtime_checkable
 class Launcher(Protocol):
     """What starts the processes of a multi-device Worker pod, chosen by `--launcher`."""
 
