@@ -21,7 +21,6 @@ from . import (
     run_policy,
     served,
     targets,
-    versions,
 )
 from . import options as option_text
 from .diagnostics import Diagnostic, Severity, has_errors
@@ -34,6 +33,7 @@ from .plan import Options, Plan, PodSlot
 from .source import Document, Path
 from .targets import labels
 from .targets.addressing import Addressing, Naming
+from .targets.fit import unsupported
 from .targets.limits import replica_problems
 
 #: Kinds that look like training jobs; met under an apiVersion msgen does not compile, they
@@ -120,7 +120,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     naming = target.naming(plan, options)
     slots = target.slots(plan)
     needs_index = framework.needs_pod_index(plan)
-    problem = _unsupported(plan, options, target, naming, slots, needs_index)
+    problem = unsupported(plan, options, target, naming, slots, needs_index)
     if problem is not None:
         where: tuple[Any, ...] = ("kind",)
         found_reason = None
@@ -169,44 +169,6 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     objects = decorate(plan, [*extra.values(), *objects], options)
     diagnostics.extend(target.check_names(plan, objects))
     return objects, diagnostics
-
-
-def _unsupported(
-    plan: Plan,
-    options: Options,
-    target: targets.Target,
-    naming: Naming,
-    slots: list[PodSlot],
-    needs_index: bool,
-) -> str | None:
-    """Why `target` cannot carry this job's per-pod values, or None when it can."""
-    if plan.static_indexes and not target.facts.static_indexes:
-        accepted = targets.having(lambda t: t.facts.static_indexes)
-        return (
-            f"{plan.kind} gives each pod values computed from its index (such as a rank "
-            f"counted across roles), which target {target.name} cannot render; "
-            f"accepted: --target {_either(accepted)}"
-        )
-    if needs_index and not _tells_index(plan, options, target):
-        accepted = targets.having(lambda t: _tells_index(plan, options, t))
-        return (
-            f"target {target.name} cannot tell a pod its index at Kubernetes "
-            f"{options.kube_version[0]}.{options.kube_version[1]} (statefulset can from "
-            f"Kubernetes {versions.since('PodIndexLabel')}); accepted: --target "
-            f"{_either(accepted)}"
-        )
-    return None
-
-
-def _tells_index(plan: Plan, options: Options, target: targets.Target) -> bool:
-    """Whether every pod of `target` learns its index: from its own template, or at run time."""
-    if target.naming(plan, options).dynamic_index is not None:
-        return True
-    return all(slot.index is not None for slot in target.slots(plan))
-
-
-def _either(names: list[str]) -> str:
-    return " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def _position_key(diag: Diagnostic) -> tuple[int, int]:
