@@ -27,7 +27,7 @@ import json
 from typing import Any
 
 from .diagnostics import Diagnostic, Severity
-from .targets import facts_of
+from .targets import facts_of, having
 from .plan import Options, Plan
 
 #: Options that describe where the job runs, not what it runs: they leave the run name alone.
@@ -57,8 +57,9 @@ def adapt(plan: Plan, options: Options) -> tuple[Plan, list[Diagnostic]]:
                 run.path + ("cleanPodPolicy",) if run.clean_pod_policy_written else ("kind",),
                 f"cleanPodPolicy {run.clean_pod_policy} is not carried out on bare Pods a GitOps "
                 "tool applies: msgen's controller would delete them and the tool would create "
-                "them again; the pods stay when the job ends. Use target indexed-job or jobset, "
-                "whose pods end with their job",
+                "them again; the pods stay when the job ends. Use target "
+                + " or ".join(having(lambda t: t.facts.job_templates))
+                + ", whose pods end with their job",
                 severity=Severity.WARNING,
             )
         )

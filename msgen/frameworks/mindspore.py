@@ -184,7 +184,9 @@ def _superpod_check(plan: Plan, options: Options) -> list[Diagnostic]:
                     ("metadata", "annotations", ascend.SP_BLOCK),
                     f"{ascend.SUPERPOD_ID} is the pod's rank divided by {pods} (pods per "
                     f"logical super-pod), which target {options.target} cannot compute at run "
-                    f"time: {role.replica_type} pods get none; use --target pod for it",
+                    f"time: {role.replica_type} pods get none; use --target "
+                    + " or ".join(targets.having(lambda t: t.facts.bare_pods))
+                    + " for it",
                     severity=Severity.WARNING,
                 )
             )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import versions
 from ..plan import Options, Plan, PodSlot
-from . import Target, having
+from . import NAMES, Target, having, lookup
 from .addressing import Naming
 
 
@@ -32,13 +32,30 @@ def unsupported(
         )
     if needs_index and not _tells_index(naming, slots):
         accepted = having(lambda t: _tells_index(t.naming(plan, options), t.slots(plan)))
+        later = ", ".join(
+            f"{name} can from Kubernetes {versions.show(since)}"
+            for name, since in _later(plan, options, [n for n in NAMES if n not in accepted])
+        )
         return (
             f"target {target.name} cannot tell a pod its index at Kubernetes "
-            f"{options.kube_version[0]}.{options.kube_version[1]} (statefulset can from "
-            f"Kubernetes {versions.since('PodIndexLabel')}); accepted: --target "
-            f"{_either(accepted)}"
+            f"{versions.show(options.kube_version)}" + (f" ({later})" if later else "")
+            + f"; accepted: --target {_either(accepted)}"
         )
     return None
+
+
+def _later(plan: Plan, options: Options, names: list[str]) -> list[tuple[str, tuple[int, int]]]:
+    """The targets of `names` that can tell a pod its index on a newer Kubernetes, and from
+    which version."""
+    out = []
+    for name in names:
+        target = lookup(name)
+        for minor in range(options.kube_version[1] + 1, versions.NEWEST[1] + 1):
+            newer = options._replace(kube_version=(options.kube_version[0], minor))
+            if _tells_index(target.naming(plan, newer), target.slots(plan)):
+                out.append((name, newer.kube_version))
+                break
+    return out
 
 
 def _tells_index(naming: Naming, slots: list[PodSlot]) -> bool:
