@@ -21,7 +21,6 @@ from . import (
     run_policy,
     served,
     targets,
-    versions,
 )
 from . import options as option_text
 from .diagnostics import Diagnostic, Severity, has_errors
@@ -34,6 +33,7 @@ from .plan import Options, Plan, PodSlot
 from .source import Document, Path
 from .targets import labels
 from .targets.addressing import Addressing, Naming
+from .targets.fit import unsupported
 from .targets.limits import replica_problems
 
 #: Kinds that look like training jobs; met under an apiVersion msgen does not compile, they
@@ -108,7 +108,8 @@ def _check_templates(plan: Plan, options: Options) -> list[Diagnostic]:
 
 
 def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-    too_many = replica_problems(plan, options.target)
+    target = targets.lookup(options.target)
+    too_many = replica_problems(plan, target)
     if too_many:
         return [], too_many
     framework = frameworks.lookup(plan.framework)
@@ -116,15 +117,15 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     diagnostics += processes.check(plan, options)
     if has_errors(diagnostics):
         return [], diagnostics
-    target = targets.lookup(options.target)
     naming = target.naming(plan, options)
     slots = target.slots(plan)
     needs_index = framework.needs_pod_index(plan)
-    problem = _unsupported(plan, options, naming, slots, needs_index)
+    problem = unsupported(plan, options, target, naming, slots, needs_index)
     if problem is not None:
         where: tuple[Any, ...] = ("kind",)
-        reason = getattr(framework, "pod_index_reason", None)
-        found_reason = reason(plan) if reason is not None and needs_index else None
+        found_reason = None
+        if needs_index and isinstance(framework, frameworks.ExplainsPodIndex):
+            found_reason = framework.pod_index_reason(plan)
         if plan.static_indexes:
             where = plan.roles[0].path[:-1]  # the replica specs, whose ranks span the roles
         elif found_reason is not None:
@@ -168,30 +169,6 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     objects = decorate(plan, [*extra.values(), *objects], options)
     diagnostics.extend(target.check_names(plan, objects))
     return objects, diagnostics
-
-
-#: Targets that render a workload per pod, which plans with static indexes need.
-_PER_POD_TARGETS = ("indexed-job", "pod")
-
-
-def _unsupported(
-    plan: Plan, options: Options, naming: Naming, slots: list[PodSlot], needs_index: bool
-) -> str | None:
-    """Why `options.target` cannot carry this job's per-pod values, or None when it can."""
-    if plan.static_indexes and options.target not in _PER_POD_TARGETS:
-        return (
-            f"{plan.kind} gives each pod values computed from its index (such as a rank "
-            f"counted across roles), which target {options.target} cannot render; "
-            "accepted: --target indexed-job or pod"
-        )
-    if needs_index and naming.dynamic_index is None and any(s.index is None for s in slots):
-        return (
-            f"target {options.target} cannot tell a pod its index at Kubernetes "
-            f"{options.kube_version[0]}.{options.kube_version[1]} (statefulset can from "
-            f"Kubernetes {versions.since('PodIndexLabel')}); accepted: --target indexed-job, "
-            "pod, jobset or volcano"
-        )
-    return None
 
 
 def _position_key(diag: Diagnostic) -> tuple[int, int]:

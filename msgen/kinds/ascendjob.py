@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import JobKind
 from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
@@ -220,4 +221,4 @@ def _check_containers(
         ports.append({"containerPort": DEFAULT_PORT, "name": PORT_NAME})
 
 
-KIND = AscendJobKind()
+KIND: JobKind = AscendJobKind()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import JobKind
 from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
@@ -221,4 +222,4 @@ def _run_policy(
     )
 
 
-KIND = MSJobKind()
+KIND: JobKind = MSJobKind()

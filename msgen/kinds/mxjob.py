@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import JobKind
 from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
@@ -262,4 +263,4 @@ def _annotation(template: dict[str, Any], name: str) -> str | None:
     return None if value is None else str(value)
 
 
-KIND = MXJobKind()
+KIND: JobKind = MXJobKind()
