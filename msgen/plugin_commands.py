@@ -144,10 +144,11 @@ def argocd_generate(directory: str) -> None:
 
 def compile_built(name: str, text: str, options: Options) -> Compilation:
     """Compile a stream another tool built; report; exit 1 on errors or an empty stream."""
+    from . import collector
     from .driver import compile_sources
     from .source import Source
 
-    compilation = compile_sources([Source(name, text)], options)
+    compilation = compile_sources([Source(name, text)], options, around_document=collector.paused)
     if compilation.ok and compilation.documents == 0:
         compilation.diagnostics.append(no_documents(name, name))
     report(compilation.diagnostics, compilation.sources)
