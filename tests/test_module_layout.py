@@ -1,4 +1,4 @@
-"""The shape of the package: no import circles.
+"""The shape of the package: no import circles, no module over MAX_LINES lines.
 
 A circle between two modules means neither can be read, tested or changed alone, and one of
 them has to defer its import to load at all. The graph is built from the `import` statements
@@ -22,6 +22,8 @@ from pathlib import Path
 from .conftest import ROOT
 
 PACKAGE = ROOT / "msgen"
+#: Lines a module may have: small modules with names that say what they hold.
+MAX_LINES = 400
 
 #: Circles known and owned elsewhere, each with what keeps it. A circle not listed fails.
 #: devices/__init__ imports its Ascend module for Ascend pods; devices/ascend reads the
@@ -122,6 +124,15 @@ def _explain(root: Path, group: list[str]) -> str:
 def test_no_module_imports_itself_through_others() -> None:
     found = [group for group in circles(PACKAGE) if frozenset(group) not in KNOWN_CIRCLES]
     assert not found, "import circles:\n" + "\n".join(_explain(PACKAGE, g) for g in found)
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}, f"modules over {MAX_LINES} lines: split them by what they hold"
 
 
 def _package(root: Path, files: dict[str, str]) -> Path:
