@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -30,9 +30,6 @@ from .command_line import (
     require_client,
 )
 from .command_line import duration as _duration
-
-if TYPE_CHECKING:
-    from lightkube import Client
 
 
 class _DryRun(click.Choice):  # type: ignore[type-arg]
