@@ -10,7 +10,7 @@ everything else (help, other commands, any command line it does not read itself)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import click
 
@@ -25,9 +25,6 @@ from .compile_command import (
 )
 from .names import dns1123_problem
 from .processes.cli import cli_options
-
-if TYPE_CHECKING:
-    from .driver import Compilation, Sink
 
 __all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "compile_paths", "main", "report", "run"]
 

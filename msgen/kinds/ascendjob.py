@@ -24,7 +24,7 @@ from ..diagnostics import Diagnostic, Severity
 from ..plan import Options, Plan, Role
 from ..source import Document, Path
 from .msjob import MSReplicaSpec, MSRunPolicy, MSSchedulingPolicy, to_run_policy
-from .podtemplate import INT32_MAX, ObjectMeta, PodTemplateSpec, _Model
+from .podtemplate import INT32_MAX, ObjectMeta, _Model
 from . import ascend_recovery as recovery
 from .shared import copy_data, job_name, replica_type_of
 from .validation import validate_model
