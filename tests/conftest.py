@@ -110,33 +110,6 @@ def sample_files() -> list[Path]:
     return sorted(SAMPLES.rglob("*.yaml"))
 
 
-#: Suffix of a golden file that holds the error a target refuses a sample with.
-REFUSED = ".refused.txt"
-
-
-def golden_path(sample: Path, target: str, version: str | None = None, suffix: str = ".yaml") -> Path:
-    """golden/<dir>__<sample>.<target>[@<version>]<suffix>; versioned only where it differs."""
-    stem = sample.relative_to(SAMPLES).with_suffix("").as_posix().replace("/", "__")
-    label = f"@{version}" if version else ""
-    return GOLDEN / f"{stem}.{target}{label}{suffix}"
-
-
-def golden_for(sample: Path, target: str, version: str) -> Path | None:
-    """The golden file that holds what `sample` renders to for `target` at `version`."""
-    for label in (version, None):
-        for suffix in (".yaml", REFUSED):
-            path = golden_path(sample, target, label, suffix)
-            if path.exists():
-                return path
-    return None
-
-
-def refused(sample: Path, target: str, version: str) -> bool:
-    """Whether the golden files say `target` refuses `sample` at `version`."""
-    found = golden_for(sample, target, version)
-    return found is not None and found.name.endswith(REFUSED)
-
-
 def portable(stderr: str) -> str:
     """stderr with this checkout's path left out, so golden files read the same everywhere."""
     return stderr.replace(str(ROOT) + "/", "")

@@ -16,7 +16,7 @@ namespace lacking an object a pod names (a ServiceAccount, a PriorityClass) are 
 failures: they are about the cluster, not the object.
 
 MSGEN_DIFFERENTIAL_INPUTS (default 300) sets how many inputs; the issue's campaign ran
-10,000+ (the README's Development section gives the command).
+10,000+ (docs/development.md gives the command).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from msgen import emit, yaml_dumper
 
-from .conftest import GOLDEN
+from .golden_cases import EXPECTED, discover
 
 PURE = yaml_dumper.make_dumper(yaml.SafeDumper)
 LIBYAML = yaml_dumper.make_dumper(yaml.CSafeDumper) if yaml.__with_libyaml__ else None
@@ -33,7 +33,7 @@ CAMPAIGN = settings(
     derandomize=True,
 )
 
-GOLDEN_FILES = sorted(GOLDEN.glob("*.yaml"))
+GOLDEN_FILES = [case.folder / EXPECTED for case in discover() if (case.folder / EXPECTED).is_file()]
 
 
 def _reference(objects: list[Any]) -> str:
@@ -41,7 +41,7 @@ def _reference(objects: list[Any]) -> str:
     return yaml_dumper.pyyaml_dump(objects, LIBYAML)
 
 
-@pytest.mark.parametrize("path", GOLDEN_FILES, ids=[p.name for p in GOLDEN_FILES])
+@pytest.mark.parametrize("path", GOLDEN_FILES, ids=[p.parent.name for p in GOLDEN_FILES])
 def test_golden_files_are_written_back_byte_for_byte(path: Path) -> None:
     text = path.read_text()
     objects = [o for o in yaml.safe_load_all(text) if o is not None]

@@ -28,7 +28,9 @@ import yaml
 from msgen import versions
 from msgen.targets import NAMES as TARGETS
 
-from .conftest import msgen, needs_shared, refused, sample_files
+from . import expected_refusals
+from .conftest import SAMPLES, msgen, needs_shared, sample_files
+from .expected_refusals import VARIANTS
 from .kube_schemas import (
     OUTPUT_CRDS,
     core_parts,
@@ -39,37 +41,63 @@ from .kube_schemas import (
 )
 
 MINORS = minors()
-#: The options that change the shape of the output, beyond the defaults the golden files use:
-#: DNS addressing, both gang schedulers' PodGroups and pod fields, Kueue, a sized /dev/shm.
-VARIANTS = {
-    "defaults": (),
-    "dns-volcano-gang": ("--scheduler-address", "dns", "--gang-scheduler", "volcano"),
-    "plugins-gang-kueue-shm": (
-        "--gang-scheduler", "scheduler-plugins", "--kueue-queue", "team-a", "--shm-size", "1Gi",
-    ),
-}  # fmt: skip
 CASES = [(s, t, v) for s in sample_files() for t in TARGETS for v in VARIANTS]
 IDS = [f"{s.stem}-{t}-{v}" for s, t, v in CASES]
 
 
+def key(sample: Path, target: str, variant: str) -> tuple[str, str, str]:
+    return (sample.relative_to(SAMPLES).with_suffix("").as_posix(), target, variant)
+
+
+#: The cases with an output to check: not those refused at every minor (listed, and checked
+#: to be refused, by `test_refusals_are_the_listed_ones`).
+def refused_everywhere(sample: Path, target: str, variant: str) -> bool:
+    listed = expected_refusals.EXPECTED.get(key(sample, target, variant))
+    return listed is not None and listed.renders_from is None
+
+
+RENDERED = [c for c in CASES if not refused_everywhere(*c)]
+
+
 @functools.cache
-def outputs(sample: Path, target: str, variant: str) -> dict[str, list[str]]:
-    """Each distinct output of `sample` on `target` → the minors it is rendered for."""
+def renders(sample: Path, target: str, variant: str) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Each distinct output of `sample` on `target` → the minors it is rendered for, and each
+    refused minor → msgen's error there."""
     found: dict[str, list[str]] = {}
-    # The golden files record the refusals of the defaults; an option may refuse a job too
-    # (a sized /dev/shm where the template mounts its own), with one positioned error.
-    may_refuse = variant != "defaults" or any(refused(sample, target, m) for m in (MINORS[0], MINORS[-1]))
+    refused: dict[str, str] = {}
     for minor in MINORS:
         run = msgen("render", str(sample), "--target", target, "--kube-version", minor, *VARIANTS[variant])
-        if run.exit_code == 1 and may_refuse:
-            # A refusal: one positioned error, no output, and only below the first minor that
-            # renders the job (newer minors only add features).
+        if run.exit_code == 1:
+            # A refusal is one positioned error and no output.
             assert run.stdout == "" and run.stderr.count(": error: ") == 1, run.stderr
-            assert not found, f"rendered for {next(iter(found.values()))[0]}, refused at {minor}"
+            refused[minor] = run.stderr
             continue
         assert run.exit_code == 0, f"--kube-version {minor}: {run.stderr}"
         found.setdefault(run.stdout, []).append(minor)
+    return found, refused
+
+
+def outputs(sample: Path, target: str, variant: str) -> dict[str, list[str]]:
+    """Each distinct output → its minors, once the refusals are the listed ones."""
+    found, refused = renders(sample, target, variant)
+    problems = expected_refusals.check(key(sample, target, variant), MINORS, refused)
+    assert problems == [], "\n".join(problems)
+    assert found, "rendered at no minor"
     return found
+
+
+@pytest.mark.parametrize("sample,target,variant", CASES, ids=IDS)
+def test_refusals_are_the_listed_ones(sample: Path, target: str, variant: str) -> None:
+    """msgen refuses a job exactly where tests/expected_refusals.py says, for the reason it says
+    (only below the first minor that renders it: newer minors only add features)."""
+    _, refused = renders(sample, target, variant)
+    problems = expected_refusals.check(key(sample, target, variant), MINORS, refused)
+    assert problems == [], "\n".join(problems)
+
+
+def test_every_listed_refusal_is_a_case() -> None:
+    """A listed refusal that names no sample, target or variant would never be checked."""
+    assert sorted(set(expected_refusals.EXPECTED) - {key(*c) for c in CASES}) == []
 
 
 def objects_of(text: str) -> list[dict[str, Any]]:
@@ -78,11 +106,9 @@ def objects_of(text: str) -> list[dict[str, Any]]:
     return objects
 
 
-@pytest.mark.parametrize("sample,target,variant", CASES, ids=IDS)
+@pytest.mark.parametrize("sample,target,variant", RENDERED, ids=[IDS[CASES.index(c)] for c in RENDERED])
 def test_output_is_valid_kubernetes_at_every_minor(sample: Path, target: str, variant: str) -> None:
     rendered = outputs(sample, target, variant)
-    if not rendered:
-        pytest.skip(f"target {target} refuses this job with these options at every minor")
     failures = []
     for text, rendered_for in rendered.items():
         objects = objects_of(text)
@@ -100,15 +126,13 @@ def test_output_is_valid_kubernetes_at_every_minor(sample: Path, target: str, va
 @needs_shared(*(f"crds/{name}" for name in OUTPUT_CRDS.values()))
 @pytest.mark.parametrize(
     "sample,target,variant",
-    [c for c in CASES if c[1] in ("jobset", "volcano") or c[2] != "defaults"],
-    ids=[i for c, i in zip(CASES, IDS) if c[1] in ("jobset", "volcano") or c[2] != "defaults"],
+    [c for c in RENDERED if c[1] in ("jobset", "volcano") or c[2] != "defaults"],
+    ids=[IDS[CASES.index(c)] for c in RENDERED if c[1] in ("jobset", "volcano") or c[2] != "defaults"],
 )
 def test_custom_resources_are_valid_for_their_crds_at_every_minor(
     sample: Path, target: str, variant: str
 ) -> None:
     rendered = outputs(sample, target, variant)
-    if not rendered:
-        pytest.skip(f"target {target} refuses this job with these options at every minor")
     failures = []
     for text, rendered_for in rendered.items():
         custom = [o for o in objects_of(text) if (o["apiVersion"], o["kind"]) in OUTPUT_CRDS]

@@ -11,7 +11,8 @@ import yaml
 from msgen import versions
 from msgen.targets import NAMES as TARGETS
 
-from .conftest import SAMPLES, kustomize_binary, msgen, refused
+from .conftest import SAMPLES, kustomize_binary, msgen
+from .golden_cases import refused
 
 NEWEST = versions.show(versions.NEWEST)
 

@@ -22,7 +22,7 @@ MS = SAMPLES / "mindspore"
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 POD_INDEX = "metadata.labels['apps.kubernetes.io/pod-index']"
 #: Every target but volcano, which cannot tell a pod its index and refuses multi-device jobs
-#: (pinned by the golden .refused.txt files).
+#: (pinned by the golden cases' expected-errors.txt).
 INDEX_TARGETS = list(TARGETS)  # volcano too: pods read volcano.sh/task-index (Volcano 1.9+)
 TASK_INDEX = "metadata.labels['volcano.sh/task-index']"
 #: MindCluster fills an operator rank table only for workloads it recognises.

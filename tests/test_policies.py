@@ -365,11 +365,11 @@ def test_kueue_from_a_job_annotation_and_its_limits() -> None:
     assert bad.exit_code == 2 and bad.stdout == ""
 
 
-# ---- the README's table -------------------------------------------------------------------
+# ---- the documentation's table (docs/targets.md, Policies per target) --------------------
 
 
-def test_readme_table_is_the_one_the_code_follows() -> None:
-    assert support.markdown_table() in (ROOT / "README.md").read_text()
+def test_the_documented_table_is_the_one_the_code_follows() -> None:
+    assert support.markdown_table() in (ROOT / "docs" / "targets.md").read_text()
 
 
 def test_every_target_has_a_cell_for_every_policy() -> None:

@@ -28,8 +28,8 @@ _TEMPLATE = (
 )
 _RESTART = (
     "What happens to a failed pod of this role: Always, OnFailure, Never (default), or ExitCode "
-    "(retry exit codes 128 and above, fail on 1-127). How each target expresses it: README, "
-    "Policies per target."
+    "(retry exit codes 128 and above, fail on 1-127). How each target expresses it: "
+    "docs/targets.md, Policies per target."
 )
 _SCHEDULING = {
     "minAvailable": "Gang scheduling: how many pods must be schedulable together (default: every "
@@ -43,8 +43,8 @@ _SCHEDULING = {
 }
 _RUN_POLICY = {
     "cleanPodPolicy": "Which pods to delete when the job ends: All, Running (ms-operator's "
-    "default) or None (kubeflow's default). How each target expresses it: README, Policies "
-    "per target.",
+    "default) or None (kubeflow's default). How each target expresses it: docs/targets.md, "
+    "Policies per target.",
     "ttlSecondsAfterFinished": "Delete the job's objects this many seconds after it finished.",
     "activeDeadlineSeconds": "Fail the job when it has run this many seconds.",
     "backoffLimit": "How many pod failures to retry before the job fails.",
