@@ -11,7 +11,8 @@ from typing import Any
 from msgen import kinds, pipeline
 from msgen.diagnostics import Diagnostic, has_errors
 from msgen.plan import Options, Plan
-from msgen.source import Source, load_documents
+from msgen.source import Source
+from msgen.yaml_loader import load_documents
 
 
 def job(

@@ -169,7 +169,7 @@ def record_end(client: Client, policy: RunPolicy, found: status.JobStatus, due: 
     """Publish the job's end as `msgen controller` does (annotation msgen/status, an Event),
     on what the due actions keep, so `msgen status` still reads it after the policies
     removed the pods. Best effort: a user allowed to apply but not to record is told."""
-    from .controller import publish
+    from .publisher import publish
 
     gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
     kept = [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone]

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
     from ..plan import Options, Plan, PodSlot
     from .addressing import Addressing, Naming
-    from .support import Cell
+    from .cells import Cell
 
 
 class Facts(NamedTuple):

@@ -23,7 +23,7 @@ from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .limits import INDEXED_JOB_LIMIT
 from .scheduling import warn
-from .support import N, Cell, apply, partly
+from .cells import N, Cell, apply, partly
 
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 COMPLETION_INDEX_VARIABLE = "JOB_COMPLETION_INDEX"

@@ -29,7 +29,7 @@ from .indexed_job import (
     job_spec,
 )
 from .limits import INDEXED_JOB_LIMIT
-from .support import N, Cell, apply, na
+from .cells import N, Cell, apply, na
 
 #: Put on every pod by the JobSet controller since JobSet 0.9: one value per run of the JobSet.
 JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"

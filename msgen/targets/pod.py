@@ -15,7 +15,7 @@ from ..plan import Options, Plan, PodSlot
 from . import Facts, Target, labels, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, shared_objects
-from .support import N, Cell, apply, na
+from .cells import N, Cell, apply, na
 
 
 #: More bare Pods than this in one job is a typo, not a cluster; the output would not end.

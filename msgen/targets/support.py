@@ -11,46 +11,12 @@ render warns at the policy's position and says what happens instead; the README'
 generated from the same cells, and a test keeps the two equal.
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.plan).
-from typing import Literal, NamedTuple
-
 from .. import targets, versions
 from ..diagnostics import Diagnostic, Severity
 from ..plan import ONE_ROLE_DECIDES, Options, Plan
 from ..source import Path
 from . import Target
-
-Support = Literal["native", "partly", "apply", "no"]
-
-
-class Cell(NamedTuple):
-    support: Support
-    #: The Kubernetes feature gate (versions.GATES) the native form needs.
-    gate: str | None = None
-    #: What happens instead, where the target does not express the policy.
-    instead: str = ""
-    #: A native form that still differs from the operator's in some cases: what happens
-    #: then (the cell reads "partly", with the version its gate needs).
-    partly: str = ""
-    #: `apply` cells that only `msgen controller` carries out (`msgen apply --wait` ends
-    #: with the job, before the policy is due).
-    controller_only: bool = False
-
-
-N = Cell("native")
-
-
-def na(instead: str) -> Cell:
-    return Cell("no", instead=instead)
-
-
-def partly(instead: str) -> Cell:
-    return Cell("partly", instead=instead)
-
-
-def apply(instead: str) -> Cell:
-    return Cell("apply", instead=instead)
-
+from .cells import Cell
 
 #: The policies a job may use, as the README's rows name them, in the README's order. Each
 #: target's `support` has a cell for every row (tests/test_target_plugins.py checks it).

@@ -38,7 +38,7 @@ from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .limits import INDEXED_JOB_LIMIT, MOST_OF_A_CLUSTER
 from .scheduling import warn
-from .support import N, apply, na, partly
+from .cells import N, apply, na, partly
 
 
 #: Set on every pod by Volcano's job controller since Volcano 1.9 (label and annotation).
