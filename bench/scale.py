@@ -14,16 +14,13 @@ machine. Standalone: needs the standard library and msgen; kubectl only for the 
 from __future__ import annotations
 
 import argparse
-import copy
 import os
-import resource
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

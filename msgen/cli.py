@@ -10,7 +10,7 @@ everything else (help, other commands, any command line it does not read itself)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import click
 
@@ -20,21 +20,11 @@ from .compile_command import (
     EXIT_INTERNAL,
     compile_paths,
     guarded,
-    no_documents,
     options_from,
     report,
-    write_output,
 )
 
-if TYPE_CHECKING:
-    from .driver import Compilation, Sink
-
 __all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "compile_paths", "main", "report", "run"]
-
-# The names the plug-in and reconciler commands import from here.
-_options = options_from
-_write = write_output
-_no_documents = no_documents
 
 _CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -181,7 +171,7 @@ def validate(**kwargs: Any) -> None:
     """
     compilation = compile_paths(
         list(kwargs.pop("paths")),
-        _options(kwargs),
+        options_from(kwargs),
         sink=lambda objects: None,
         summary="msgen: invalid: {errors} error(s)",
     )

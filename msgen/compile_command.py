@@ -83,8 +83,9 @@ def compile_paths(
     With `sink`, each document's objects go to it as they compile, files are read one at a
     time, and the Compilation keeps no objects (see driver.compile_stream).
     """
-    from .inputs import MissingPath, expand_paths, open_source, read_source
+    from . import collector
     from .driver import compile_sources, compile_stream
+    from .inputs import MissingPath, expand_paths, open_source, read_source
 
     try:
         paths = expand_paths(given)
@@ -103,9 +104,9 @@ def compile_paths(
                 yield source
 
     if sink is None:
-        compilation = compile_sources(list(sources()), options, locate)
+        compilation = compile_sources(list(sources()), options, locate, collector.paused)
     else:
-        compilation = compile_stream(sources(), options, sink, locate)
+        compilation = compile_stream(sources(), options, sink, locate, collector.paused)
     compilation.diagnostics[:0] = read_errors
     if compilation.ok and not read_errors and compilation.documents == 0:
         names = [p if p != "-" else "<stdin>" for p in paths]

@@ -35,7 +35,8 @@ from .atomic_file import OutputError, write_whole
 from .diagnostics import Diagnostic, InputError, format_diagnostic, has_errors
 from .inputs import MissingPath, expand_paths, read_source
 from .plan import Options
-from .source import Source, libyaml_loads, load_documents
+from .source import Source
+from .yaml_loader import libyaml_loads, load_documents
 
 LEGACY_MSJOB = ("kubeflow.org/v1", "MSJob")
 OLD_MXJOBS = (("mxnet.mlkube.io/v1beta1", "MxJob"), ("mlkube.io/v1beta1", "MxJob"))

@@ -5,22 +5,29 @@
 namespace and name) by two documents are an error wherever they come from, and a stream of
 thousands of jobs keeps at most MAX_REPORTED findings while counting the rest. The stages
 of one document are `pipeline.compile_document`.
+
+A Driver is one compile session: what it remembers between documents (`memo.CompileMemos`)
+is its own and goes with it. It changes nothing of the process: the console commands, which
+own theirs, pause the cycle collector per document through `around_document`
+(`collector.paused`); the library API (`msgen.compile_documents`) does not.
 """
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable, Iterable
 
 from .diagnostics import MAX_REPORTED, Diagnostic, InputError, Position, distinct, has_errors
+from .memo import CompileMemos
 from .pipeline import compile_document
 from .plan import Options
-from .source import Document, Source, StreamedSource, iter_documents
+from .source import Document, Source, StreamedSource
+from .yaml_loader import iter_documents
 
 #: Receives the objects of each compiled document, in output order.
 Sink = Callable[[list[dict[str, Any]]], None]
+#: What each document compiles and is written within (a console command's collector pause).
+AroundDocument = Callable[[], AbstractContextManager[None]]
 
 
 class Compilation:
@@ -63,7 +70,8 @@ class Driver:
 
     `sink` receives each document's objects as they compile (when the Compilation ends not
     ok, what it received must not be used). `bounded` keeps findings as a stream does (see
-    `Compilation.keep_bounded`); otherwise every finding is kept.
+    `Compilation.keep_bounded`); otherwise every finding is kept. `around_document` is entered
+    for each document's compilation and writing.
     """
 
     def __init__(
@@ -73,11 +81,14 @@ class Driver:
         locate: Callable[[Document], Document] | None = None,
         *,
         bounded: bool = False,
+        around_document: AroundDocument = nullcontext,
     ):
         self.options = options
         self.sink = sink
         self.locate = locate
         self.bounded = bounded
+        self.around_document = around_document
+        self.memos = CompileMemos()
         self.result = Compilation()
         #: where each object's document named it, by one string per object (a small index,
         #: however many jobs a stream holds)
@@ -93,7 +104,7 @@ class Driver:
         added: list[str] = []
         documents = jobs = 0
         try:
-            for document in iter_documents(source):
+            for document in iter_documents(source, self.memos.yaml_tags):
                 documents += 1
                 if self.locate is not None:
                     document = self.locate(document)
@@ -127,14 +138,14 @@ class Driver:
     def _compile(
         self, document: Document, added: list[str] | None
     ) -> tuple[list[Diagnostic], bool]:
-        with _no_cycle_collection():
-            objects, diagnostics, is_job = compile_document(document, self.options)
+        with self.around_document():
+            objects, diagnostics, is_job = compile_document(document, self.options, self.memos)
             found = sorted(diagnostics, key=_position_key)
             found.extend(duplicate_objects(document, objects, self.seen, added))
             if objects:
                 self.sink(objects)
-            # Dropped while paused: a streaming sink has written them, and the collection
-            # that follows need not walk them.
+            # Dropped within `around_document`: a streaming sink has written them, and a
+            # collection that follows need not walk them.
             del objects
         return found, is_job
 
@@ -149,10 +160,11 @@ def compile_sources(
     sources: list[Source],
     options: Options,
     locate: Callable[[Document], Document] | None = None,
+    around_document: AroundDocument = nullcontext,
 ) -> Compilation:
     """Compile every document; `locate` may re-position documents a plug-in host re-wrote."""
     objects: list[dict[str, Any]] = []
-    driver = Driver(options, objects.extend, locate)
+    driver = Driver(options, objects.extend, locate, around_document=around_document)
     for source in sources:
         kept = len(objects)
         if not driver.add_source(source):
@@ -166,6 +178,7 @@ def compile_stream(
     options: Options,
     sink: Sink,
     locate: Callable[[Document], Document] | None = None,
+    around_document: AroundDocument = nullcontext,
 ) -> Compilation:
     """Compile document by document, handing each document's objects to `sink` as they come.
 
@@ -173,29 +186,10 @@ def compile_stream(
     memory does not grow with the number of jobs; the returned Compilation has the findings,
     not the objects. When the Compilation is not ok, what `sink` received must not be used.
     """
-    driver = Driver(options, sink, locate, bounded=True)
+    driver = Driver(options, sink, locate, bounded=True, around_document=around_document)
     for source in sources:
         driver.add_source(source)
     return driver.result
-
-
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Python's cycle collector paused while one document compiles and is written.
-
-    Everything a document's compilation allocates lives until its objects are written, and
-    holds almost no reference cycles, so collecting then is pure cost: each full collection
-    walks every live object, and a job of 8,192 bare pods paid five of them, a third of its
-    time and more than linearly in the pods. The collector runs again between documents.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _position_key(diag: Diagnostic) -> tuple[int, int]:

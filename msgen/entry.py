@@ -40,7 +40,7 @@ def render_modules_loaded() -> None:
     the collector is off until then)."""
     import gc
 
-    from . import pipeline  # noqa: F401 - the bulk of the render's modules
+    from . import driver, pipeline  # noqa: F401 - the bulk of the render's modules (and its loader)
 
     gc.freeze()
     gc.enable()

@@ -66,7 +66,7 @@ def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     """`read_source`, except that an input larger than STREAM_ABOVE becomes a StreamedSource:
     checked for UTF-8 piece by piece and parsed from its file (standard input is first copied
     to an anonymous temporary file), so a long stream of jobs costs no memory for its text."""
-    from .source import libyaml_loads
+    from .yaml_loader import libyaml_loads
 
     if not libyaml_loads():
         return read_source(path)  # the pure-Python parser counts positions in characters

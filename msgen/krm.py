@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Any
 
-from . import kinds
+from . import collector, kinds
 from . import options as option_text
 from .diagnostics import (
     MAX_REPORTED,
@@ -34,7 +34,8 @@ from .emit import to_yaml
 from .driver import Driver
 from .origin import find_original, yaml_files
 from .plan import Options
-from .source import Document, Source, load_documents
+from .source import Document, Source
+from .yaml_loader import load_documents
 from .terminal import note_terminal_stdin
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
@@ -154,7 +155,7 @@ def _compile_items(
     are for `msgen render`); every other item passes through."""
     output: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = [_result(d, None) for d in config_found]
-    driver = Driver(options, output.extend, bounded=True)
+    driver = Driver(options, output.extend, bounded=True, around_document=collector.paused)
     driver.result.sources[resource_list.source.name] = resource_list.source
     for index, item in enumerate(items):
         if not (isinstance(item, dict) and _is_job(item)):

@@ -27,6 +27,7 @@ import json
 from typing import Any
 
 from .diagnostics import Diagnostic, Severity
+from .targets import facts_of, having
 from .plan import Options, Plan
 
 #: Options that describe where the job runs, not what it runs: they leave the run name alone.
@@ -50,14 +51,15 @@ def adapt(plan: Plan, options: Options) -> tuple[Plan, list[Diagnostic]]:
             )
         )
         plan = plan._replace(run_policy=run._replace(ttl_seconds_after_finished=None))
-    if options.gitops and options.target == "pod" and run.clean_pod_policy in ("Running", "All"):
+    if options.gitops and facts_of(options.target).bare_pods and run.clean_pod_policy in ("Running", "All"):
         out.append(
             plan.document.diagnostic(
                 run.path + ("cleanPodPolicy",) if run.clean_pod_policy_written else ("kind",),
                 f"cleanPodPolicy {run.clean_pod_policy} is not carried out on bare Pods a GitOps "
                 "tool applies: msgen's controller would delete them and the tool would create "
-                "them again; the pods stay when the job ends. Use target indexed-job or jobset, "
-                "whose pods end with their job",
+                "them again; the pods stay when the job ends. Use target "
+                + " or ".join(having(lambda t: t.facts.job_templates))
+                + ", whose pods end with their job",
                 severity=Severity.WARNING,
             )
         )

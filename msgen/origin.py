@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from .diagnostics import InputError, Position
-from .source import Document, Path, Positions, Source, load_documents
+from .source import Document, Path, Positions, Source
+from .yaml_loader import load_documents
 
 _MISSING = object()
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import targets
 from .diagnostics import Diagnostic
 from .patch import Patch
 from .plan import Plan, Role
@@ -52,8 +53,9 @@ class RepeatedEnv:
                 ""
                 if self.plan.static_indexes
                 else (
-                    ", or a target that writes one pod template per role (indexed-job, "
-                    "statefulset, jobset, volcano)"
+                    ", or a target that writes one pod template per role ("
+                    + ", ".join(targets.having(lambda t: not t.facts.bare_pods))
+                    + ")"
                 )
             ),
         )

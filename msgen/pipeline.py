@@ -21,19 +21,20 @@ from . import (
     run_policy,
     served,
     targets,
-    versions,
 )
 from . import options as option_text
 from .diagnostics import Diagnostic, Severity, has_errors
 from .emit import canonical
 from .kinds import pod_schema
 from .kinds.near_miss import near_miss
+from .memo import CompileMemos
 from .output_size import RepeatedEnv
 from .patch import Patch, apply_patches
-from .plan import Options, Plan, PodSlot
+from .plan import Options, Plan
 from .source import Document, Path
 from .targets import labels
-from .targets.addressing import Addressing, Naming
+from .targets.addressing import Addressing
+from .targets.fit import unsupported
 from .targets.limits import replica_problems
 
 #: Kinds that look like training jobs; met under an apiVersion msgen does not compile, they
@@ -42,12 +43,15 @@ _JOB_LIKE_KINDS = {"msjob", "mxjob", "caffe2job", "ascendjob", "tfjob", "pytorch
 
 
 def compile_document(
-    document: Document, options: Options
+    document: Document, options: Options, memos: CompileMemos | None = None
 ) -> tuple[list[dict[str, Any]], list[Diagnostic], bool]:
-    """The objects one document stands for, its findings, and whether it was a job."""
+    """The objects one document stands for, its findings, and whether it was a job; `memos`:
+    what the compile session remembers between documents (none: nothing is remembered)."""
     data = document.data
     if list_items.is_list(data):
-        return list_items.compile_items(document, options, compile_document)
+        return list_items.compile_items(
+            document, options, lambda item, opts: compile_document(item, opts, memos)
+        )
     if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
         return [], [document.diagnostic((), _NOT_AN_OBJECT)], False
     not_json = _non_finite_numbers(document)
@@ -67,7 +71,7 @@ def compile_document(
         plan, found = lifecycle.adapt(plan, options)
         diagnostics.extend(found)
     diagnostics.extend(apirules.check_plan(plan, options))
-    diagnostics.extend(_check_templates(plan, options))
+    diagnostics.extend(_check_templates(plan, options, memos))
     if has_errors(diagnostics):
         return [], diagnostics, True
     objects, found = render_plan(plan, options)
@@ -79,20 +83,17 @@ def compile_document(
     return objects, diagnostics, True
 
 
-#: Pod templates (as sorted JSON, with the Kubernetes version and target) found valid.
-_VALID_TEMPLATES: set[tuple[tuple[int, int], str, str]] = set()
-
-
-def _check_templates(plan: Plan, options: Options) -> list[Diagnostic]:
+def _check_templates(plan: Plan, options: Options, memos: CompileMemos | None) -> list[Diagnostic]:
     """The schema check, then (on a template that passes it) the API server's value rules,
     run once per distinct valid template: a stream of many jobs made from one template (CI
     renders whole directories) would check it again per job. Only valid templates are
-    remembered; errors carry each document's own positions."""
+    remembered (`memos.valid_templates`); errors carry each document's own positions."""
     out: list[Diagnostic] = []
+    valid = memos.valid_templates if memos is not None else None
     version = options.kube_version
     for role in plan.roles:
         key = (version, options.target, json.dumps(role.template, sort_keys=True))
-        if key in _VALID_TEMPLATES:
+        if valid is not None and key in valid:
             continue
         path = role.path + ("template",)
         found = pod_schema.check_template(role.template, plan.document, path, version)
@@ -102,13 +103,14 @@ def _check_templates(plan: Plan, options: Options) -> list[Diagnostic]:
             )
         if found:
             out.extend(found)
-        elif len(_VALID_TEMPLATES) < 1_000:
-            _VALID_TEMPLATES.add(key)
+        elif valid is not None:
+            valid.remember(key, True)
     return out
 
 
 def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-    too_many = replica_problems(plan, options.target)
+    target = targets.lookup(options.target)
+    too_many = replica_problems(plan, target)
     if too_many:
         return [], too_many
     framework = frameworks.lookup(plan.framework)
@@ -116,15 +118,15 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     diagnostics += processes.check(plan, options)
     if has_errors(diagnostics):
         return [], diagnostics
-    target = targets.lookup(options.target)
     naming = target.naming(plan, options)
     slots = target.slots(plan)
     needs_index = framework.needs_pod_index(plan)
-    problem = _unsupported(plan, options, naming, slots, needs_index)
+    problem = unsupported(plan, options, target, naming, slots, needs_index)
     if problem is not None:
         where: tuple[Any, ...] = ("kind",)
-        reason = getattr(framework, "pod_index_reason", None)
-        found_reason = reason(plan) if reason is not None and needs_index else None
+        found_reason = None
+        if needs_index and isinstance(framework, frameworks.ExplainsPodIndex):
+            found_reason = framework.pod_index_reason(plan)
         if plan.static_indexes:
             where = plan.roles[0].path[:-1]  # the replica specs, whose ranks span the roles
         elif found_reason is not None:
@@ -168,30 +170,6 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     objects = decorate(plan, [*extra.values(), *objects], options)
     diagnostics.extend(target.check_names(plan, objects))
     return objects, diagnostics
-
-
-#: Targets that render a workload per pod, which plans with static indexes need.
-_PER_POD_TARGETS = ("indexed-job", "pod")
-
-
-def _unsupported(
-    plan: Plan, options: Options, naming: Naming, slots: list[PodSlot], needs_index: bool
-) -> str | None:
-    """Why `options.target` cannot carry this job's per-pod values, or None when it can."""
-    if plan.static_indexes and options.target not in _PER_POD_TARGETS:
-        return (
-            f"{plan.kind} gives each pod values computed from its index (such as a rank "
-            f"counted across roles), which target {options.target} cannot render; "
-            "accepted: --target indexed-job or pod"
-        )
-    if needs_index and naming.dynamic_index is None and any(s.index is None for s in slots):
-        return (
-            f"target {options.target} cannot tell a pod its index at Kubernetes "
-            f"{options.kube_version[0]}.{options.kube_version[1]} (statefulset can from "
-            f"Kubernetes {versions.since('PodIndexLabel')}); accepted: --target indexed-job, "
-            "pod, jobset or volcano"
-        )
-    return None
 
 
 def _position_key(diag: Diagnostic) -> tuple[int, int]:

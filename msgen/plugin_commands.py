@@ -12,16 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .cli import (
-    _CONTEXT,
-    EXIT_INPUT,
-    _no_documents,
-    _options,
-    _write,
-    compile_options,
-    compile_paths,
-    report,
-)
+from .cli import _CONTEXT, compile_options
+from .compile_command import EXIT_INPUT, compile_paths, no_documents, options_from, report, write_output
 
 if TYPE_CHECKING:
     from .driver import Compilation
@@ -72,7 +64,7 @@ def kustomize_plugin(**kwargs: Any) -> None:
     root = os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd()
     paths = list(kwargs.pop("paths"))
     compilation = compile_paths(paths, _with_host_options(kwargs), locate_in(root))
-    _write(to_yaml(compilation.objects), None)
+    write_output(to_yaml(compilation.objects), None)
 
 
 def _with_host_options(kwargs: dict[str, Any]) -> Options:
@@ -90,7 +82,7 @@ def _with_host_options(kwargs: dict[str, Any]) -> Options:
         click.echo(f"msgen: {exc}", err=True)
         raise SystemExit(EXIT_INPUT) from None
     if handoff is None:
-        return _options(kwargs)
+        return options_from(kwargs)
     given = {}
     for field, value in kwargs.items():
         row = option_table.BY_FIELD.get(field)
@@ -148,17 +140,18 @@ def argocd_generate(directory: str) -> None:
             click.echo(f"msgen: {exc}", err=True)
             raise SystemExit(EXIT_INPUT) from None
         compilation = compile_built(f"kustomize build {directory}", built, options)
-    _write(to_yaml(compilation.objects), None)
+    write_output(to_yaml(compilation.objects), None)
 
 
 def compile_built(name: str, text: str, options: Options) -> Compilation:
     """Compile a stream another tool built; report; exit 1 on errors or an empty stream."""
+    from . import collector
     from .driver import compile_sources
     from .source import Source
 
-    compilation = compile_sources([Source(name, text)], options)
+    compilation = compile_sources([Source(name, text)], options, around_document=collector.paused)
     if compilation.ok and compilation.documents == 0:
-        compilation.diagnostics.append(_no_documents(name, name))
+        compilation.diagnostics.append(no_documents(name, name))
     report(compilation.diagnostics, compilation.sources)
     if not compilation.ok:
         raise SystemExit(EXIT_INPUT)

@@ -119,14 +119,13 @@ class Campaign:
 
 def _render_unchecked(text: str, options: Any) -> Any:
     """What msgen would write for `text` without the API-server rules (`msgen.apirules`)."""
-    from msgen import apirules, pipeline
+    from msgen import apirules
 
-    pipeline._VALID_TEMPLATES.clear()  # remembered templates were judged with the rules
+    # Each call is a compile session of its own: no template is remembered from a call with
+    # the rules.
     with mock.patch.object(apirules, "check_template", lambda *a, **k: []), \
             mock.patch.object(apirules, "check_plan", lambda *a, **k: []):  # fmt: skip
-        compilation = compile_documents(text, "job.yaml", options)
-    pipeline._VALID_TEMPLATES.clear()
-    return compilation
+        return compile_documents(text, "job.yaml", options)
 
 
 def _in_idle_roles(text: str, errors: list[Any]) -> bool:

@@ -226,7 +226,7 @@ def test_every_role_at_zero_replicas_runs_nothing() -> None:
 )
 def test_job_metadata_copied_onto_every_object_is_checked(meta: str, path: str, fragment: str) -> None:
     err = refused(job(meta=meta))
-    assert f"<stdin>:5:" in err and f"error: {path}: " in err and fragment in err, err
+    assert "<stdin>:5:" in err and f"error: {path}: " in err and fragment in err, err
 
 
 @pytest.mark.parametrize(

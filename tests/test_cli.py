@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, SAMPLES, msgen, msgen_process, sample_files
+from .conftest import ROOT, SAMPLES, msgen, msgen_process
 
 SAMPLE = SAMPLES / "mindspore" / "widedeep-ps.yaml"
 STANDALONE = SAMPLES / "mindspore" / "standalone-worker.yaml"

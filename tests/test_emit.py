@@ -17,12 +17,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msgen import emit
+from msgen import emit, yaml_dumper
 
 from .golden_cases import EXPECTED, discover
 
-PURE = emit.make_dumper(yaml.SafeDumper)
-LIBYAML = emit.make_dumper(yaml.CSafeDumper) if yaml.__with_libyaml__ else None
+PURE = yaml_dumper.make_dumper(yaml.SafeDumper)
+LIBYAML = yaml_dumper.make_dumper(yaml.CSafeDumper) if yaml.__with_libyaml__ else None
 needs_libyaml = pytest.mark.skipif(LIBYAML is None, reason="PyYAML is built without libyaml here")
 
 EXAMPLES = int(os.environ.get("MSGEN_PROPERTY_EXAMPLES", "300"))
@@ -38,7 +38,7 @@ GOLDEN_FILES = [case.folder / EXPECTED for case in discover() if (case.folder / 
 
 def _reference(objects: list[Any]) -> str:
     """What msgen wrote before it had its own writer: PyYAML with libyaml."""
-    return emit.pyyaml_dump(objects, LIBYAML)
+    return yaml_dumper.pyyaml_dump(objects, LIBYAML)
 
 
 @pytest.mark.parametrize("path", GOLDEN_FILES, ids=[p.parent.name for p in GOLDEN_FILES])
@@ -123,7 +123,7 @@ def test_a_container_met_twice_keeps_pyyaml_anchors() -> None:
     shared = {"name": "x"}
     documents = [{"a": shared, "b": shared}]
     assert "&id001" in emit.to_yaml(documents)
-    assert emit.to_yaml(documents) == emit.pyyaml_dump(documents)
+    assert emit.to_yaml(documents) == yaml_dumper.pyyaml_dump(documents)
 
 
 def test_a_type_pyyaml_refuses_is_still_refused() -> None:
@@ -142,8 +142,8 @@ def test_a_type_pyyaml_refuses_is_still_refused() -> None:
 )
 def test_words_written_plain_without_asking_pyyaml(word: str) -> None:
     documents = [{"k": word, "l": [word], word: 1}]
-    assert emit.to_yaml(documents) == emit.pyyaml_dump(documents)
-    assert emit.to_yaml(documents, PURE) == emit.pyyaml_dump(documents)
+    assert emit.to_yaml(documents) == yaml_dumper.pyyaml_dump(documents)
+    assert emit.to_yaml(documents, PURE) == yaml_dumper.pyyaml_dump(documents)
 
 
 # Words made of the characters the plain fast path takes, and of its neighbours (`:` at the end,
@@ -155,5 +155,5 @@ _WORDS = st.text(alphabet="aZyn0_./:-# e", min_size=1, max_size=12)
 @given(_WORDS)
 def test_plain_looking_words_are_written_as_pyyaml_writes_them(word: str) -> None:
     documents = [{"k": word, "l": [word], word: 1}]
-    assert emit.to_yaml(documents) == emit.pyyaml_dump(documents)
-    assert emit.to_yaml(documents, PURE) == emit.pyyaml_dump(documents)
+    assert emit.to_yaml(documents) == yaml_dumper.pyyaml_dump(documents)
+    assert emit.to_yaml(documents, PURE) == yaml_dumper.pyyaml_dump(documents)

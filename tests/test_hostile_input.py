@@ -11,7 +11,9 @@ import yaml
 
 from msgen import krm
 from msgen.diagnostics import MAX_REPORTED, InputError
-from msgen.source import MAX_DEPTH, Source, load_documents
+from msgen.source import Source
+from msgen.yaml_builder import MAX_DEPTH
+from msgen.yaml_loader import load_documents
 
 from .conftest import SAMPLES, msgen
 

@@ -137,7 +137,8 @@ class _Ratio(BaseModel):
 
 def test_where_the_checker_defers_pydantic_decides() -> None:
     from msgen.kinds.validation import validate_model
-    from msgen.source import Source, load_documents
+    from msgen.source import Source
+    from msgen.yaml_loader import load_documents
 
     for text, accepted in (("value: 1.5\n", True), ("value: 2\n", True), ("value: x\n", False)):
         document = load_documents(Source("ratio.yaml", text))[0]

@@ -14,8 +14,6 @@ from typing import Any
 
 import pytest
 
-from msgen.targets import NAMES as TARGETS
-
 from .conftest import SAMPLES, msgen
 
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"

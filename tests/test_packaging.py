@@ -62,3 +62,27 @@ def test_ci_runs_the_readmes_test_command_on_every_claimed_python() -> None:
     plan = subprocess.run(["bash", str(ROOT / ".ci" / "run"), "--plan"], capture_output=True, text=True)
     assert plan.returncode == 0, plan.stderr
     assert [line.split()[0] for line in plan.stdout.splitlines()] == _claimed()
+
+
+def test_every_runtime_dependency_is_imported_by_msgen() -> None:
+    """A dependency nothing at run time imports is one every user installs for nothing
+    (the tests' own belong to the `test` extra)."""
+    import ast
+    from importlib.metadata import packages_distributions
+
+    imported = set()
+    for path in (ROOT / "msgen").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    distributions = {
+        dist.lower().replace("_", "-"): module
+        for module, dists in packages_distributions().items()
+        for dist in dists
+        if module in imported
+    }
+    declared = [re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0].lower() for r in PROJECT["project"]["dependencies"]]
+    assert [name for name in declared if name.replace("_", "-") not in distributions] == []
+

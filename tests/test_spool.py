@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from msgen import emit, inputs
-from msgen.source import libyaml_loads
+from msgen.yaml_loader import libyaml_loads
 
 from .conftest import SAMPLES, msgen, msgen_process
 

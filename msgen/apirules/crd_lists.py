@@ -14,8 +14,6 @@ from typing import Any
 from ..source import Path
 from .findings import Findings, items
 
-#: Targets whose pod templates sit inside a custom resource with keyed lists.
-CRD_TARGETS = ("jobset", "volcano")
 #: In a container: list → the fields that key its items (with their defaults).
 CONTAINER_LISTS: dict[str, tuple[tuple[str, Any], ...]] = {
     "env": (("name", None),),
@@ -35,7 +33,7 @@ POD_LISTS: dict[str, tuple[tuple[str, Any], ...]] = {
 
 def check(found: Findings, spec: Any, path: Path) -> None:
     """Duplicate keys in the keyed lists of the pod spec at `path` (CRD targets only)."""
-    if found.target not in CRD_TARGETS or not isinstance(spec, dict):
+    if not found.facts.custom_resource or not isinstance(spec, dict):
         return
     for field, keys in POD_LISTS.items():
         _unique(found, spec.get(field), path + (field,), keys)

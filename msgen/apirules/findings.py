@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import targets
 from ..diagnostics import Diagnostic
 from ..source import Document, Path
 
@@ -15,6 +16,8 @@ class Findings:
         self.document = document
         self.kube_version = kube_version
         self.target = target
+        #: what is true of the target (nothing, for a name msgen does not know)
+        self.facts = targets.facts_of(target)
         self.errors: list[Diagnostic] = []
         #: the pod's emptyDir volumes (what an env `fileKeyRef` may name), once volumes are read
         self.empty_dirs: set[str] = set()

@@ -16,8 +16,6 @@ from .findings import Findings
 from .resources import check_quantity
 
 INT32_MAX = 2**31 - 1
-#: Targets whose pods carry the job's activeDeadlineSeconds (an int32 in a pod spec).
-DEADLINE_ON_PODS = ("pod", "volcano")
 #: Where each kind keeps its replica specs, for a job that has none.
 REPLICA_SPECS = ("msReplicaSpecs", "mxReplicaSpecs", "replicaSpecs")
 
@@ -47,7 +45,7 @@ def check_plan(plan: Plan, options: Options) -> list[Diagnostic]:
         )
     run = plan.run_policy
     deadline = run.active_deadline_seconds
-    if deadline is not None and deadline > INT32_MAX and options.target in DEADLINE_ON_PODS:
+    if deadline is not None and deadline > INT32_MAX and found.facts.deadline_on_pods:
         found.refuse(
             run.path + ("activeDeadlineSeconds",),
             f"{deadline} is not accepted: target {options.target} writes it on the pods, whose "
@@ -62,7 +60,8 @@ def _check_scheduling(found: Findings, plan: Plan, options: Options) -> None:
 
     scheduling = plan.run_policy.scheduling
     path = plan.run_policy.path + ("schedulingPolicy",)
-    gang = options.gang_scheduler if options.target != "volcano" else "volcano"
+    # A target that is its own gang is scheduled by Volcano (the only such target).
+    gang = "volcano" if found.facts.own_gang else options.gang_scheduler
     if gang == "scheduler-plugins" and plan.roles and min_member(plan) == 0:
         given = scheduling is not None and scheduling.min_available is not None
         found.refuse(
@@ -80,7 +79,7 @@ def _check_scheduling(found: Findings, plan: Plan, options: Options) -> None:
         found.check(
             path + ("priorityClass",), "priorityClass", name, formats.dns1123_subdomain(name)
         )
-    podgroup = options.target != "volcano" and options.gang_scheduler != "none"
+    podgroup = not found.facts.own_gang and options.gang_scheduler != "none"
     for name, value in (scheduling.min_resources or {}).items() if podgroup else ():
         where = path + ("minResources", name)
         problems = formats.qualified_name(name)

@@ -66,10 +66,10 @@ def check_spec(found: Findings, spec: dict[str, Any], path: Path) -> None:
         if isinstance(value, str) and value:
             found.check(path + (field,), field, value, formats.dns1123_subdomain(value))
     deadline = spec.get("activeDeadlineSeconds")
-    if deadline is not None and found.target == "statefulset":
+    if deadline is not None and found.facts.pods_run_until_deleted:
         found.refuse(
             path + ("activeDeadlineSeconds",),
-            "activeDeadlineSeconds is not accepted in a StatefulSet's pods (target statefulset),"
+            f"activeDeadlineSeconds is not accepted in a StatefulSet's pods (target {found.target}),"
             " which run until deleted; accepted: no activeDeadlineSeconds, or another target",
             key=True,
         )

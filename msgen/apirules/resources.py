@@ -98,19 +98,17 @@ def quantity(value: Any) -> Amount | None:
 QUANTITY_WORDS = "a quantity such as 500m, 2, 1.5, 4Gi or 1e3"
 
 
-#: Targets whose pod templates sit in a custom resource: its schema types a quantity as an
-#: integer or a string (`x-kubernetes-int-or-string`), so the number 2.5 is refused there.
-CRD_TARGETS = ("jobset", "volcano")
-
 
 def check_quantity(
     found: Findings, path: Path, value: Any, *, what: str = "quantity", in_crd: bool | None = None
 ) -> Amount | None:
     """A positioned error unless `value` is a non-negative quantity; its value otherwise.
-    `in_crd`: the value lands in a custom resource (by default: when the target writes one)."""
+    `in_crd`: the value lands in a custom resource (by default: when the target writes one,
+    whose schema types a quantity as an integer or a string, `x-kubernetes-int-or-string`, so
+    the number 2.5 is refused there)."""
     amount = quantity(value)
     if in_crd is None:
-        in_crd = found.target in CRD_TARGETS
+        in_crd = found.facts.custom_resource
     too_big = isinstance(value, int) and not -(2**63) <= value < 2**63
     if amount is not None and in_crd and (isinstance(value, float) or too_big):
         found.refuse(

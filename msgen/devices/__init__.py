@@ -1,30 +1,59 @@
 """Devices: what the pods ask for (CPU, NVIDIA GPU, Ascend NPU) and what that implies.
 
 A role's device is read from the resources its containers request, never guessed from the
-image. Each device module contributes a `Patch`; the GPU module also hides GPUs from the
+image. Each accelerator is a module, registered in `_REGISTRY` under its device kind with the
+resource names that ask for it, and loaded only for a job that asks for that kind; it
+contributes the `Patch`es a pod of a role needs (`Device`). The GPU module hides GPUs from the
 containers of a GPU job that asked for none (with the NVIDIA runtime as the node default, they
 would otherwise see every GPU on the node).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import importlib
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from ..diagnostics import Diagnostic
 from ..patch import Patch
 from ..plan import Plan, PodSlot, Role
-from . import gpu
 
 DeviceKind = Literal["cpu", "gpu", "ascend"]
+
+
+@runtime_checkable
+class Device(Protocol):
+    """An accelerator's module: what a pod of `role` needs, in a job that asks for it."""
+
+    def contribute(self, plan: Plan, role: Role) -> list[Patch]: ...
+
+
+class Entry(NamedTuple):
+    module: str
+    #: Resource names that ask for the device, exactly ...
+    names: tuple[str, ...] = ()
+    #: ... or by their start.
+    prefixes: tuple[str, ...] = ()
+
+
+#: Device kind → its module and resources, in the order their patches apply. No resource
+#: name is asked for by two kinds.
+_REGISTRY: dict[DeviceKind, Entry] = {
+    "ascend": Entry("msgen.devices.ascend", prefixes=("huawei.com/Ascend", "huawei.com/npu")),
+    "gpu": Entry("msgen.devices.gpu", names=("nvidia.com/gpu",)),
+}
 #: Ascend NPU resource names start so (`msgen.devices.ascend`, loaded for Ascend jobs only).
-ASCEND_RESOURCE_PREFIXES = ("huawei.com/Ascend", "huawei.com/npu")
+ASCEND_RESOURCE_PREFIXES = _REGISTRY["ascend"].prefixes
+
+
+def lookup(kind: DeviceKind) -> Device:
+    device: Device = importlib.import_module(_REGISTRY[kind].module)
+    return device
 
 
 def device_kind(resource: str) -> DeviceKind | None:
-    if resource == gpu.RESOURCE:
-        return "gpu"
-    if resource.startswith(ASCEND_RESOURCE_PREFIXES):
-        return "ascend"
+    for kind, entry in _REGISTRY.items():
+        if resource in entry.names or resource.startswith(entry.prefixes):
+            return kind
     return None
 
 
@@ -60,10 +89,9 @@ def role_request(plan: Plan, role: Role) -> DeviceRequest:
     return DeviceRequest("cpu")
 
 
-def uses_gpu(plan: Plan) -> bool:
-    return any(
-        container_request(c).kind == "gpu" for role in plan.roles for c in role.containers()
-    )
+def kinds_used(plan: Plan) -> set[DeviceKind]:
+    """The device kinds any container of the job asks for."""
+    return {container_request(c).kind for role in plan.roles for c in role.containers()}
 
 
 def check(plan: Plan) -> list[Diagnostic]:
@@ -124,15 +152,12 @@ def check(plan: Plan) -> list[Diagnostic]:
 
 
 def contribute(plan: Plan, slot: PodSlot) -> list[Patch]:
+    """What each device the job asks for adds to the pods of `slot`'s role."""
+    used = kinds_used(plan)
     patches = []
-    request = role_request(plan, slot.role)
-    if request.kind == "ascend":
-        from . import ascend
-
-        patches.append(ascend.contribute(slot.role.template, slot.role.containers()))
-    if uses_gpu(plan):
-        hidden = [c["name"] for c in slot.role.containers() if container_request(c).kind != "gpu"]
-        patches.append(gpu.hide_gpus(hidden))
+    for kind in _REGISTRY:
+        if kind in used:
+            patches += lookup(kind).contribute(plan, slot.role)
     return patches
 
 

@@ -12,12 +12,14 @@ ascend-operator also gives every NPU pod of an AscendJob `HCCL_LOGIC_SUPERPOD_ID
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..patch import EnvValue, Patch, field_ref, literal
+from ..plan import Plan, Role
 from ..source import Document
-
 from . import ASCEND_RESOURCE_PREFIXES as RESOURCE_PREFIXES
+from . import role_request
+
 VISIBLE_DEVICES = "ASCEND_VISIBLE_DEVICES"
 HCCL_IF_IP = "HCCL_IF_IP"
 SUPERPOD_ID = "HCCL_LOGIC_SUPERPOD_ID"
@@ -26,7 +28,14 @@ SUPERPOD_AFFINITY = "super-pod-affinity"
 NPU_RESOURCE = "huawei.com/npu"
 
 
-def contribute(template: dict[str, Any], containers: list[dict[str, Any]]) -> Patch:
+def contribute(plan: Plan, role: Role) -> list[Patch]:
+    """The NPUs' env, on the pods of a role whose main container asks for NPUs."""
+    if role_request(plan, role).kind != "ascend":
+        return []
+    return [visible_devices(role.template, role.containers())]
+
+
+def visible_devices(template: dict[str, Any], containers: list[dict[str, Any]]) -> Patch:
     env = []
     host_network = bool(template["spec"].get("hostNetwork"))
     for container in containers:
@@ -77,3 +86,10 @@ def superpod_id(
     if index is not None:
         return literal(index // pods)
     return dynamic_index if pods == 1 else None
+
+
+if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
+    from . import Device
+    from . import ascend as _this
+
+    _CONFORMS: Device = _this

@@ -8,10 +8,18 @@ see every GPU of the node (kubeflow's MPI launcher does the same).
 
 from __future__ import annotations
 
-from ..patch import Patch, literal
+from typing import TYPE_CHECKING
 
-RESOURCE = "nvidia.com/gpu"
+from ..patch import Patch, literal
+from ..plan import Plan, Role
+from . import container_request
+
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+
+
+def contribute(plan: Plan, role: Role) -> list[Patch]:
+    """In a job that uses GPUs: GPUs hidden from the containers of `role` that ask for none."""
+    return [hide_gpus([c["name"] for c in role.containers() if container_request(c).kind != "gpu"])]
 
 
 def hide_gpus(container_names: list[str]) -> Patch:
@@ -19,3 +27,10 @@ def hide_gpus(container_names: list[str]) -> Patch:
         contributor="GPU isolation",
         env=tuple((name, VISIBLE_DEVICES, literal("")) for name in container_names),
     )
+
+
+if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
+    from . import Device
+    from . import gpu as _this
+
+    _CONFORMS: Device = _this

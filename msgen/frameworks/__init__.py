@@ -1,17 +1,24 @@
-"""Framework env contracts, chosen by the key the input kind names in its plan."""
+"""Framework env contracts, chosen by the key the input kind names in its plan.
+
+A framework is a module whose functions make up `Framework` (each module ends with a block
+that has mypy check it against the protocol); a framework that can say where a job asks for
+each pod's index also has `ExplainsPodIndex`'s function, an optional hook of its own.
+"""
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
     from ..patch import Patch
     from ..plan import Options, Plan, PodSlot
+    from ..source import Path
     from ..targets.addressing import Addressing, Endpoint
 
 
+@runtime_checkable
 class Framework(Protocol):
     def endpoints(self, plan: Plan) -> list[Endpoint]: ...
 
@@ -22,6 +29,15 @@ class Framework(Protocol):
     def needs_pod_index(self, plan: Plan) -> bool: ...
 
 
+@runtime_checkable
+class ExplainsPodIndex(Protocol):
+    """The optional hook of a framework whose refusal for want of pod indexes should name
+    where the job asks for them, and why."""
+
+    def pod_index_reason(self, plan: Plan) -> tuple[Path, str] | None: ...
+
+
+#: framework key (`Plan.framework`) → module.
 _REGISTRY = {
     "mindspore": "msgen.frameworks.mindspore",
     "mindspore-legacy": "msgen.frameworks.mindspore_legacy",

@@ -20,6 +20,8 @@ container: `CAFFE2_CONFIG` names the operator's port 2222 (or the container's ow
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import Diagnostic, Severity
 from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
 from ..plan import Options, Plan, PodSlot, Role
@@ -99,3 +101,10 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
         (ALL_CONTAINERS, "CAFFE2_CONFIG", EnvValue(value=config, requires=requires)),
     ]
     return Patch(contributor="Caffe2", env=tuple(env))
+
+
+if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
+    from . import Framework
+    from . import caffe2 as _this
+
+    _CONFORMS: Framework = _this

@@ -35,12 +35,14 @@ needs it (`pod_index_reason`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import Diagnostic, Severity
 from ..patch import EnvValue, Patch, field_ref, literal
 from ..plan import Options, Plan, PodSlot, Role
 from ..source import Path
 from ..targets.addressing import Addressing, Endpoint
-from .. import devices
+from .. import devices, targets
 
 ROLE_VALUES = {"Scheduler": "MS_SCHED", "PS": "MS_PSERVER", "Worker": "MS_WORKER"}
 ENV_NAMES = (
@@ -166,7 +168,7 @@ def _service_port_check(plan: Plan) -> list[Diagnostic]:
 def _superpod_check(plan: Plan, options: Options) -> list[Diagnostic]:
     """`HCCL_LOGIC_SUPERPOD_ID` = rank ÷ pods per super-pod: Kubernetes cannot divide at run
     time, so only a target with one template per pod can give it."""
-    if plan.process_contract != "ascend-operator" or options.target == "pod":
+    if plan.process_contract != "ascend-operator" or targets.facts_of(options.target).bare_pods:
         return []
     out = []
     for role in plan.roles:
@@ -182,7 +184,9 @@ def _superpod_check(plan: Plan, options: Options) -> list[Diagnostic]:
                     ("metadata", "annotations", ascend.SP_BLOCK),
                     f"{ascend.SUPERPOD_ID} is the pod's rank divided by {pods} (pods per "
                     f"logical super-pod), which target {options.target} cannot compute at run "
-                    f"time: {role.replica_type} pods get none; use --target pod for it",
+                    f"time: {role.replica_type} pods get none; use --target "
+                    + " or ".join(targets.having(lambda t: t.facts.bare_pods))
+                    + " for it",
                     severity=Severity.WARNING,
                 )
             )
@@ -333,3 +337,11 @@ def pod_index_reason(plan: Plan) -> tuple[Path, str] | None:
 def _required(index: EnvValue | None) -> EnvValue:
     assert index is not None, "the pipeline refuses targets that cannot give the index"
     return index
+
+
+if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
+    from . import ExplainsPodIndex, Framework
+    from . import mindspore as _this
+
+    _CONFORMS: Framework = _this
+    _EXPLAINS: ExplainsPodIndex = _this

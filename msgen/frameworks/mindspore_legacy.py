@@ -20,6 +20,8 @@ static indexes (`Plan.static_indexes`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import Diagnostic
 from ..patch import EnvValue, Patch, literal
 from ..plan import Options, Plan, PodSlot
@@ -74,3 +76,10 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
         (main, "RANK", literal(rank)),
     )
     return Patch(contributor="MindSpore (2020 MSJob)", env=env)
+
+
+if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
+    from . import Framework
+    from . import mindspore_legacy as _this
+
+    _CONFORMS: Framework = _this

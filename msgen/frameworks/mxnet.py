@@ -20,6 +20,8 @@ at run time from the pod's index variable where it has not.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import Diagnostic
 from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
 from ..plan import Options, Plan, PodSlot
@@ -94,3 +96,10 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
             assert worker_id is not None, "the pipeline refuses targets that cannot give the index"
             env.append((ALL_CONTAINERS, "DMLC_WORKER_ID", worker_id))
     return Patch(contributor="MXNet", env=tuple(env))
+
+
+if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
+    from . import Framework
+    from . import mxnet as _this
+
+    _CONFORMS: Framework = _this

@@ -16,6 +16,8 @@ this env needs no pod index and every target can carry it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import Diagnostic
 from ..patch import EnvValue, Patch, literal
 from ..plan import Options, Plan, PodSlot
@@ -55,3 +57,10 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
         contributor="MXNet",
         env=tuple((plan.main_container, name, value) for name, value in values.items()),
     )
+
+
+if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
+    from . import Framework
+    from . import mxnet_original as _this
+
+    _CONFORMS: Framework = _this

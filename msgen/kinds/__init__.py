@@ -8,7 +8,7 @@ Modules are imported on first use, so a render pays only for the kinds it meets.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from .model import BaseModel
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..source import Document
 
 
+@runtime_checkable
 class JobKind(Protocol):
     api_version: str
     kind: str

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import JobKind
 from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
 from ..plan import Options, Plan, Role
 from ..source import Document, Path
-from .msjob import MSReplicaSpec, MSRunPolicy, MSSchedulingPolicy, _run_policy
-from .podtemplate import INT32_MAX, ObjectMeta, PodTemplateSpec, _Model
+from .msjob import MSReplicaSpec, MSRunPolicy, MSSchedulingPolicy, to_run_policy
+from .podtemplate import INT32_MAX, ObjectMeta, _Model
 from . import ascend_recovery as recovery
 from .shared import copy_data, job_name, replica_type_of
 from .validation import validate_model
@@ -110,7 +111,7 @@ class AscendJobKind:
                 # ascend-operator's defaults (SetDefaultsAscendJob, checkSpecStatus): pods
                 # are left as they are when the job ends, and without a successPolicy the job
                 # succeeds when all its pods have.
-                run_policy=_run_policy(job.spec.runPolicy, default_clean_pod_policy="None"),
+                run_policy=to_run_policy(job.spec.runPolicy, default_clean_pod_policy="None"),
                 success_policy=job.spec.successPolicy or "AllWorkers",
                 enable_dynamic_worker=False,
                 document=document,
@@ -220,4 +221,4 @@ def _check_containers(
         ports.append({"containerPort": DEFAULT_PORT, "name": PORT_NAME})
 
 
-KIND = AscendJobKind()
+KIND: JobKind = AscendJobKind()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import JobKind
 from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
@@ -194,4 +195,4 @@ def _check_termination_policy(job: Caffe2Job, document: Document, out: list[Diag
     )
 
 
-KIND = Caffe2JobKind()
+KIND: JobKind = Caffe2JobKind()

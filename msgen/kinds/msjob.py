@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import JobKind
 from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic, Severity
@@ -91,7 +92,7 @@ class MSJobKind:
                 main_container=MAIN_CONTAINER,
                 port_name=PORT_NAME,
                 roles=roles,
-                run_policy=_run_policy(job.spec.runPolicy),
+                run_policy=to_run_policy(job.spec.runPolicy),
                 success_policy=job.spec.successPolicy or "",
                 enable_dynamic_worker=bool(job.spec.enableDynamicWorker),
                 document=document,
@@ -195,7 +196,7 @@ def _check_containers(
         ports.append({"containerPort": DEFAULT_PORT, "name": PORT_NAME})
 
 
-def _run_policy(
+def to_run_policy(
     policy: MSRunPolicy | None, default_clean_pod_policy: CleanPodPolicy = "Running"
 ) -> RunPolicy:
     """The run policy with the operator's defaults (ms-operator: cleanPodPolicy Running)."""
@@ -221,4 +222,4 @@ def _run_policy(
     )
 
 
-KIND = MSJobKind()
+KIND: JobKind = MSJobKind()

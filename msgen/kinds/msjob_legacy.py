@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import JobKind
 from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic
@@ -200,4 +201,4 @@ def _roles(job: LegacyMSJob, document: Document, out: list[Diagnostic]) -> tuple
     return tuple(found[t] for t in REPLICA_TYPES if t in found)
 
 
-KIND = LegacyMSJobKind()
+KIND: JobKind = LegacyMSJobKind()

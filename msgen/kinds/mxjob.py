@@ -7,23 +7,23 @@ Defaulting and validation follow the operator (contracts §5): `jobMode` is `MXT
 one Scheduler, TunerTracker and Tuner. The job's outcome follows the Scheduler (a tuning
 job's, its Tuner), so Workers have no "worker 0 decides" success rule. The run policy is
 training-operator's `spec.runPolicy` or kubeflow mxnet-operator's inline form
-(`mxjob_run_policy`).
+(`mxjob_run_policy`). The job's declaration is `mxjob_model`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from .model import BaseModel, Field
+from . import JobKind
+from .model import BaseModel
 
 from ..diagnostics import Diagnostic, Severity
 from ..frameworks.mxnet import TUNER_SERVER_KEY
 from ..plan import SCHEDULER_DECIDES, TUNER_DECIDES, Options, Plan, Role, RunPolicy
 from ..source import Document, Path
-from .msjob import MSRunPolicy, MSSchedulingPolicy
 from .mxjob_labels import tuner_keys
+from .mxjob_model import MXJob
 from .mxjob_run_policy import run_policy
-from .podtemplate import INT32_MAX, INT64_MAX, ObjectMeta, PodTemplateSpec, _Model
 from .shared import copy_data, ensure_port, job_name, main_container, replica_type_of
 from .validation import validate_model
 
@@ -37,58 +37,6 @@ MODES: dict[str, tuple[str, ...]] = {
     "MXTune": ("TunerTracker", "TunerServer", "Tuner"),
 }
 SINGLE = ("Scheduler", "TunerTracker", "Tuner")
-
-
-class MXSchedulingPolicy(MSSchedulingPolicy):
-    scheduleTimeoutSeconds: int | None = Field(default=None, ge=0, le=INT32_MAX)
-
-
-class MXRunPolicy(MSRunPolicy):
-    """kubeflow's common RunPolicy, as training-operator's MXJob CRD has it."""
-
-    schedulingPolicy: MXSchedulingPolicy | None = None
-    suspend: bool | None = None
-
-
-class MXReplicaSpec(_Model):
-    replicas: int | None = Field(default=None, ge=0)
-    restartPolicy: Literal["Always", "OnFailure", "Never", "ExitCode"] | None = None
-    template: PodTemplateSpec
-    #: MX_CONFIG's label of the role, as kubeflow/mxnet-operator 1.0 read it (its tuning
-    #: example writes it); later operators read the annotation instead (`mxjob_labels`).
-    label: str | None = None
-
-
-class MXInlineSchedulingPolicy(_Model):
-    """kubeflow/common v0.3.1's SchedulingPolicy, as kubeflow mxnet-operator's MXJob has it."""
-
-    minAvailable: int | None = Field(default=None, ge=0, le=INT32_MAX)
-
-
-class MXJobSpec(_Model):
-    """Both forms of the spec (see mxjob_run_policy): `runPolicy`, or its fields inline."""
-
-    jobMode: Literal["MXTrain", "MXTune"]
-    mxReplicaSpecs: dict[str, MXReplicaSpec]
-    runPolicy: MXRunPolicy | None = None
-    cleanPodPolicy: Literal["All", "Running", "None"] | None = None
-    ttlSecondsAfterFinished: int | None = Field(default=None, ge=0, le=INT32_MAX)
-    activeDeadlineSeconds: int | None = Field(default=None, ge=1, le=INT64_MAX)
-    backoffLimit: int | None = Field(default=None, ge=0, le=INT32_MAX)
-    schedulingPolicy: MXInlineSchedulingPolicy | None = None
-    #: In mxnet-operator's BytePS example: its v1beta1 MXJob's field, which no v1 MXJob has
-    #: (a warning says so).
-    successPolicy: str | None = None
-
-
-class MXJob(_Model):
-    """An MXNet job: ps-lite Scheduler, Servers and Workers, or a tuning job."""
-
-    apiVersion: Literal["kubeflow.org/v1"]
-    kind: Literal["MXJob"]
-    metadata: ObjectMeta
-    spec: MXJobSpec
-    status: dict[str, Any] | None = None
 
 
 def check_replica(
@@ -262,4 +210,4 @@ def _annotation(template: dict[str, Any], name: str) -> str | None:
     return None if value is None else str(value)
 
 
-KIND = MXJobKind()
+KIND: JobKind = MXJobKind()

@@ -23,15 +23,11 @@ with a warning (the job's outcome follows the Scheduler).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..diagnostics import Diagnostic, Severity
 from ..plan import RunPolicy, SchedulingPolicy
 from ..source import Document, Path
-from .msjob import _run_policy
-
-if TYPE_CHECKING:
-    from .mxjob import MXJobSpec
+from .msjob import to_run_policy
+from .mxjob_model import MXJobSpec
 
 #: kubeflow/common v0.3.1 RunPolicy's fields, as mxnet-operator's MXJob has them at `spec`.
 INLINE_FIELDS = (
@@ -72,7 +68,7 @@ def run_policy(spec: MXJobSpec, document: Document, out: list[Diagnostic]) -> Ru
         return RunPolicy(clean_pod_policy="None")
     if inline:
         return _inline(spec)
-    policy = _run_policy(spec.runPolicy)
+    policy = to_run_policy(spec.runPolicy)
     if spec.runPolicy is None or spec.runPolicy.cleanPodPolicy is None:
         # training-operator defaults cleanPodPolicy to None (ms-operator: Running).
         policy = policy._replace(clean_pod_policy="None")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import JobKind
 from .model import BaseModel, Field
 
 from ..diagnostics import Diagnostic
@@ -180,5 +181,5 @@ def _check_mode(
         )
 
 
-KIND = MxJobKind(API_VERSION, MxJob)
-SEED_KIND = MxJobKind(SEED_API_VERSION, SeedMxJob)
+KIND: JobKind = MxJobKind(API_VERSION, MxJob)
+SEED_KIND: JobKind = MxJobKind(SEED_API_VERSION, SeedMxJob)

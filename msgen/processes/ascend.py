@@ -17,15 +17,16 @@ On pods whose container `mindspore` (the plan's main container) asks for Ascend 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import devices
+from .. import devices, targets
 from ..diagnostics import Diagnostic, Severity
 from ..frameworks.mindspore import worker_processes
 from ..options import ANNOTATION_PREFIX
 from ..patch import Patch, literal
 from ..plan import Options, Plan, PodSlot, Role
 from ..source import Path
+from ..targets.addressing import Addressing
 
 SHM_PATH = "/dev/shm"
 SHM_VOLUME = "msgen-shm"
@@ -37,32 +38,34 @@ RANK_TABLE_VOLUME = "ascend-910-config"
 RING_LABEL = "ring-controller.atlas"
 
 
-#: The workloads MindCluster's rank-table plugins recognise (ascend-operator
-#: `pkg/ranktable/plugins.go`: Deployment, StatefulSet, Volcano Job, besides AscendJob), per
-#: msgen target: the workload whose name the ConfigMap `rings-config-<name>` must carry.
-_FILLED_TARGETS = ("volcano", "statefulset")
 #: ascend-operator finds a StatefulSet's pods by this label (`genLabels` for apps/v1).
 DEPLOY_NAME_LABEL = "deploy-name"
 
 
 def rank_table_workload(plan: Plan, options: Options) -> tuple[str, str] | str:
-    """(kind, name) of the workload MindCluster fills the rank table for, or why none is."""
-    if options.target == "volcano":
-        return "Job", plan.name
-    if options.target == "statefulset":
-        roles = ascend_roles(plan)
-        if len(roles) != 1:
-            return (
-                "each role is its own StatefulSet, and MindCluster fills one rank table per "
-                f"StatefulSet, but {len(roles)} roles ask for NPUs"
-            )
-        return "StatefulSet", f"{plan.name}-{roles[0].key}"
-    shape = {"indexed-job": "Jobs", "pod": "bare Pods", "jobset": "a JobSet"}[options.target]
-    return (
-        f"target {options.target} renders {shape}, which MindCluster's rank-table plugins do "
-        "not recognise (they fill rings-config-<name> for AscendJobs, Volcano Jobs, "
-        "Deployments and StatefulSets only), so the rank table would stay initializing"
-    )
+    """(kind, name) of the workload MindCluster fills the rank table for, or why none is.
+
+    MindCluster's rank-table plugins (ascend-operator `pkg/ranktable/plugins.go`) recognise
+    Deployments, StatefulSets and Volcano Jobs besides AscendJobs: the target says whether
+    its workload is one of them (`Facts.rank_table_kind`); the ConfigMap
+    `rings-config-<name>` must carry that workload's name."""
+    facts = targets.facts_of(options.target)
+    kind = facts.rank_table_kind
+    if kind is None:
+        return (
+            f"target {options.target} renders {facts.workloads}, which MindCluster's rank-table "
+            "plugins do not recognise (they fill rings-config-<name> for AscendJobs, Volcano "
+            "Jobs, Deployments and StatefulSets only), so the rank table would stay initializing"
+        )
+    if not facts.workload_per_role:
+        return kind, plan.name
+    roles = ascend_roles(plan)
+    if len(roles) != 1:
+        return (
+            f"each role is its own {kind}, and MindCluster fills one rank table per "
+            f"{kind}, but {len(roles)} roles ask for NPUs"
+        )
+    return kind, f"{plan.name}-{roles[0].key}"
 
 
 def rank_table_name(plan: Plan, options: Options) -> str:
@@ -71,9 +74,7 @@ def rank_table_name(plan: Plan, options: Options) -> str:
     return f"rings-config-{name}"
 
 
-def mark_rank_table_workload(
-    plan: Plan, options: Options, objects: list[dict[str, Any]]
-) -> None:
+def finish_objects(plan: Plan, options: Options, objects: list[dict[str, Any]]) -> None:
     """Label the workload MindCluster fills the rank table for, as its plugins require.
 
     A Volcano Job or StatefulSet is handled only when labelled `ring-controller.atlas`
@@ -170,7 +171,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     return out
 
 
-def contribute(plan: Plan, slot: PodSlot, options: Options) -> list[Patch]:
+def contribute(plan: Plan, slot: PodSlot, addressing: Addressing, options: Options) -> list[Patch]:
     role = slot.role
     if role not in ascend_roles(plan):
         return []
@@ -257,3 +258,10 @@ def _option_path(plan: Plan, option: str) -> Path:
     if ANNOTATION_PREFIX + option in (metadata.get("annotations") or {}):
         return ("metadata", "annotations", ANNOTATION_PREFIX + option)
     return ("metadata", "name")
+
+
+if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
+    from . import Process
+    from . import ascend as _this
+
+    _CONFORMS: Process = _this

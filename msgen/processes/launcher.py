@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .. import devices
 from ..diagnostics import Diagnostic, Severity
@@ -70,10 +70,27 @@ def multi_device_worker(plan: Plan) -> Role | None:
     return role
 
 
+@runtime_checkable
+class Launcher(Protocol):
+    """What starts the processes of a multi-device Worker pod, chosen by `--launcher`."""
+
+    name: str
+    #: It becomes the container's command (the container's own command its arguments).
+    wraps_command: bool
+
+    def check(self, plan: Plan, role: Role, options: Options) -> list[Diagnostic]: ...
+
+    def contribute(self, plan: Plan, role: Role, options: Options) -> list[Patch]: ...
+
+
+def chosen(plan: Plan, options: Options) -> Launcher:
+    return LAUNCHERS[launcher(plan, options)]
+
+
 def wrapped_role(plan: Plan, options: Options) -> Role | None:
     """The role whose command a launcher wraps (and whose missing command it reports)."""
     role = multi_device_worker(plan)
-    if role is None or launcher(plan, options) == "none":
+    if role is None or not chosen(plan, options).wraps_command:
         return None
     return role
 
@@ -82,10 +99,81 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     role = multi_device_worker(plan)
     if role is None or plan.replicas("Scheduler") == 0:
         return []
-    out = []
-    if launcher(plan, options) == "msrun":
-        out += _check_msrun(plan, role, options)
-    return out
+    return chosen(plan, options).check(plan, role, options)
+
+
+def contribute(plan: Plan, slot: PodSlot, options: Options) -> list[Patch]:
+    role = multi_device_worker(plan)
+    if role is None or slot.role is not role:
+        return []
+    return chosen(plan, options).contribute(plan, role, options)
+
+
+class NoLauncher:
+    """`none`: the command starts its processes itself (ascend-operator's contract)."""
+
+    name = "none"
+    wraps_command = False
+
+    def check(self, plan: Plan, role: Role, options: Options) -> list[Diagnostic]:
+        return []
+
+    def contribute(self, plan: Plan, role: Role, options: Options) -> list[Patch]:
+        return []
+
+
+class PerDevice:
+    """`per-device`: msgen's POSIX-sh launcher, shipped in a ConfigMap."""
+
+    name = "per-device"
+    wraps_command = True
+
+    def check(self, plan: Plan, role: Role, options: Options) -> list[Diagnostic]:
+        return []
+
+    def contribute(self, plan: Plan, role: Role, options: Options) -> list[Patch]:
+        main = plan.main_container
+        ascend = devices.role_request(plan, role).kind == "ascend"
+        env = [(main, "MSGEN_SET_DEVICE_ID", literal(1))] if ascend else []
+        if options.rank_table == "operator":
+            env.append((main, "MSGEN_RANK_TABLE_TIMEOUT", default(RANK_TABLE_TIMEOUT)))
+        return [
+            Patch(
+                contributor="the per-device launcher",
+                env=tuple(env),
+                volumes=(
+                    {"name": VOLUME_NAME, "configMap": {"name": config_map_name(plan)}},
+                ),
+                mounts=((main, {"name": VOLUME_NAME, "mountPath": MOUNT_PATH, "readOnly": True}),),
+                command_wrap=((main, CommandWrap(("/bin/sh", f"{MOUNT_PATH}/{SCRIPT_NAME}"))),),
+                objects=(_config_map(plan),),
+            )
+        ]
+
+
+class Msrun:
+    """`msrun`: MindSpore's own launcher, given the cluster as msgen computed it."""
+
+    name = "msrun"
+    wraps_command = True
+
+    def check(self, plan: Plan, role: Role, options: Options) -> list[Diagnostic]:
+        return _check_msrun(plan, role, options)
+
+    def contribute(self, plan: Plan, role: Role, options: Options) -> list[Patch]:
+        main = plan.main_container
+        return [
+            Patch(
+                contributor="launcher msrun",
+                volumes=({"name": MSRUN_LOG_VOLUME, "emptyDir": {}},),
+                mounts=((main, {"name": MSRUN_LOG_VOLUME, "mountPath": MSRUN_LOG_DIR}),),
+                command_wrap=((main, _msrun(plan, role)),),
+            )
+        ]
+
+
+#: `--launcher` name → launcher.
+LAUNCHERS: dict[str, Launcher] = {found.name: found for found in (PerDevice(), Msrun(), NoLauncher())}
 
 
 def _check_msrun(plan: Plan, role: Role, options: Options) -> list[Diagnostic]:
@@ -136,39 +224,6 @@ def _check_msrun(plan: Plan, role: Role, options: Options) -> list[Diagnostic]:
             )
         )
     return out
-
-
-def contribute(plan: Plan, slot: PodSlot, options: Options) -> list[Patch]:
-    role = multi_device_worker(plan)
-    chosen = launcher(plan, options)
-    if role is None or slot.role is not role or chosen == "none":
-        return []
-    main = plan.main_container
-    if chosen == "msrun":
-        return [
-            Patch(
-                contributor="launcher msrun",
-                volumes=({"name": MSRUN_LOG_VOLUME, "emptyDir": {}},),
-                mounts=((main, {"name": MSRUN_LOG_VOLUME, "mountPath": MSRUN_LOG_DIR}),),
-                command_wrap=((main, _msrun(plan, role)),),
-            )
-        ]
-    ascend = devices.role_request(plan, role).kind == "ascend"
-    env = [(main, "MSGEN_SET_DEVICE_ID", literal(1))] if ascend else []
-    if options.rank_table == "operator":
-        env.append((main, "MSGEN_RANK_TABLE_TIMEOUT", default(RANK_TABLE_TIMEOUT)))
-    return [
-        Patch(
-            contributor="the per-device launcher",
-            env=tuple(env),
-            volumes=(
-                {"name": VOLUME_NAME, "configMap": {"name": config_map_name(plan)}},
-            ),
-            mounts=((main, {"name": VOLUME_NAME, "mountPath": MOUNT_PATH, "readOnly": True}),),
-            command_wrap=((main, CommandWrap(("/bin/sh", f"{MOUNT_PATH}/{SCRIPT_NAME}"))),),
-            objects=(_config_map(plan),),
-        )
-    ]
 
 
 def _msrun(plan: Plan, role: Role) -> CommandWrap:

@@ -39,11 +39,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..run_policy import RunPolicy
+from ..targets import facts_of
 from ..targets.labels import JOB_NAME
 from .status import JobStatus, pod_role
 
-#: Targets whose workload deletes its running pods when it ends.
-_CLEANS_RUNNING = ("jobset", "volcano")
 #: What a GitOps tool that re-creates missing objects marks them with.
 TRACKING_ANNOTATIONS = ("argocd.argoproj.io/tracking-id",)
 TRACKING_LABELS = ("kustomize.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/name")
@@ -84,7 +83,8 @@ def due(
     if not status.finished:
         return stopped
     out: list[Action] = []
-    if policy.target == "volcano" and status.phase == "Succeeded":
+    facts = facts_of(policy.target)
+    if facts.completed_by_command and status.phase == "Succeeded":
         out += [
             Action("complete", o["apiVersion"], o["kind"], _name(o), "worker success ends the job")
             for o in workloads
@@ -92,7 +92,7 @@ def due(
         ]
     if policy.clean_pod_policy in ("Running", "All"):
         out += _clean(policy, status, workloads, pods)
-    if policy.target == "pod" and policy.ttl_seconds_after_finished is not None:
+    if facts.bare_pods and policy.ttl_seconds_after_finished is not None:
         ended = _parse_time(status.completion_time)
         if ended is not None and now >= ended + timedelta(seconds=policy.ttl_seconds_after_finished):
             reason = f"ttlSecondsAfterFinished {policy.ttl_seconds_after_finished} passed"
@@ -129,7 +129,8 @@ def _clean(
 ) -> list[Action]:
     why = f"job {status.phase.lower()}; cleanPodPolicy {policy.clean_pod_policy}"
     out = []
-    if policy.target == "indexed-job":
+    facts = facts_of(policy.target)
+    if facts.suspends_jobs_at_end:
         out += [
             Action("suspend", o["apiVersion"], o["kind"], _name(o), why, status.completion_time)
             for o in workloads
@@ -140,7 +141,7 @@ def _clean(
             continue
         phase = (pod.get("status") or {}).get("phase") or "Pending"
         active = phase in ("Pending", "Running", "Unknown")
-        if active and policy.target in ("indexed-job", *_CLEANS_RUNNING):
+        if active and (facts.suspends_jobs_at_end or facts.cleans_running_pods):
             continue  # their controllers remove them (suspended Job, ended JobSet/Volcano Job)
         if (active or policy.clean_pod_policy == "All") and not reapplied(policy, pod):
             out.append(Action("delete", "v1", "Pod", _name(pod), why))
@@ -150,7 +151,7 @@ def _clean(
 def _stopped_ttl(policy: RunPolicy, workloads: list[dict[str, Any]], now: datetime) -> list[Action]:
     """The suspended Jobs whose TTL after the job's end passed (see the module's notes)."""
     ttl = policy.ttl_seconds_after_finished
-    if ttl is None or policy.target != "indexed-job":
+    if ttl is None or not facts_of(policy.target).suspends_jobs_at_end:
         return []
     out = []
     for obj in workloads:

@@ -1,5 +1,5 @@
 """What the reconciler's commands share: cluster options, connecting, rendering for the
-cluster that is there, and errors.
+cluster that is there, following a job to its end (`apply --wait`, `status --watch`), and errors.
 
 Exit status of every reconciler command: 0 done; 1 the input has errors, the cluster refused
 or cannot be reached, or the job failed; 2 the command line is wrong, or the Kubernetes
@@ -9,13 +9,15 @@ client (`msgen[apply]`) is not installed; 3 --timeout passed first; 130 interrup
 from __future__ import annotations
 
 import re
+import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from .. import versions
-from ..cli import _options, compile_paths
+from ..compile_command import compile_paths, options_from
 
 if TYPE_CHECKING:
     from lightkube import Client
@@ -93,7 +95,7 @@ def rendered(kwargs: dict[str, Any], client: Client, *, ask_server: bool = False
                 say(f"msgen: rendering for Kubernetes {versions.show(kwargs['kube_version'])}, the cluster's "
                     "(--kube-version overrides it)")
         served = served_apis(client)
-    compilation = compile_paths(list(kwargs.pop("paths")), _options(kwargs)._replace(served_apis=served))
+    compilation = compile_paths(list(kwargs.pop("paths")), options_from(kwargs)._replace(served_apis=served))
     namespace = job_namespace(compilation.objects, kwargs["namespace"], client)
     return place(compilation.objects, namespace), namespace
 
@@ -139,4 +141,38 @@ def served_apis(client: Client) -> frozenset[str]:
 
 def render_paths(paths: list[str], kwargs: dict[str, Any]) -> list[dict[str, Any]]:
     """`paths` rendered with the command's render options (warnings are apply's to show)."""
-    return compile_paths(paths, _options(kwargs)).objects
+    return compile_paths(paths, options_from(kwargs)).objects
+
+
+def follow_job(client: Client, job: str, namespace: str, timeout: float | None, started: float) -> None:
+    from . import kube, watch
+    from .witness import Witness
+
+    echo = click.echo
+    out = sys.stdout
+
+    def write(text: str) -> None:
+        out.write(text)
+        out.flush()
+
+    lines = watch.Lines(write, out.isatty())
+    witness = Witness(lambda failure: watch.last_logs(client, namespace, failure))
+    try:
+        found = watch.follow(client, job, namespace, timeout=timeout, echo=lines, witness=witness)
+    except KeyboardInterrupt:
+        lines.close()
+        echo(f"\nmsgen: stopped watching; the job keeps running. Resume with:\n"
+             f"  msgen status {job} -n {namespace} --watch", err=True)
+        raise SystemExit(130) from None
+    except TimeoutError as exc:
+        fail(f"timed out; the job keeps running: {exc}", watch.EXIT_TIMEOUT)
+    except (watch.NotFound, kube.KubeError) as exc:
+        fail(str(exc), 1)
+    for line in watch.summary(found, time.monotonic() - started):
+        echo(line)
+    if found.phase == "Failed":
+        for failure in found.failures[:3]:
+            echo(f"  last log lines of pod {failure.pod}:")
+            for line in witness.log_of(failure) or watch.last_logs(client, namespace, failure):
+                echo(line)
+        raise SystemExit(1)

@@ -12,17 +12,24 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from ..cli import compile_options
 from .command_line import CONTEXT as _CONTEXT
-from .command_line import EXIT_USAGE, cluster_options, connect, fail, job_namespace, render_paths, rendered, require_client
+from .command_line import (
+    EXIT_USAGE,
+    cluster_options,
+    connect,
+    fail,
+    follow_job,
+    job_namespace,
+    render_paths,
+    rendered,
+    require_client,
+)
 from .command_line import duration as _duration
-
-if TYPE_CHECKING:
-    from lightkube import Client
 
 
 class _DryRun(click.Choice):  # type: ignore[type-arg]
@@ -107,40 +114,6 @@ def apply(prune: bool, set_name: str | None, wait: bool, timeout: float | None, 
         jobs = sorted({job for o in objects if (job := job_of(o))})  # objects of no job (a ConfigMap) too
         for job in jobs:
             follow_job(client, job, namespace, timeout, started)
-
-
-def follow_job(client: Client, job: str, namespace: str, timeout: float | None, started: float) -> None:
-    from . import kube, watch
-    from .witness import Witness
-
-    echo = click.echo
-    out = sys.stdout
-
-    def write(text: str) -> None:
-        out.write(text)
-        out.flush()
-
-    lines = watch.Lines(write, out.isatty())
-    witness = Witness(lambda failure: watch.last_logs(client, namespace, failure))
-    try:
-        found = watch.follow(client, job, namespace, timeout=timeout, echo=lines, witness=witness)
-    except KeyboardInterrupt:
-        lines.close()
-        echo(f"\nmsgen: stopped watching; the job keeps running. Resume with:\n"
-             f"  msgen status {job} -n {namespace} --watch", err=True)
-        raise SystemExit(130) from None
-    except TimeoutError as exc:
-        fail(f"timed out; the job keeps running: {exc}", watch.EXIT_TIMEOUT)
-    except (watch.NotFound, kube.KubeError) as exc:
-        fail(str(exc), 1)
-    for line in watch.summary(found, time.monotonic() - started):
-        echo(line)
-    if found.phase == "Failed":
-        for failure in found.failures[:3]:
-            echo(f"  last log lines of pod {failure.pod}:")
-            for line in witness.log_of(failure) or watch.last_logs(client, namespace, failure):
-                echo(line)
-        raise SystemExit(1)
 
 
 @click.command(context_settings=_CONTEXT)

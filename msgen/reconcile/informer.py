@@ -13,8 +13,8 @@ waits on `changed`. What can go wrong is decided by pure functions, tested with 
   last version seen, after `backoff`), or `give_up` (403 and other refusals; 404 a kind the
   server does not serve, retried slowly in case its CRD is installed later).
 
-Every request has a timeout: lists the client's, watches the server's `timeoutSeconds` plus
-a margin on reads, so a silent connection is noticed. A watch never dies quietly: whatever
+Every request has a timeout: lists the client's, watches the server's `timeoutSeconds`
+(`kube.WATCH_SECONDS`) plus a margin on reads, so a silent connection is noticed. A watch never dies quietly: whatever
 goes wrong in its thread is kept in `problem` (and logged by the caller) and the thread tries
 again; `healthy()` says whether the copy is current, which the controller's readiness probe
 and `--once` report.
@@ -28,8 +28,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-#: Seconds the server keeps one watch request open before it closes it (then we re-watch).
-WATCH_SECONDS = 60
 _TRANSIENT = {0, 408, 409, 429, 500, 502, 503, 504}
 
 

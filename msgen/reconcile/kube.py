@@ -25,10 +25,12 @@ from lightkube.generic_resource import (
 )
 
 from .applyset import FIELD_MANAGER
-from .informer import WATCH_SECONDS
 
 T = TypeVar("T")
 
+#: Seconds the server keeps one watch request open before it closes it (then the informer
+#: watches again from the last version seen).
+WATCH_SECONDS = 60
 #: Seconds: connecting, and waiting for one answer (a list of every pod of a big job).
 TIMEOUT = httpx2.Timeout(30.0, connect=10.0)
 _RETRIED = {429, 500, 502, 503, 504}

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..run_policy import WORKER0, RunPolicy
+from ..targets import facts_of
 from .pods import PodFailure, killed, pod_failure, pod_index, pod_role, restarted
 
 __all__ = ["PodFailure", "JobStatus", "aggregate", "pod_failure", "pod_index", "pod_role"]
@@ -220,7 +221,7 @@ def _verdict(
             # enableDynamicWorker too: the Worker Job's own FailedIndexes is what anyone
             # reading the Job (kubectl wait, Argo CD) sees; msgen says the same.
             return "Failed", found[1], found[2] or f"{obj.get('kind')} {_name(obj)} failed"
-    if policy.target == "pod":
+    if facts_of(policy.target).bare_pods:
         failed = _pod_target_failure(policy, pods, restarts)
         if failed is not None:
             return failed
@@ -248,7 +249,7 @@ def _verdict(
     jobs = [obj for obj in workloads if _batch_job(obj)]
     if decider is None and jobs and len([o for o in complete if _batch_job(o)]) == len(jobs):
         return "Succeeded", "JobSucceeded", "every Job completed"
-    if policy.target == "pod" and stopped:
+    if facts_of(policy.target).bare_pods and stopped:
         pod = pod_failure(stopped[0])
         return "Failed", "PodDeleted", f"pod {pod.pod} was deleted before the job ended"
     return None

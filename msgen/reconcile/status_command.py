@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..cli import render_options
-from .command_line import CONTEXT, cluster_options, connect, duration, fail, job_namespace, render_paths
+from .command_line import (
+    CONTEXT,
+    cluster_options,
+    connect,
+    duration,
+    fail,
+    follow_job,
+    job_namespace,
+    render_paths,
+)
 
 if TYPE_CHECKING:
     from lightkube import Client
@@ -63,7 +72,6 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
     from . import kube, published
     from . import status as aggregate
     from . import watch as watching
-    from .commands import follow_job
 
     started = time.monotonic()
     shown: dict[str, Any] = {}

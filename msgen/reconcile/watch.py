@@ -19,6 +19,7 @@ from lightkube import Client
 
 from .. import run_policy
 from ..run_policy import RunPolicy
+from ..targets import facts_of
 from ..targets.labels import JOB_NAME
 from . import actions, informer, kube, status
 from .witness import Witness
@@ -68,7 +69,7 @@ def select(
                        f"{run_policy.ANNOTATION}")
     policy = run_policy.parse(_annotations(workloads[0])[run_policy.ANNOTATION])
     # Bare Pods are both; a Pod counts as a workload only for the pod target.
-    if policy.target != "pod":
+    if not facts_of(policy.target).bare_pods:
         workloads = [o for o in workloads if o.get("kind") != "Pod"]
     return policy, workloads, pods
 
@@ -168,7 +169,7 @@ def record_end(client: Client, policy: RunPolicy, found: status.JobStatus, due: 
     """Publish the job's end as `msgen controller` does (annotation msgen/status, an Event),
     on what the due actions keep, so `msgen status` still reads it after the policies
     removed the pods. Best effort: a user allowed to apply but not to record is told."""
-    from .controller import publish
+    from .publisher import publish
 
     gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
     kept = [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone]

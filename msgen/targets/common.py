@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostic, Severity
 from ..kinds.shared import copy_data
@@ -11,8 +11,8 @@ from ..processes import resolve
 from . import labels, scheduling, support
 from .addressing import Addressing
 
-#: Targets whose pod templates are templates of Kubernetes Jobs (batch/v1).
-JOB_TEMPLATE_TARGETS = ("indexed-job", "jobset")
+if TYPE_CHECKING:
+    from . import Target
 
 
 def finish_pod(
@@ -24,11 +24,11 @@ def finish_pod(
     restart_policy: str,
     hostname: str | None,
     options: Options,
-    target: str,
+    target: Target,
 ) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The pod template with msgen's labels, restart policy, DNS identity, gang and priority."""
     metadata, diagnostics = labels.pod_metadata(plan, slot)
-    if target in JOB_TEMPLATE_TARGETS and metadata["labels"].get(labels.LEGACY_JOB_NAME) == plan.name:
+    if target.facts.job_templates and metadata["labels"].get(labels.LEGACY_JOB_NAME) == plan.name:
         # The API server sets a Job's pod template label `job-name` to the Job's own name
         # (`<job>-<role>`) and refuses any other value, so the operators' `job-name: <job>`
         # cannot be kept on Job pods; `training.kubeflow.org/job-name` still carries it.
@@ -37,7 +37,7 @@ def finish_pod(
         }
         diagnostics.extend(_select_by_job_label(plan, slot, merged["spec"], target))
     spec = dict(merged["spec"])
-    if target in JOB_TEMPLATE_TARGETS and "affinity" in spec:
+    if target.facts.job_templates and "affinity" in spec:
         spec["affinity"] = _job_label_affinity(plan, spec["affinity"])
     spec["restartPolicy"] = restart_policy
     if addressing.distributed:
@@ -71,7 +71,7 @@ def role_slots(plan: Plan) -> list[PodSlot]:
 
 
 def shared_objects(
-    plan: Plan, addressing: Addressing, options: Options, target: str
+    plan: Plan, addressing: Addressing, options: Options, target: Target
 ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
     """What every target starts with: the Services, the PodGroup, and the warnings for the
     policies `target` does not express."""
@@ -109,7 +109,7 @@ def _job_label_affinity(plan: Plan, affinity: Any) -> Any:
     return out
 
 
-def _select_by_job_label(plan: Plan, slot: PodSlot, spec: dict[str, Any], target: str) -> list[Diagnostic]:
+def _select_by_job_label(plan: Plan, slot: PodSlot, spec: dict[str, Any], target: Target) -> list[Diagnostic]:
     affinity = spec.get("affinity")
     if not isinstance(affinity, dict) or _job_label_affinity(plan, affinity) == affinity:
         return []
@@ -117,7 +117,7 @@ def _select_by_job_label(plan: Plan, slot: PodSlot, spec: dict[str, Any], target
         plan.document.diagnostic(
             slot.role.path + ("template", "spec", "affinity"),
             f"a pod affinity selects job-name={plan.name}, which Kubernetes gives Job pods as "
-            f"the Job's own name with target {target}: it selects by "
+            f"the Job's own name with target {target.name}: it selects by "
             f"{labels.JOB_NAME}={plan.name} instead",
             severity=Severity.WARNING,
         )

@@ -18,10 +18,12 @@ from .. import versions
 from ..diagnostics import Diagnostic
 from ..patch import EnvValue, field_ref
 from ..plan import SCHEDULER_DECIDES, Options, Plan, PodSlot, Role
-from . import labels, scheduling
+from . import Facts, Target, labels, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
+from .limits import INDEXED_JOB_LIMIT
 from .scheduling import warn
+from .cells import N, Cell, apply, partly
 
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 COMPLETION_INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
@@ -29,9 +31,68 @@ COMPLETION_INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
 CONTROLLER_UID_LABEL = "controller-uid"
 
 
+#: The exit-code rule (podFailurePolicy) of the Jobs this target and `jobset` write.
+EXIT_CODES = Cell(
+    "native", "JobPodFailurePolicy",
+    "pods run with restartPolicy Never and every failure counts against backoffLimit, "
+    "whatever its exit code",
+)
+#: Kubernetes fails an Indexed Job with backoffLimitPerIndex once every index has ended and
+#: one failed, before it looks at its successPolicy (the Job controller's order).
+DYNAMIC_WORKERS = (
+    "a failed Worker ends only its own index and the others keep running, but once every "
+    "worker has ended and one failed, {ends}, even if worker 0 succeeded: the job succeeds "
+    "only when worker 0 does while the other workers still run"
+)
+_EACH_JOB_ENDS = apply("each role's Job ends on its own, whatever the deciding role's outcome")
+
+SUPPORT = {
+    "restartPolicy: Always / OnFailure": N,
+    "restartPolicy: Never": N,
+    "restartPolicy: ExitCode": EXIT_CODES,
+    "successPolicy (default: worker 0)": Cell(
+        "native", "JobSuccessPolicy", "the Worker Job succeeds when every worker does"
+    ),
+    "success by the Scheduler or Tuner (MXJob)": _EACH_JOB_ENDS,
+    "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": _EACH_JOB_ENDS,
+    "successPolicy: AllWorkers": N,
+    "runPolicy.backoffLimit": N,
+    "runPolicy.activeDeadlineSeconds": N,
+    "runPolicy.ttlSecondsAfterFinished": N,
+    "runPolicy.cleanPodPolicy: Running": apply(
+        "the Scheduler and PS Jobs' pods keep running after the Worker Job ends"
+    ),
+    "runPolicy.cleanPodPolicy: All": apply("finished pods stay until the Jobs are deleted"),
+    # ms-operator left every pod running when the job ended, failed or succeeded.
+    "runPolicy.cleanPodPolicy: None": partly(
+        "a role's Job that fails terminates its own running pods (the Job controller "
+        "does), and so does the Worker Job when worker 0 succeeds (Kubernetes 1.31 and "
+        "newer); the other roles' Jobs keep theirs"
+    ),
+    "runPolicy.schedulingPolicy (gang)": N,
+    "schedulingPolicy.priorityClass": N,
+    "enableDynamicWorker": Cell(
+        "native", "JobBackoffLimitPerIndex", "a failed Worker fails the Worker Job",
+        partly=DYNAMIC_WORKERS.format(ends="the Worker Job fails (FailedIndexes)"),
+    ),
+    "--kueue-queue": N,
+}
+
+
 class IndexedJobTarget:
     name = "indexed-job"
     summary = "per role an Indexed batch/v1 Job, plus the Services the addressing needs"
+    facts = Facts(
+        max_replicas=(
+            INDEXED_JOB_LIMIT, "a role is an Indexed Job, whose parallelism the API server limits"
+        ),
+        static_indexes=True,
+        job_templates=True,
+        suspends_jobs_at_end=True,
+        workloads="Jobs",
+        workload_per_role=True,
+    )
+    support = SUPPORT
 
     def naming(self, plan: Plan, options: Options) -> Naming:
         if plan.static_indexes:
@@ -61,7 +122,7 @@ class IndexedJobTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-        objects, diagnostics = shared_objects(plan, addressing, options, self.name)
+        objects, diagnostics = shared_objects(plan, addressing, options, self)
         if options.kueue_queue and len(pods) > 1:
             diagnostics.append(
                 warn(
@@ -85,7 +146,7 @@ class IndexedJobTarget:
                 restart_policy=job_restart_policy(role.restart_policy),
                 hostname=hostname,
                 options=options,
-                target=self.name,
+                target=self,
             )
             diagnostics.extend(found)
             spec, found = job_spec(plan, role, options, template)
@@ -272,4 +333,4 @@ def _run_identity(plan: Plan) -> EnvValue | None:
     return field_ref(f"metadata.labels['{CONTROLLER_UID_LABEL}']")
 
 
-TARGET = IndexedJobTarget()
+TARGET: Target = IndexedJobTarget()

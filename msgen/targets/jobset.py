@@ -18,13 +18,51 @@ from typing import Any
 from ..diagnostics import Diagnostic
 from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
-from . import scheduling
+from . import Facts, Target, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
-from .indexed_job import completion_index_naming, job_restart_policy, job_spec
+from .indexed_job import (
+    DYNAMIC_WORKERS,
+    EXIT_CODES,
+    completion_index_naming,
+    job_restart_policy,
+    job_spec,
+)
+from .limits import INDEXED_JOB_LIMIT
+from .cells import N, Cell, apply, na
 
 #: Put on every pod by the JobSet controller since JobSet 0.9: one value per run of the JobSet.
 JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
+
+
+SUPPORT = {
+    "restartPolicy: Always / OnFailure": N,
+    "restartPolicy: Never": N,
+    "restartPolicy: ExitCode": EXIT_CODES,
+    "successPolicy (default: worker 0)": Cell(
+        "native", "JobSuccessPolicy", "the JobSet succeeds when every worker does"
+    ),
+    "success by the Scheduler or Tuner (MXJob)": N,
+    "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": N,
+    "successPolicy: AllWorkers": N,
+    "runPolicy.backoffLimit": N,
+    "runPolicy.activeDeadlineSeconds": N,
+    "runPolicy.ttlSecondsAfterFinished": N,
+    "runPolicy.cleanPodPolicy: Running": N,
+    "runPolicy.cleanPodPolicy: All": apply(
+        "the JobSet deletes running pods when it ends; finished pods stay"
+    ),
+    "runPolicy.cleanPodPolicy: None": na("a JobSet always deletes its running pods when it ends"),
+    "runPolicy.schedulingPolicy (gang)": N,
+    "schedulingPolicy.priorityClass": N,
+    "enableDynamicWorker": Cell(
+        "native", "JobBackoffLimitPerIndex", "a failed Worker fails the JobSet",
+        partly=DYNAMIC_WORKERS.format(
+            ends="the Worker Job fails (FailedIndexes), and the JobSet with it"
+        ),
+    ),
+    "--kueue-queue": N,
+}
 
 
 class JobSetTarget:
@@ -33,6 +71,17 @@ class JobSetTarget:
         "one JobSet (jobset.x-k8s.io/v1alpha2) with a replicated Job per role, started "
         "scheduler first, succeeding with the workers"
     )
+    facts = Facts(
+        max_replicas=(
+            INDEXED_JOB_LIMIT,
+            "each replicated Job is an Indexed Job, whose parallelism the API server limits",
+        ),
+        job_templates=True,
+        custom_resource=True,
+        cleans_running_pods=True,
+        workloads="a JobSet",
+    )
+    support = SUPPORT
 
     def naming(self, plan: Plan, options: Options) -> Naming:
         return completion_index_naming(
@@ -57,7 +106,7 @@ class JobSetTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-        objects, diagnostics = shared_objects(plan, addressing, options, self.name)
+        objects, diagnostics = shared_objects(plan, addressing, options, self)
         replicated: list[dict[str, Any]] = []
         for slot, merged in pods:
             role = slot.role
@@ -69,7 +118,7 @@ class JobSetTarget:
                 restart_policy=job_restart_policy(role.restart_policy),
                 hostname=None,
                 options=options,
-                target=self.name,
+                target=self,
             )
             diagnostics.extend(found)
             spec, found = job_spec(plan, role, options, template)
@@ -112,4 +161,4 @@ class JobSetTarget:
         return name_problems(plan, objects, hosts)
 
 
-TARGET = JobSetTarget()
+TARGET: Target = JobSetTarget()

@@ -1,4 +1,4 @@
-"""How many replicas of one role each target can carry.
+"""How many replicas of one role a target can carry (each target's `Facts.max_replicas`).
 
 Replica counts become int32 fields (Job `completions` and `parallelism`, StatefulSet and
 JobSet `replicas`, Volcano `minAvailable`), and the API server refuses some values well below
@@ -8,37 +8,31 @@ at the role's `replicas`, not an object the cluster rejects (or a render that ne
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..diagnostics import Diagnostic
 from ..plan import Plan
 
+if TYPE_CHECKING:
+    from . import Target
+
 #: The API server's own limit on an Indexed Job's parallelism (and its completions).
+#: Kubernetes supports clusters of at most 150,000 pods, so no target goes beyond it.
 INDEXED_JOB_LIMIT = 100_000
-
-#: Per target, the most replicas one role may have, and why. Kubernetes supports clusters of
-#: at most 150,000 pods, so no target goes beyond the Indexed Job's limit. Target `pod` writes
-#: one object per pod and checks its own limit, 10,000 pods in all (`pod.MAX_PODS`).
-MAX_REPLICAS = {
-    "indexed-job": (INDEXED_JOB_LIMIT, "a role is an Indexed Job, whose parallelism the API "
-                    "server limits"),
-    "jobset": (INDEXED_JOB_LIMIT, "each replicated Job is an Indexed Job, whose parallelism "
-               "the API server limits"),
-    "statefulset": (INDEXED_JOB_LIMIT, "more would be most of the 150000 pods a Kubernetes "
-                    "cluster supports"),
-    "volcano": (INDEXED_JOB_LIMIT, "more would be most of the 150000 pods a Kubernetes "
-                "cluster supports"),
-}  # fmt: skip
+#: Why targets other than Jobs stop at the same number.
+MOST_OF_A_CLUSTER = "more would be most of the 150000 pods a Kubernetes cluster supports"
 
 
-def replica_problems(plan: Plan, target: str) -> list[Diagnostic]:
+def replica_problems(plan: Plan, target: Target) -> list[Diagnostic]:
     """Each role with more replicas than `target` can carry, at its `replicas`."""
-    if target not in MAX_REPLICAS:
+    if target.facts.max_replicas is None:
         return []
-    limit, why = MAX_REPLICAS[target]
+    limit, why = target.facts.max_replicas
     return [
         plan.document.diagnostic(
             role.path + ("replicas",),
             f"{role.replicas} replicas of {role.replica_type} are too many for target "
-            f"{target} ({why}); accepted: at most {limit}",
+            f"{target.name} ({why}); accepted: at most {limit}",
         )
         for role in plan.roles
         if role.replicas > limit

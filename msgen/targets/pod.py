@@ -12,18 +12,52 @@ from typing import Any
 
 from ..diagnostics import Diagnostic
 from ..plan import Options, Plan, PodSlot
-from . import labels, scheduling
+from . import Facts, Target, labels, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, shared_objects
+from .cells import N, Cell, apply, na
 
 
 #: More bare Pods than this in one job is a typo, not a cluster; the output would not end.
 MAX_PODS = 10000
 
 
+_NO_STATUS = apply("bare Pods have no job status; each pod ends on its own")
+
+SUPPORT = {
+    "restartPolicy: Always / OnFailure": N,
+    "restartPolicy: Never": N,
+    "restartPolicy: ExitCode": na(
+        "pods run with restartPolicy Never, so a pod killed by a signal (exit code 128 or "
+        "more) is not retried"
+    ),
+    "successPolicy (default: worker 0)": _NO_STATUS,
+    "success by the Scheduler or Tuner (MXJob)": _NO_STATUS,
+    "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": _NO_STATUS,
+    "successPolicy: AllWorkers": _NO_STATUS,
+    "runPolicy.backoffLimit": na("a failed pod is not replaced"),
+    "runPolicy.activeDeadlineSeconds": N,
+    "runPolicy.ttlSecondsAfterFinished": Cell(
+        "apply", instead="finished pods stay until deleted", controller_only=True
+    ),
+    "runPolicy.cleanPodPolicy: Running": apply("running pods stay when the job ends"),
+    "runPolicy.cleanPodPolicy: All": apply("pods stay until deleted"),
+    "runPolicy.cleanPodPolicy: None": N,
+    "runPolicy.schedulingPolicy (gang)": N,
+    "schedulingPolicy.priorityClass": N,
+    "enableDynamicWorker": Cell("native", instead="bare Pods have no job status that could fail"),
+    "--kueue-queue": N,
+}
+
+
 class PodTarget:
     name = "pod"
     summary = "bare Pods <job>-<rt>-<i> with static indexes, as ms-operator created them"
+    # One object per pod: its own limit is MAX_PODS in all, checked in render.
+    facts = Facts(
+        static_indexes=True, bare_pods=True, deadline_on_pods=True, workloads="bare Pods"
+    )
+    support = SUPPORT
 
     def naming(self, plan: Plan, options: Options) -> Naming:
         return Naming(
@@ -54,7 +88,7 @@ class PodTarget:
                     f"at most {MAX_PODS} pods, or --target indexed-job (one Job per role)",
                 )
             ]
-        objects, diagnostics = shared_objects(plan, addressing, options, self.name)
+        objects, diagnostics = shared_objects(plan, addressing, options, self)
         deadline = plan.run_policy.active_deadline_seconds
         for slot, merged in pods:
             assert slot.index is not None
@@ -68,7 +102,7 @@ class PodTarget:
                 restart_policy=restart,
                 hostname=name,
                 options=options,
-                target=self.name,
+                target=self,
             )
             diagnostics.extend(found)
             spec = template["spec"]
@@ -97,4 +131,4 @@ class PodTarget:
         return name_problems(plan, objects, hosts)
 
 
-TARGET = PodTarget()
+TARGET: Target = PodTarget()

@@ -14,10 +14,13 @@ in the output would make every GitOps sync suspend the job again once Kueue admi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostic, Severity
 from ..plan import Options, Plan, PodSlot, SchedulingPolicy
+
+if TYPE_CHECKING:
+    from . import Target
 
 VOLCANO_SCHEDULER = "volcano"
 VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
@@ -103,11 +106,11 @@ def _requests(container: dict[str, Any]) -> list[tuple[str, object, tuple[str, s
     return out
 
 
-def gang_objects(plan: Plan, options: Options, target: str) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+def gang_objects(plan: Plan, options: Options, target: Target) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
     """The PodGroup the job's pods join, or a warning where gang scheduling is asked for but
     no gang scheduler was chosen."""
     scheduling = plan.run_policy.scheduling
-    if target == "volcano":
+    if target.facts.own_gang:
         return [], []
     if options.gang_scheduler == "none":
         if scheduling is None:
@@ -116,7 +119,7 @@ def gang_objects(plan: Plan, options: Options, target: str) -> tuple[list[dict[s
             warn(
                 plan,
                 _policy_path(plan),
-                f"schedulingPolicy asks for gang scheduling, which target {target} expresses as "
+                f"schedulingPolicy asks for gang scheduling, which target {target.name} expresses as "
                 "a PodGroup of the scheduler you name: pass --gang-scheduler volcano or "
                 "--gang-scheduler scheduler-plugins; until then pods are scheduled one by one",
             )
@@ -153,7 +156,7 @@ def gang_objects(plan: Plan, options: Options, target: str) -> tuple[list[dict[s
 
 
 def join_pod(
-    plan: Plan, options: Options, slot: PodSlot, template: dict[str, Any], target: str
+    plan: Plan, options: Options, slot: PodSlot, template: dict[str, Any], target: Target
 ) -> list[Diagnostic]:
     """Join a finished pod template to the job's gang and priority (in place)."""
     diagnostics = []
@@ -173,7 +176,7 @@ def join_pod(
                     f"schedulingPolicy.priorityClass {priority!r} applies to the others",
                 )
             )
-    if target == "volcano" or options.gang_scheduler == "none":
+    if target.facts.own_gang or options.gang_scheduler == "none":
         return diagnostics
     scheduler = VOLCANO_SCHEDULER if options.gang_scheduler == "volcano" else PLUGINS_SCHEDULER
     own_scheduler = spec.get("schedulerName")

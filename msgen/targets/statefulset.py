@@ -19,10 +19,12 @@ from .. import versions
 from ..diagnostics import Diagnostic
 from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
-from . import labels, scheduling
+from . import Facts, Target, labels, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
+from .limits import INDEXED_JOB_LIMIT, MOST_OF_A_CLUSTER
 from .scheduling import warn
+from .cells import N, na
 
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -35,12 +37,47 @@ POD_INDEX_VARIABLE = "MSGEN_POD_INDEX"
 MAX_SET_NAME = 52
 
 
+_ALWAYS_RESTART = na("StatefulSet pods always restart, whatever their exit code")
+_NEVER_COMPLETES = na("a StatefulSet never completes")
+_NEVER_FINISHES = na("a StatefulSet never finishes")
+
+SUPPORT = {
+    "restartPolicy: Always / OnFailure": N,
+    "restartPolicy: Never": _ALWAYS_RESTART,
+    "restartPolicy: ExitCode": _ALWAYS_RESTART,
+    "successPolicy (default: worker 0)": _NEVER_COMPLETES,
+    "success by the Scheduler or Tuner (MXJob)": _NEVER_COMPLETES,
+    "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": _NEVER_COMPLETES,
+    "successPolicy: AllWorkers": _NEVER_COMPLETES,
+    "runPolicy.backoffLimit": _ALWAYS_RESTART,
+    "runPolicy.activeDeadlineSeconds": na(
+        "a StatefulSet has no deadline; its pods would be restarted"
+    ),
+    "runPolicy.ttlSecondsAfterFinished": _NEVER_FINISHES,
+    "runPolicy.cleanPodPolicy: Running": _NEVER_FINISHES,
+    "runPolicy.cleanPodPolicy: All": _NEVER_FINISHES,
+    "runPolicy.cleanPodPolicy: None": N,
+    "runPolicy.schedulingPolicy (gang)": N,
+    "schedulingPolicy.priorityClass": N,
+    "enableDynamicWorker": N,
+    "--kueue-queue": N,
+}
+
+
 class StatefulSetTarget:
     name = "statefulset"
     summary = (
         "per role a StatefulSet with parallel pod management; pods always restart, so the "
         "job never completes"
     )
+    facts = Facts(
+        max_replicas=(INDEXED_JOB_LIMIT, MOST_OF_A_CLUSTER),
+        pods_run_until_deleted=True,
+        workloads="StatefulSets",
+        workload_per_role=True,
+        rank_table_kind="StatefulSet",
+    )
+    support = SUPPORT
 
     def naming(self, plan: Plan, options: Options) -> Naming:
         index = None
@@ -69,7 +106,7 @@ class StatefulSetTarget:
         addressing: Addressing,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
-        objects, diagnostics = shared_objects(plan, addressing, options, self.name)
+        objects, diagnostics = shared_objects(plan, addressing, options, self)
         if addressing.distributed and addressing.naming.dynamic_index is None:
             workers = plan.workers()
             if workers is not None and workers.replicas > 1:
@@ -93,7 +130,7 @@ class StatefulSetTarget:
                 restart_policy="Always",
                 hostname=None,
                 options=options,
-                target=self.name,
+                target=self,
             )
             diagnostics.extend(found)
             metadata: dict[str, Any] = {"name": self.set_name(plan, role)}
@@ -140,4 +177,4 @@ class StatefulSetTarget:
         return name_problems(plan, objects, hosts)
 
 
-TARGET = StatefulSetTarget()
+TARGET: Target = StatefulSetTarget()

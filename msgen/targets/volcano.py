@@ -23,7 +23,7 @@ Policies map onto Volcano's events and actions, per task:
 - the Worker task completing (the Scheduler task, for MXNet, whose operators followed the
   Scheduler) completes the job and stops the other roles' pods (`cleanPodPolicy: Running`,
   ms-operator's default; `None` leaves them running, though a failed pod that ends the job
-  still stops them: support.py's table says so).
+  still stops them: `SUPPORT` below says so).
 """
 
 from __future__ import annotations
@@ -33,10 +33,12 @@ from typing import Any
 from ..diagnostics import Diagnostic
 from ..patch import field_ref
 from ..plan import Options, Plan, PodSlot, Role
-from . import scheduling
+from . import Facts, Target, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
+from .limits import INDEXED_JOB_LIMIT, MOST_OF_A_CLUSTER
 from .scheduling import warn
+from .cells import N, apply, na, partly
 
 
 #: Set on every pod by Volcano's job controller since Volcano 1.9 (label and annotation).
@@ -47,9 +49,54 @@ TASK_INDEX_VARIABLE = "MSGEN_TASK_INDEX"
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 
 
+SUPPORT = {
+    "restartPolicy: Always / OnFailure": N,
+    "restartPolicy: Never": N,
+    "restartPolicy: ExitCode": na(
+        "Volcano matches one exit code per policy; pods run with restartPolicy Never and "
+        "any failure is handled as with Never"
+    ),
+    "successPolicy (default: worker 0)": apply("the Volcano Job completes when every worker does"),
+    "success by the Scheduler or Tuner (MXJob)": N,
+    # Volcano completes a job early only with CompleteJob, which stops the other pods.
+    "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": apply(
+        "the Volcano Job completes when every task has (completing it with one task would "
+        "stop the other tasks' pods)"
+    ),
+    "successPolicy: AllWorkers": N,
+    "runPolicy.backoffLimit": N,
+    "runPolicy.activeDeadlineSeconds": N,
+    "runPolicy.ttlSecondsAfterFinished": N,
+    "runPolicy.cleanPodPolicy: Running": N,
+    "runPolicy.cleanPodPolicy: All": apply(
+        "the Volcano Job deletes running pods when it ends; finished pods stay"
+    ),
+    "runPolicy.cleanPodPolicy: None": partly(
+        "a failed pod of a Never or ExitCode role (but a Worker with enableDynamicWorker) "
+        "ends the Volcano Job (TerminateJob, or RestartJob with backoffLimit), which "
+        "deletes every running pod; finished pods stay"
+    ),
+    "runPolicy.schedulingPolicy (gang)": N,
+    "schedulingPolicy.priorityClass": N,
+    "enableDynamicWorker": N,
+    "--kueue-queue": na("Kueue does not admit Volcano Jobs; Volcano queues them itself"),
+}
+
+
 class VolcanoTarget:
     name = "volcano"
     summary = "one Volcano Job (batch.volcano.sh/v1alpha1) with a task per role, gang-scheduled"
+    facts = Facts(
+        max_replicas=(INDEXED_JOB_LIMIT, MOST_OF_A_CLUSTER),
+        custom_resource=True,
+        deadline_on_pods=True,
+        own_gang=True,
+        cleans_running_pods=True,
+        completed_by_command=True,
+        workloads="a Volcano Job",
+        rank_table_kind="Job",
+    )
+    support = SUPPORT
 
     def naming(self, plan: Plan, options: Options) -> Naming:
         return Naming(
@@ -74,7 +121,7 @@ class VolcanoTarget:
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
         # The volcano target emits no PodGroup: shared_objects gives Services and warnings.
-        objects, diagnostics = shared_objects(plan, addressing, options, self.name)
+        objects, diagnostics = shared_objects(plan, addressing, options, self)
         if options.gang_scheduler == "scheduler-plugins":
             diagnostics.append(
                 warn(
@@ -105,7 +152,7 @@ class VolcanoTarget:
                 restart_policy=restart,
                 hostname=None,
                 options=options,
-                target=self.name,
+                target=self,
             )
             diagnostics.extend(found)
             deadline = plan.run_policy.active_deadline_seconds
@@ -169,4 +216,4 @@ def _task_policies(plan: Plan, role: Role) -> list[dict[str, str]]:
     return policies
 
 
-TARGET = VolcanoTarget()
+TARGET: Target = VolcanoTarget()

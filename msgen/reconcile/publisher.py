@@ -1,0 +1,74 @@
+"""Publishing a job's status on the cluster: the annotation `msgen/status` and an Event.
+
+What is published, and on which object, is decided by `published` (pure); this module sends
+it. `msgen controller` publishes on every pass, `msgen apply --wait` once at the job's end, so
+both leave the same record for `msgen status` to read back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from lightkube import Client
+
+from .. import run_policy
+from . import kube, published, status
+
+STATUS_ANNOTATION = published.ANNOTATION
+#: The Event source: the events say who wrote them.
+COMPONENT = "msgen-controller"
+
+
+def publish(client: Client, policy: run_policy.RunPolicy, found: status.JobStatus,
+            workloads: list[dict[str, Any]], echo: Callable[[str], None],
+            services: list[dict[str, Any]] | None = None) -> None:
+    before = published.read([*workloads, *(services or [])])
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    shown = published.merged(before, found, now)
+    target = published.keeper(policy, workloads, services or [])
+    if target is None:
+        return
+    if published.announce(before, shown):  # the Event first: a crash after it repeats it, never loses it
+        echo(f"{target['metadata']['namespace']}/{found.job}: {shown['phase']}")
+        for obj in [target] + [o for o in workloads if o is not target and o.get("kind") != "Pod"]:
+            _create_event(client, event(obj, found.job, shown))
+    text = published.text(shown)
+    if ((target.get("metadata") or {}).get("annotations") or {}).get(STATUS_ANNOTATION) == text:
+        return
+    try:
+        kube.merge_patch(client, target, {"metadata": {"annotations": {STATUS_ANNOTATION: text}}})
+    except kube.KubeError as exc:
+        if exc.code != 404:  # 404: deleted in this pass
+            raise
+
+
+def _create_event(client: Client, body: dict[str, Any]) -> None:
+    try:
+        kube.create(client, body)
+    except kube.KubeError as exc:
+        if exc.code != 404:
+            raise
+
+
+def event(obj: dict[str, Any], job: str, shown: dict[str, Any]) -> dict[str, Any]:
+    """A core Event on `obj`, so `kubectl describe` and `kubectl get events` show the phase."""
+    metadata = obj["metadata"]
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    last = (shown.get("conditions") or [{}])[-1]
+    detail = f" ({last.get('reason')}: {last['message']})" if last.get("message") else ""
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"generateName": f"{metadata['name']}.", "namespace": metadata["namespace"]},
+        "involvedObject": {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": metadata["name"],
+                           "namespace": metadata["namespace"], "uid": metadata.get("uid")},
+        "reason": f"Job{shown['phase']}",
+        "message": f"job {job}: {shown['phase']}{detail}",
+        "type": "Warning" if shown["phase"] == "Failed" else "Normal",
+        "source": {"component": COMPONENT},
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+    }  # fmt: skip

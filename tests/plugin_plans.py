@@ -1,0 +1,90 @@
+"""Small `Plan` builders for plug-in tests: a job of a few lines, compiled by the MSJob kind.
+
+Plug-in tests call one target, device or process module on such a plan, so a fault names the
+plug-in that broke rather than showing as a diff of every golden file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgen import kinds, pipeline
+from msgen.diagnostics import Diagnostic, has_errors
+from msgen.plan import Options, Plan
+from msgen.source import Source
+from msgen.yaml_loader import load_documents
+
+
+def job(
+    *,
+    workers: int = 2,
+    scheduler: bool = True,
+    resources: str = "",
+    restart_policy: str = "OnFailure",
+    run_policy: str = "",
+    name: str = "tiny",
+) -> str:
+    """An MSJob: a Scheduler (unless `scheduler` is false) and `workers` Workers."""
+    container = (
+        "        spec:\n"
+        "          containers:\n"
+        "            - name: mindspore\n"
+        "              image: mindspore/mindspore:2.2.14\n"
+        "              command: [python, train.py]\n"
+    )
+    if resources:
+        container += f"              resources: {resources}\n"
+    roles = ""
+    if scheduler:
+        roles += (
+            "    Scheduler:\n      replicas: 1\n      restartPolicy: Never\n      template:\n"
+            + container.replace(f"              resources: {resources}\n", "")
+        )
+    roles += (
+        f"    Worker:\n      replicas: {workers}\n      restartPolicy: {restart_policy}\n"
+        "      template:\n" + container
+    )
+    policy = f"  runPolicy: {run_policy}\n" if run_policy else ""
+    return (
+        "apiVersion: mindspore.gitee.com/v1\nkind: MSJob\n"
+        f"metadata:\n  name: {name}\nspec:\n{policy}  msReplicaSpecs:\n{roles}"
+    )
+
+
+def plan(text: str | None = None, options: Options | None = None) -> Plan:
+    """The plan of `text` (by default `job()`), as the MSJob kind makes it."""
+    (document,) = load_documents(Source("tiny.yaml", text or job()))
+    kind = kinds.lookup(document.data["apiVersion"], document.data["kind"])
+    assert kind is not None
+    made, diagnostics = kind.to_plan(document, options or Options())
+    assert made is not None and not has_errors(diagnostics), [d.message for d in diagnostics]
+    return made
+
+
+def render(
+    made: Plan, target: str, **options: Any
+) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    """What the whole render stage makes of `made` with `--target target`."""
+    return pipeline.render_plan(made, Options(target=target, **options))  # type: ignore[arg-type]
+
+
+def workloads(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The objects that are not configuration, Services or PodGroups."""
+    return [o for o in objects if o["kind"] not in pipeline.KIND_RANK]
+
+
+def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod specs in a workload: its own (a Pod), its template's, or its parts' templates."""
+    if obj["kind"] == "Pod":
+        return [obj["spec"]]
+    spec = obj["spec"]
+    if "template" in spec:
+        inner = spec["template"]["spec"]
+        return [inner["template"]["spec"]] if "template" in inner else [inner]
+    parts = spec.get("replicatedJobs") or spec.get("tasks") or []
+    out = []
+    for part in parts:
+        template = part["template"]
+        inner = template["spec"]
+        out.append(inner["template"]["spec"] if "template" in inner else inner)
+    return out

@@ -1,0 +1,92 @@
+"""Every registered plug-in satisfies its protocol, under a unique name, in the declared order.
+
+Registries load plug-ins through importlib (so a render imports only what it uses), which
+mypy cannot follow: the plug-in modules declare their own types (`TARGET: Target`, `KIND:
+JobKind`, a TYPE_CHECKING block for module plug-ins), and this test checks at run time what
+each registry really holds.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import get_args
+
+import pytest
+
+from msgen import devices, frameworks, kinds, options, plan, processes, targets
+from msgen.processes import launcher
+
+
+@pytest.mark.parametrize("name", targets.NAMES)
+def test_targets(name: str) -> None:
+    target = targets.lookup(name)
+    assert isinstance(target, targets.Target)
+    assert isinstance(target.facts, targets.Facts)
+    assert target.name == name and target.summary
+
+
+def test_target_names_are_unique_and_in_the_declared_order() -> None:
+    assert len(set(targets.NAMES)) == len(targets.NAMES)
+    assert targets.NAMES == get_args(plan.TargetName)
+    assert targets.NAMES == options.OPTION_NAMES["target"][1]
+    summaries = [targets.lookup(name).summary for name in targets.NAMES]
+    assert len(set(summaries)) == len(summaries)
+
+
+@pytest.mark.parametrize("key", sorted(kinds._REGISTRY), ids=" ".join)
+def test_kinds(key: tuple[str, str]) -> None:
+    kind = kinds.lookup(*key)
+    assert isinstance(kind, kinds.JobKind)
+    assert (kind.api_version, kind.kind) == key
+
+
+def test_kind_objects_are_unique() -> None:
+    found = [kinds.lookup(*key) for key in kinds.known_kinds()]
+    assert len({id(kind) for kind in found}) == len(found)
+
+
+@pytest.mark.parametrize("name", sorted(frameworks._REGISTRY))
+def test_frameworks(name: str) -> None:
+    framework = frameworks.lookup(name)
+    assert isinstance(framework, frameworks.Framework)
+
+
+def test_framework_modules_are_unique() -> None:
+    assert len(set(frameworks._REGISTRY.values())) == len(frameworks._REGISTRY)
+
+
+@pytest.mark.parametrize("kind", list(devices._REGISTRY))
+def test_devices(kind: devices.DeviceKind) -> None:
+    assert isinstance(devices.lookup(kind), devices.Device)
+    assert kind in get_args(devices.DeviceKind) and kind != "cpu"
+
+
+def test_no_resource_names_two_devices() -> None:
+    entries = list(devices._REGISTRY.values())
+    for i, entry in enumerate(entries):
+        for other in entries[i + 1:]:
+            names = [*entry.names, *entry.prefixes]
+            assert not any(n.startswith(other.prefixes) or n in other.names for n in names)
+            others = [*other.names, *other.prefixes]
+            assert not any(n.startswith(entry.prefixes) or n in entry.names for n in others)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [entry.module for entry in processes._BY_DEVICE.values()] + list(processes._BY_FRAMEWORK.values()),
+)
+def test_processes(module: str) -> None:
+    assert isinstance(importlib.import_module(module), processes.Process)
+
+
+def test_process_keys_are_known_devices_and_frameworks() -> None:
+    assert set(processes._BY_DEVICE) <= set(get_args(devices.DeviceKind))
+    assert set(processes._BY_FRAMEWORK) <= set(frameworks._REGISTRY)
+
+
+def test_launchers_are_the_option_values_in_order() -> None:
+    assert tuple(launcher.LAUNCHERS) == get_args(plan.LauncherName)
+    assert tuple(launcher.LAUNCHERS) == options.OPTION_NAMES["launcher"][1]
+    for name, chosen in launcher.LAUNCHERS.items():
+        assert isinstance(chosen, launcher.Launcher)
+        assert chosen.name == name
