@@ -1,4 +1,4 @@
-"""The files that repeat `msgen.option_table`, rewritten from it: `python -m msgen.option_table`.
+"""The files that repeat `msgen.option_table`, rewritten from it: `python -m msgen.option_documents`.
 
 - `overlays/argocd/plugin.yaml`: the Application parameters the plugin announces (everything
   after its `parameters:` line);
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "overlays" / "argocd" / "plugin.yaml"
 #: plugin.yaml's hand-written part ends with this line; the announcements follow it
 PARAMETERS_LINE = "  parameters:\n"
-COMMAND = "python -m msgen.option_table --write"
+COMMAND = "python -m msgen.option_documents --write"
 
 
 def plugin_parameters() -> str:
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     """`--write`: rewrite the stale files; `--check`: name them and exit 1."""
     args = sys.argv[1:] if argv is None else argv
     if args not in (["--write"], ["--check"]):
-        print("usage: python -m msgen.option_table --write | --check", file=sys.stderr)
+        print("usage: python -m msgen.option_documents --write | --check", file=sys.stderr)
         return 2
     found = stale()
     for path, wanted in found:
@@ -79,3 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"{path} is stale: run {COMMAND}", file=sys.stderr)
     return 1 if found and args == ["--check"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -11,8 +11,9 @@ which then reads, reports and exits exactly as before; so it never decides diffe
 click, it only decides less.
 
 `RENDER` is generated from click's command, itself built from `msgen.option_table`
-(`python -m msgen.render_argv` rewrites it, as does `python -m msgen.option_table --write`); a
-test fails while it differs, and compares this reader with click's on many command lines.
+(`python -m msgen.render_argv` rewrites it, as does `python -m msgen.option_documents
+--write`); a test fails while it differs, and compares this reader with click's on many
+command lines.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`msgen.option_table` is the one list of options: every host reads it, the documents repeating
-it are generated from it (`python -m msgen.option_table --write`), and what it derives from
+it are generated from it (`python -m msgen.option_documents --write`), and what it derives from
 `plan.Options` (choices, defaults, flags) is what each host accepts."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ NOT_OPTIONS = {"served_apis", "origins"}
 def test_plugin_yaml_announces_what_the_table_says() -> None:
     text = option_documents.PLUGIN.read_text(encoding="utf-8")
     assert option_documents.with_parameters(text) == text, (
-        "overlays/argocd/plugin.yaml's parameters are stale: run python -m msgen.option_table --write"
+        "overlays/argocd/plugin.yaml's parameters are stale: run python -m msgen.option_documents --write"
     )
     announced = yaml.safe_load(text)["spec"]["parameters"]["static"]
     assert announced == [
@@ -45,7 +45,7 @@ def test_the_generator_mends_stale_announcements() -> None:
 
 def test_the_check_command_passes_on_the_checked_in_files() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "msgen.option_table", "--check"], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "msgen.option_documents", "--check"], capture_output=True, text=True, cwd=ROOT
     )
     assert (done.returncode, done.stderr) == (0, "")
 

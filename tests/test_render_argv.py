@@ -26,7 +26,7 @@ TYPICAL = str(SAMPLES / "mindspore" / "widedeep-gpu-dataparallel.yaml")
 def test_the_table_describes_clicks_render_command() -> None:
     assert render_argv.describe(render) == render_argv.RENDER, (
         "RENDER in msgen/render_argv.py is stale: run python -m msgen.render_argv "
-        "(python -m msgen.option_table --write rewrites it too)"
+        "(python -m msgen.option_documents --write rewrites it too)"
     )
 
 
