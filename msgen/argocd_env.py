@@ -25,8 +25,12 @@ from typing import Any
 
 from . import options as option_text
 from .option_layers import Handoff, Layer, Override, resolve
+from .option_table import names
 from .plan import Options
 
+#: The options the plugin's env and the Application's parameters may set are this host's
+#: (`msgen.option_table`); plugin.yaml announces the same.
+HOST = "argocd"
 ENV_PREFIX = "ARGOCD_ENV_MSGEN_"
 PARAMETERS_VARIABLE = "ARGOCD_APP_PARAMETERS"
 
@@ -38,7 +42,7 @@ def env_name(option: str) -> str:
 
 def env_variables() -> list[str]:
     """Every `ARGOCD_ENV_MSGEN_<OPTION>` variable the plugin reads, in option order."""
-    return [ENV_PREFIX + env_name(option) for option in option_text.OPTION_NAMES]
+    return [ENV_PREFIX + env_name(option) for option in names(HOST)]
 
 
 def _unknown(key: str, what: str, known: list[str]) -> option_text.OptionError:
@@ -59,9 +63,9 @@ def env_layer(env: Mapping[str, str]) -> Layer:
         if key not in known:
             raise _unknown(key, "variable", known)
         if env[key]:
-            option = list(option_text.OPTION_NAMES)[known.index(key)]
+            option = names(HOST)[known.index(key)]
             values[option] = (env[key], key)
-    return Layer(values)
+    return Layer(values, HOST)
 
 
 def parameter_layer(env: Mapping[str, str]) -> Layer:
@@ -86,7 +90,7 @@ def _from_json(text: str) -> Layer:
             PARAMETERS_VARIABLE,
             f"{PARAMETERS_VARIABLE} is not a JSON array; accepted: the JSON array Argo CD sends",
         )
-    known = list(option_text.OPTION_NAMES)
+    known = names(HOST)
     values: dict[str, tuple[str, str]] = {}
     for parameter in parameters:
         name = parameter.get("name") if isinstance(parameter, dict) else None
@@ -110,7 +114,7 @@ def _from_json(text: str) -> Layer:
         value = parameter.get("string")
         if isinstance(value, str) and value:
             values[name] = (value, shown)
-    return Layer(values)
+    return Layer(values, HOST)
 
 
 def _form(parameter: dict[str, Any]) -> str | None:
@@ -124,7 +128,7 @@ def _form(parameter: dict[str, Any]) -> str | None:
 def _from_variables(env: Mapping[str, str]) -> Layer:
     """`PARAM_<OPTION>`: what older hosts, or a hand-run plugin, give. A `PARAM_` variable that
     no option explains (a misspelt name, a map entry or an array item) is an error."""
-    by_variable = {"PARAM_" + env_name(option): option for option in option_text.OPTION_NAMES}
+    by_variable = {"PARAM_" + env_name(option): option for option in names(HOST)}
     values = {}
     for key in sorted(env):
         if not key.startswith("PARAM_"):
@@ -133,7 +137,7 @@ def _from_variables(env: Mapping[str, str]) -> Layer:
             raise _unknown(key, "parameter variable", list(by_variable))
         if env[key]:
             values[by_variable[key]] = (env[key], key)
-    return Layer(values)
+    return Layer(values, HOST)
 
 
 def fact_layer(env: Mapping[str, str]) -> Layer:

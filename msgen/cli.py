@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import click
 
-from . import __version__, versions
+from . import __version__
 from .compile_command import (
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -23,29 +23,10 @@ from .compile_command import (
     options_from,
     report,
 )
-from .names import dns1123_problem
-from .processes.cli import cli_options
 
 __all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "compile_paths", "main", "report", "run"]
 
 _CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def _kube_version(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:
-    try:
-        version = versions.parse(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
-    if version > versions.NEWEST:  # a cluster newer than msgen: render, but say so
-        given = "KUBE_VERSION" if _from_environment(ctx, param) else "--kube-version"
-        click.echo(f"msgen: warning: {given} {value}: {versions.newer_than_known(version)}", err=True)
-        return versions.NEWEST
-    return version
-
-
-def _from_environment(ctx: click.Context, param: click.Parameter) -> bool:
-    source = ctx.get_parameter_source(param.name) if param.name else None
-    return source is click.core.ParameterSource.ENVIRONMENT
 
 
 def _output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -63,14 +44,6 @@ def _output(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 PATHS = click.Path(readable=False, allow_dash=True)
 
 
-def _namespace(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None:
-        problem = dns1123_problem(value)
-        if problem is not None:
-            raise click.BadParameter(f"{value!r} {problem}")
-    return value
-
-
 def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options every compiling command shares, and its PATH arguments."""
     return click.argument("paths", nargs=-1, metavar="[PATH]...", type=PATHS)(render_options(func))
@@ -79,99 +52,11 @@ def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def render_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The render options alone: for commands that take other arguments as well as files
     (`msgen status JOB-OR-PATH...`) and must accept what `apply` accepts, so a script can
-    pass the same options to `apply`, `status` and `delete`."""
-    from .targets import NAMES
+    pass the same options to `apply`, `status` and `delete`. They are generated from
+    `msgen.option_table` (see `msgen.option_cli`)."""
+    from .option_cli import click_options
 
-    decorators = [
-        click.option(
-            "--target",
-            "-t",
-            type=click.Choice(NAMES),
-            default="indexed-job",
-            show_default=True,
-            help="Workload shape: indexed-job = per role an Indexed batch/v1 Job; "
-            "pod = bare Pods <job>-<rt>-<i>, as ms-operator created them; "
-            "statefulset = per role a StatefulSet (pods always restart, so the job never "
-            "completes: for long-running roles); jobset = one JobSet (jobset.x-k8s.io); "
-            "volcano = one Volcano Job (batch.volcano.sh), gang-scheduled.",
-        ),
-        click.option(
-            "--kube-version",
-            envvar="KUBE_VERSION",
-            default=versions.show(versions.NEWEST),
-            show_default=True,
-            callback=_kube_version,
-            help="Kubernetes version of the cluster (MAJOR.MINOR); decides which fields "
-            "may be used. Read from KUBE_VERSION when set (Argo CD sets it).",
-        ),
-        click.option(
-            "--namespace",
-            "-n",
-            callback=_namespace,
-            help="Namespace for the objects of jobs whose metadata names none.",
-        ),
-        click.option(
-            "--scheduler-address",
-            type=click.Choice(["cluster-ip", "dns"]),
-            default="cluster-ip",
-            show_default=True,
-            help="How pods reach the MindSpore scheduler. cluster-ip: through a ClusterIP "
-            "Service <job>-scheduler-0 and the $(<SERVICE>_SERVICE_HOST) variable the kubelet "
-            "injects, an IP address as ms-operator gave. dns: through the scheduler's stable "
-            "DNS name <host>.<job>, no extra Service; MindSpore takes only an IP address, so "
-            "PS and Worker commands are wrapped to resolve the name when the container starts "
-            "(they must set `command`).",
-        ),
-        click.option(
-            "--gang-scheduler",
-            type=click.Choice(["none", "volcano", "scheduler-plugins"]),
-            default="none",
-            show_default=True,
-            help="Gang-schedule the job's pods with a PodGroup <job>: volcano = "
-            "scheduling.volcano.sh PodGroup, pods on schedulerName volcano; scheduler-plugins "
-            "= scheduling.x-k8s.io PodGroup, pods on scheduler-plugins-scheduler unless the "
-            "template names one. Sized from runPolicy.schedulingPolicy (minAvailable, else "
-            "every pod; minResources, else the pods' requests). --target volcano gangs itself.",
-        ),
-        click.option(
-            "--kueue-queue",
-            metavar="NAME",
-            callback=_namespace,
-            help="Submit the workloads to Kueue's LocalQueue NAME: labelled "
-            "kueue.x-k8s.io/queue-name, for Kueue to admit (Kueue's webhook suspends them "
-            "until then).",
-        ),
-        click.option(
-            "--argocd-sync-waves",
-            is_flag=True,
-            help="Annotate objects with Argo CD sync waves: ConfigMaps, ServiceAccounts, Services "
-            "and PodGroups in wave -1, "
-            "workloads in wave 0, so Argo CD creates the Services the pods rely on first.",
-        ),
-        click.option(
-            "--allow-env-override",
-            is_flag=True,
-            help="Keep a template's own value for a variable msgen sets (MS_*, device "
-            "variables) instead of reporting it as an error.",
-        ),
-        click.option(
-            "--gitops",
-            is_flag=True,
-            help="The output is applied by a GitOps tool (Argo CD, Flux) that re-creates what "
-            "the cluster deletes: ttlSecondsAfterFinished is not rendered (the job would run "
-            "again) and msgen's controller deletes no bare Pod. The Argo CD plugin sets it.",
-        ),
-        click.option(
-            "--run-name",
-            type=click.Choice(["job", "content"]),
-            default="job",
-            show_default=True,
-            help="Names of the job's objects: job = after the job; content = after the job "
-            "and a digest of its spec and options (<job>-<8 hex>), so a changed job is a new "
-            "run instead of an update the API server refuses (a Job's template is immutable).",
-        ),
-        *cli_options(),
-    ]
+    decorators = click_options()
     for decorator in reversed(decorators):
         func = decorator(func)
     return func

@@ -28,24 +28,11 @@ EXIT_INTERNAL = 70
 
 
 def options_from(kwargs: dict[str, Any]) -> Options:
-    """The compile options of a command's parsed parameters (see `cli.compile_options`)."""
-    return Options(
-        target=kwargs["target"],
-        kube_version=kwargs["kube_version"],
-        namespace=kwargs["namespace"],
-        scheduler_address=kwargs["scheduler_address"],
-        allow_env_override=kwargs["allow_env_override"],
-        argocd_sync_waves=kwargs["argocd_sync_waves"],
-        gang_scheduler=kwargs["gang_scheduler"],
-        kueue_queue=kwargs["kueue_queue"] or None,
-        launcher=kwargs["launcher"],
-        rank_table=kwargs["rank_table"],
-        shm_size=kwargs["shm_size"],
-        accelerator_type=kwargs["accelerator_type"],
-        recovery_volume=kwargs["recovery_volume"],
-        gitops=kwargs["gitops"],
-        run_name=kwargs["run_name"],
-    )
+    """The compile options of a command's parsed parameters (see `cli.compile_options`): one
+    per option the command line takes (`msgen.option_table`), named as its `Options` field."""
+    from .option_table import ROWS
+
+    return Options(**{row.field: kwargs[row.field] for row in ROWS if "cli" in row.hosts})
 
 
 def render(output: str | None, output_format: str, kwargs: dict[str, Any]) -> None:

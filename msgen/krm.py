@@ -7,7 +7,7 @@
   it is compiled.
 
 Options come from the function config's `data` (a ConfigMap keyed by the option names of
-options.OPTION_NAMES) and, per job, from `msgen/<option>` annotations; inside the Argo CD
+msgen.option_table that the `krm` host takes) and, per job, from `msgen/<option>` annotations; inside the Argo CD
 plugin's build, also from the application (msgen.option_layers gives the precedence). kustomize ignores `results`, so every error is also
 written to stderr and the exit status is non-zero; warnings go to both without failing.
 """
@@ -194,7 +194,7 @@ def _options(resource_list: Document, config: Any) -> tuple[Options, list[Diagno
               for k, v in (data or {}).items()}
     try:
         handoff = from_env(os.environ)
-        options, overrides = with_function_config(handoff, Layer(values))
+        options, overrides = with_function_config(handoff, Layer(values, "krm"))
     except option_text.OptionError as exc:
         named = {shown: key for key, (_text, shown) in values.items()}
         key = named.get(exc.key, exc.key)

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from . import options as option_text
+from .option_table import BY_NAME
 from .plan import Options
 
 #: The hand-off from `argocd-generate` to the functions kustomize runs inside its build.
@@ -34,9 +35,12 @@ HANDOFF_VARIABLE = "MSGEN_HOST_OPTIONS"
 
 
 class Layer(NamedTuple):
-    """One place options come from: option name → (text, how the user wrote its name)."""
+    """One place options come from: option name → (text, how the user wrote its name); and
+    the host it is (`msgen.option_table.HOSTS`), whose options alone it may set (None: msgen's
+    own values, and layers a host checked before handing them over)."""
 
     values: dict[str, tuple[str, str]]
+    host: str | None = None
 
 
 class Override(NamedTuple):
@@ -68,9 +72,9 @@ def resolve(layers: list[Layer], base: Options | None = None) -> tuple[Options, 
     for layer in layers:
         texts = {name: text for name, (text, _shown) in layer.values.items()}
         shown_as = {name: shown for name, (_text, shown) in layer.values.items()}
-        options = option_text.apply(options, texts, shown_as=shown_as)
+        options = option_text.apply(options, texts, shown_as=shown_as, host=layer.host)
         for name, (text, shown) in layer.values.items():
-            value = getattr(options, option_text.OPTION_NAMES[name][0])
+            value = getattr(options, BY_NAME[name].field)
             before = chosen.get(name)
             if before is not None and before[0] != value:
                 overrides.append(Override(name, f"{before[2]}={before[1]!r}", f"{shown}={text!r}"))

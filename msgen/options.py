@@ -2,7 +2,8 @@
 
 Every front end reads options the same way, so a job renders the same whether `msgen render`,
 kustomize or Argo CD runs it. Per-job annotations (`msgen/<option>`) override the run's
-options for that job only.
+options for that job only. Which options there are, and what each accepts, is
+`msgen.option_table`'s.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from . import versions
 from .diagnostics import Diagnostic, Severity
 from .names import dns1123_problem
+from .option_table import BY_NAME, Row, choices, names
 from .plan import Options
-from .targets import NAMES as TARGET_NAMES
 
 if TYPE_CHECKING:
     from .source import Document
@@ -23,25 +24,6 @@ if TYPE_CHECKING:
 ANNOTATION_PREFIX = "msgen/"
 QUANTITY = re.compile(r"^[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?$")
 LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-
-#: option name → (Options field, accepted values or None for free text)
-OPTION_NAMES: dict[str, tuple[str, tuple[str, ...] | None]] = {
-    "target": ("target", TARGET_NAMES),
-    "kube-version": ("kube_version", None),
-    "namespace": ("namespace", None),
-    "scheduler-address": ("scheduler_address", ("cluster-ip", "dns")),
-    "allow-env-override": ("allow_env_override", ("true", "false")),
-    "argocd-sync-waves": ("argocd_sync_waves", ("true", "false")),
-    "gang-scheduler": ("gang_scheduler", ("none", "volcano", "scheduler-plugins")),
-    "kueue-queue": ("kueue_queue", None),
-    "launcher": ("launcher", ("per-device", "msrun", "none")),
-    "rank-table": ("rank_table", ("none", "operator")),
-    "shm-size": ("shm_size", None),
-    "accelerator-type": ("accelerator_type", None),
-    "recovery-volume": ("recovery_volume", None),
-    "gitops": ("gitops", ("true", "false")),
-    "run-name": ("run_name", ("job", "content")),
-}
 
 
 class OptionError(ValueError):
@@ -59,27 +41,31 @@ def apply(
     *,
     prefix: str = "",
     shown_as: Mapping[str, str] | None = None,
+    host: str | None = None,
 ) -> Options:
     """`base` with every `<prefix><option>` of `values` applied; other keys are ignored.
 
-    An unknown `<prefix>...` key is an error (a misspelt annotation or config key). Errors name
-    an option as `shown_as` says (an environment variable), else as its key.
+    An unknown `<prefix>...` key is an error (a misspelt annotation or config key), as is an
+    option `host` does not take (None: any host's). Errors name an option as `shown_as` says
+    (an environment variable), else as its key.
     """
+    known_names = names(host)
     changes: dict[str, Any] = {}
     for key, raw in values.items():
         if not key.startswith(prefix):
             continue
         name = key[len(prefix) :]
-        if name not in OPTION_NAMES:
-            known = ", ".join(prefix + n for n in OPTION_NAMES)
+        if name not in known_names:
+            known = ", ".join(prefix + n for n in known_names)
             raise OptionError(
                 key,
-                f"unknown msgen option {key!r}{_did_you_mean(prefix, name)}; accepted: {known}",
+                f"unknown msgen option {key!r}{_did_you_mean(prefix, name, known_names)}; "
+                f"accepted: {known}",
                 unknown_name=True,
             )
-        field, accepted = OPTION_NAMES[name]
+        row = BY_NAME[name]
         shown = (shown_as or {}).get(key, key)
-        changes[field] = _value(shown, name, str(raw).strip() if raw is not None else "", accepted)
+        changes[row.field] = value_of(row, shown, str(raw).strip() if raw is not None else "")
     return base._replace(**changes) if changes else base
 
 
@@ -92,14 +78,14 @@ def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnos
     if not isinstance(annotations, dict):
         return options, []
     try:
-        changed = apply(options, annotations, prefix=ANNOTATION_PREFIX)
+        changed = apply(options, annotations, prefix=ANNOTATION_PREFIX, host="annotation")
     except OptionError as exc:
         path = ("metadata", "annotations", exc.key)
         return options, [document.diagnostic(path, str(exc), key=exc.unknown_name)]
     found = []
     for name, origin in options.origins:
         key = ANNOTATION_PREFIX + name
-        field = OPTION_NAMES[name][0]
+        field = BY_NAME[name].field
         if key in annotations and getattr(changed, field) != getattr(options, field):
             found.append(
                 document.diagnostic(
@@ -112,40 +98,36 @@ def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnos
     return changed, found
 
 
-def _did_you_mean(prefix: str, name: str) -> str:
+def _did_you_mean(prefix: str, name: str, known: list[str]) -> str:
     """` (did you mean 'msgen/target'?)` for a slip such as `msgen/targt`, else nothing."""
     from difflib import get_close_matches  # only for a misspelt option
 
-    close = get_close_matches(name, OPTION_NAMES, n=1)
+    close = get_close_matches(name, known, n=1)
     return f" (did you mean {prefix + close[0]!r}?)" if close else ""
 
 
-def _value(key: str, name: str, text: str, accepted: tuple[str, ...] | None) -> Any:
+def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any:
+    """The `Options` value of `text` given for `row` (named `key` in messages); raises
+    OptionError saying what is accepted. `empty_unsets=False`: an empty text is checked as
+    any other, even for an option whose empty text unsets it (the command line's reading)."""
+    accepted = choices(row)
     if accepted is not None and text not in accepted:
         raise OptionError(key, f"{key}: {text!r} is not accepted; accepted: {', '.join(accepted)}")
-    if name == "kube-version":
+    if row.empty_unsets and empty_unsets and not text:
+        return None
+    if row.check == "version":
         try:
             return versions.parse(text)
         except ValueError as exc:
             raise OptionError(key, f"{key}: {exc}") from None
-    if name == "kueue-queue":
-        problem = dns1123_problem(text) if text else None
-        if problem is not None:
-            raise OptionError(key, f"{key}: {text!r} {problem}")
-        return text or None
-    if name == "namespace":
-        problem = dns1123_problem(text)
-        if problem is not None:
-            raise OptionError(key, f"{key}: {text!r} {problem}")
-        return text
-    if name == "shm-size":
+    if row.check == "quantity":
         if not QUANTITY.match(text):
             raise OptionError(
                 key, f"{key}: {text!r} is not accepted; accepted: a size such as 16Gi or 512Mi"
             )
         return text
-    if name in ("accelerator-type", "recovery-volume"):
-        problem = dns1123_problem(text) if name == "recovery-volume" else _label_value(text)
+    if row.check in ("dns-label", "label-value"):
+        problem = dns1123_problem(text) if row.check == "dns-label" else _label_value(text)
         if problem is not None:
             raise OptionError(key, f"{key}: {text!r} {problem}")
         return text

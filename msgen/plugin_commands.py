@@ -70,6 +70,7 @@ def kustomize_plugin(**kwargs: Any) -> None:
 def _with_host_options(kwargs: dict[str, Any]) -> Options:
     """The plugin's flags (`argsOneLiner`), between the facts and the choices of the host
     whose build runs it (the Argo CD plugin's MSGEN_HOST_OPTIONS, msgen.option_layers)."""
+    from . import option_table
     from . import options as option_text
     from . import versions
     from .option_layers import Layer, from_env, with_function_config
@@ -84,13 +85,13 @@ def _with_host_options(kwargs: dict[str, Any]) -> Options:
         return options_from(kwargs)
     given = {}
     for field, value in kwargs.items():
-        name = field.replace("_", "-")
-        if name in option_text.OPTION_NAMES and value is not None and (
+        row = option_table.BY_FIELD.get(field)
+        if row is not None and value is not None and (
             ctx.get_parameter_source(field) is click.core.ParameterSource.COMMANDLINE
         ):
             text = versions.show(value) if isinstance(value, tuple) else str(value)
-            given[name] = (text.lower() if isinstance(value, bool) else text, f"--{name}")
-    options, overrides = with_function_config(handoff, Layer(given))
+            given[row.name] = (text.lower() if isinstance(value, bool) else text, f"--{row.name}")
+    options, overrides = with_function_config(handoff, Layer(given, "cli"))
     for override in overrides:
         click.echo(f"msgen: warning: {override.message()}", err=True)
     return options

@@ -1,18 +1,24 @@
 """README tables generated from the code's own lists, so the documentation cannot drift.
 
 `tests/test_readme.py` compares each README block between `<!-- msgen:NAME -->` and
-`<!-- /msgen:NAME -->` with what `BLOCKS[NAME]()` returns; `pytest --update-golden` rewrites
-them. The option names, their spellings per front end, the object order and the sync waves
-come from the same tables the code reads.
+`<!-- /msgen:NAME -->` with what `BLOCKS[NAME]()` returns; `python -m msgen.reference --write`
+rewrites them (`--check` says whether one is stale). The option names, their spellings per
+front end, the object order and the sync waves come from the same tables the code reads.
 """
 
 from __future__ import annotations
 
+import re
+import sys
+from pathlib import Path
 from typing import Callable
 
-from . import options as option_text
+from . import option_table
 from .argocd_env import ENV_PREFIX, env_name
+from .options import ANNOTATION_PREFIX
 from .pipeline import KIND_RANK
+
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def options_table() -> str:
@@ -21,12 +27,19 @@ def options_table() -> str:
         "| option (`msgen render`) | job annotation | KRM `data` key | Argo CD env | Argo CD parameter | accepted |",
         "|---|---|---|---|---|---|",
     ]
-    for name, (_, accepted) in option_text.OPTION_NAMES.items():
+    for row in option_table.ROWS:
+        accepted = option_table.choices(row)
         values = ", ".join(f"`{v}`" for v in accepted) if accepted else "text"
-        rows.append(
-            f"| `--{name}` | `{option_text.ANNOTATION_PREFIX}{name}` | `{name}` "
-            f"| `{ENV_PREFIX}{env_name(name)}` | `{name}` | {values} |"
-        )
+        name, hosts = row.name, row.hosts
+        cells = [
+            f"`--{name}`" if "cli" in hosts else "-",
+            f"`{ANNOTATION_PREFIX}{name}`" if "annotation" in hosts else "-",
+            f"`{name}`" if "krm" in hosts else "-",
+            f"`{ENV_PREFIX}{env_name(name)}`" if "argocd" in hosts else "-",
+            f"`{name}`" if "argocd" in hosts else "-",
+            values,
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
@@ -46,3 +59,43 @@ def object_order() -> str:
 
 
 BLOCKS: dict[str, Callable[[], str]] = {"options": options_table, "object-order": object_order}
+
+
+def block(name: str) -> re.Pattern[str]:
+    """The README's generated block `name`: its start marker, its text, its end marker."""
+    return re.compile(rf"(<!-- msgen:{re.escape(name)} -->\n)(.*?)(<!-- /msgen:{re.escape(name)} -->)", re.S)
+
+
+def with_blocks(text: str) -> str:
+    """`text` (the README) with every generated block as the code says it today; raises
+    ValueError for a block the README lacks."""
+    for name, generate in BLOCKS.items():
+        found = block(name).search(text)
+        if found is None:
+            raise ValueError(f"README.md has no <!-- msgen:{name} --> block")
+        text = text[: found.start(2)] + generate() + "\n" + text[found.end(2) :]
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m msgen.reference --write | --check`: rewrite README.md's generated blocks, or
+    exit 1 saying it is stale. A development command: it works in msgen's source tree."""
+    args = sys.argv[1:] if argv is None else argv
+    if args not in (["--write"], ["--check"]):
+        print("usage: python -m msgen.reference --write | --check", file=sys.stderr)
+        return 2
+    text = README.read_text(encoding="utf-8")
+    wanted = with_blocks(text)
+    if args == ["--check"]:
+        if wanted != text:
+            print(f"{README} is stale: run python -m msgen.reference --write", file=sys.stderr)
+            return 1
+        return 0
+    if wanted != text:
+        README.write_text(wanted, encoding="utf-8")
+        print(f"wrote {README}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

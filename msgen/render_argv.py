@@ -10,8 +10,10 @@ option, a bad value, an attached short value such as `-tpod`, `--`) it leaves to
 which then reads, reports and exits exactly as before; so it never decides differently from
 click, it only decides less.
 
-`RENDER` is generated from click's command (`python -m msgen.render_argv` rewrites it), and a
-test fails while it differs, and compares this reader with click's on many command lines.
+`RENDER` is generated from click's command, itself built from `msgen.option_table`
+(`python -m msgen.render_argv` rewrites it, as does `python -m msgen.option_documents
+--write`); a test fails while it differs, and compares this reader with click's on many
+command lines.
 """
 
 from __future__ import annotations
@@ -29,20 +31,20 @@ from typing import Any, Callable
 RENDER: dict[str, dict[str, Any]] = {
     'paths': {'opts': [], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': 'path', 'check': None},
     'target': {'opts': ['--target', '-t'], 'flag': False, 'choices': ['indexed-job', 'pod', 'statefulset', 'jobset', 'volcano'], 'default': 'indexed-job', 'envvar': None, 'type': None, 'check': None},
-    'kube_version': {'opts': ['--kube-version'], 'flag': False, 'choices': None, 'default': '1.37', 'envvar': 'KUBE_VERSION', 'type': None, 'check': 'msgen.cli:_kube_version'},
-    'namespace': {'opts': ['--namespace', '-n'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.cli:_namespace'},
+    'kube_version': {'opts': ['--kube-version'], 'flag': False, 'choices': None, 'default': '1.37', 'envvar': 'KUBE_VERSION', 'type': None, 'check': 'msgen.option_cli:_kube_version'},
+    'namespace': {'opts': ['--namespace', '-n'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.option_cli:_option_text'},
     'scheduler_address': {'opts': ['--scheduler-address'], 'flag': False, 'choices': ['cluster-ip', 'dns'], 'default': 'cluster-ip', 'envvar': None, 'type': None, 'check': None},
     'gang_scheduler': {'opts': ['--gang-scheduler'], 'flag': False, 'choices': ['none', 'volcano', 'scheduler-plugins'], 'default': 'none', 'envvar': None, 'type': None, 'check': None},
-    'kueue_queue': {'opts': ['--kueue-queue'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.cli:_namespace'},
+    'kueue_queue': {'opts': ['--kueue-queue'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.option_cli:_option_text'},
     'argocd_sync_waves': {'opts': ['--argocd-sync-waves'], 'flag': True, 'choices': None, 'default': False, 'envvar': None, 'type': None, 'check': None},
     'allow_env_override': {'opts': ['--allow-env-override'], 'flag': True, 'choices': None, 'default': False, 'envvar': None, 'type': None, 'check': None},
     'gitops': {'opts': ['--gitops'], 'flag': True, 'choices': None, 'default': False, 'envvar': None, 'type': None, 'check': None},
     'run_name': {'opts': ['--run-name'], 'flag': False, 'choices': ['job', 'content'], 'default': 'job', 'envvar': None, 'type': None, 'check': None},
     'launcher': {'opts': ['--launcher'], 'flag': False, 'choices': ['per-device', 'msrun', 'none'], 'default': None, 'envvar': None, 'type': None, 'check': None},
     'rank_table': {'opts': ['--rank-table'], 'flag': False, 'choices': ['none', 'operator'], 'default': 'none', 'envvar': None, 'type': None, 'check': None},
-    'shm_size': {'opts': ['--shm-size'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.processes.cli:_option_text'},
-    'accelerator_type': {'opts': ['--accelerator-type'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.processes.cli:_option_text'},
-    'recovery_volume': {'opts': ['--recovery-volume'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.processes.cli:_option_text'},
+    'shm_size': {'opts': ['--shm-size'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.option_cli:_option_text'},
+    'accelerator_type': {'opts': ['--accelerator-type'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.option_cli:_option_text'},
+    'recovery_volume': {'opts': ['--recovery-volume'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.option_cli:_option_text'},
     'output': {'opts': ['--output', '-o'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': 'output-file', 'check': 'msgen.cli:_output'},
     'output_format': {'opts': ['--format'], 'flag': False, 'choices': ['yaml', 'json'], 'default': 'yaml', 'envvar': None, 'type': None, 'check': None},
 }  # fmt: skip
@@ -129,25 +131,18 @@ def _kube_version(name: str, value: str) -> tuple[int, int]:
     return version
 
 
-def _namespace(name: str, value: str | None) -> str | None:
-    from .names import dns1123_problem
-
-    if value is not None and dns1123_problem(value) is not None:
-        raise ValueError(value)
-    return value
-
-
 def _option_text(name: str, value: str | None) -> str | None:
+    """`option_cli._option_text`: checked as a job annotation's value, an empty one too."""
     from . import options as option_text
-    from .plan import Options
+    from .option_table import BY_FIELD
 
     if value is None:
         return value
+    row = BY_FIELD[name]
     try:
-        changed = option_text.apply(Options(), {name.replace("_", "-"): value})
+        result: str | None = option_text.value_of(row, row.name, value.strip(), empty_unsets=False)
     except option_text.OptionError as exc:
         raise ValueError(str(exc)) from None
-    result: str | None = getattr(changed, name)
     return result
 
 
@@ -170,9 +165,8 @@ def _output(name: str, value: str | None) -> str | None:
 
 
 _CHECKS: dict[str, Callable[[str, Any], Any]] = {
-    "msgen.cli:_kube_version": _kube_version,
-    "msgen.cli:_namespace": _namespace,
-    "msgen.processes.cli:_option_text": _option_text,
+    "msgen.option_cli:_kube_version": _kube_version,
+    "msgen.option_cli:_option_text": _option_text,
     "msgen.cli:_output": _output,
 }
 
@@ -233,17 +227,21 @@ def generated_table() -> str:
     return "RENDER: dict[str, dict[str, Any]] = {\n" + "\n".join(rows) + "\n}  # fmt: skip\n"
 
 
-def main() -> None:
-    """Rewrite `RENDER` in this file from click's command."""
+def with_table(text: str) -> str:
+    """This module's source `text` with `RENDER` as click's command describes it today."""
     import re
 
+    return re.sub(r"RENDER: dict\[str, dict\[str, Any\]\] = \{\n.*?\n\}  # fmt: skip\n",
+                  lambda _: generated_table(), text, count=1, flags=re.S)
+
+
+def main() -> None:
+    """Rewrite `RENDER` in this file from click's command."""
     path = os.path.abspath(__file__)
     with open(path, encoding="utf-8") as stream:
         text = stream.read()
-    text = re.sub(r"RENDER: dict\[str, dict\[str, Any\]\] = \{\n.*?\n\}  # fmt: skip\n",
-                  lambda _: generated_table(), text, count=1, flags=re.S)
     with open(path, "w", encoding="utf-8") as stream:
-        stream.write(text)
+        stream.write(with_table(text))
     print(f"wrote {path}")
 
 

@@ -13,7 +13,7 @@ from typing import get_args
 
 import pytest
 
-from msgen import devices, frameworks, kinds, options, plan, processes, targets
+from msgen import devices, frameworks, kinds, option_table, plan, processes, targets
 from msgen.processes import launcher
 
 
@@ -28,7 +28,7 @@ def test_targets(name: str) -> None:
 def test_target_names_are_unique_and_in_the_declared_order() -> None:
     assert len(set(targets.NAMES)) == len(targets.NAMES)
     assert targets.NAMES == get_args(plan.TargetName)
-    assert targets.NAMES == options.OPTION_NAMES["target"][1]
+    assert targets.NAMES == option_table.choices(option_table.BY_NAME["target"])
     summaries = [targets.lookup(name).summary for name in targets.NAMES]
     assert len(set(summaries)) == len(summaries)
 
@@ -86,7 +86,7 @@ def test_process_keys_are_known_devices_and_frameworks() -> None:
 
 def test_launchers_are_the_option_values_in_order() -> None:
     assert tuple(launcher.LAUNCHERS) == get_args(plan.LauncherName)
-    assert tuple(launcher.LAUNCHERS) == options.OPTION_NAMES["launcher"][1]
+    assert tuple(launcher.LAUNCHERS) == option_table.choices(option_table.BY_NAME["launcher"])
     for name, chosen in launcher.LAUNCHERS.items():
         assert isinstance(chosen, launcher.Launcher)
         assert chosen.name == name
