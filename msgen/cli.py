@@ -15,6 +15,7 @@ from typing import Any, Callable
 import click
 
 from . import __version__
+from .click_settings import CONTEXT as _CONTEXT
 from .compile_command import (
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -25,8 +26,6 @@ from .compile_command import (
 )
 
 __all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "compile_paths", "main", "report", "run"]
-
-_CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

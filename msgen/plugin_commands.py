@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .cli import _CONTEXT, compile_options
+from .cli import compile_options
+from .click_settings import CONTEXT as _CONTEXT
 from .compile_command import EXIT_INPUT, compile_paths, no_documents, options_from, report, write_output
 
 if TYPE_CHECKING:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from .click_settings import CONTEXT
+
 
 def samples_root() -> Path | None:
     """The samples directory: inside the installed package, else a source checkout's."""
@@ -50,7 +52,7 @@ def find(root: Path, name: str) -> Path | None:
     return root / f"{by_stem[0]}.yaml" if len(by_stem) == 1 else None
 
 
-@click.command("samples", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.command("samples", context_settings=CONTEXT)
 @click.argument("name", required=False)
 @click.option("--path", "show_path", is_flag=True, help="Print the directory holding the samples.")
 def samples(name: str | None, show_path: bool) -> None:

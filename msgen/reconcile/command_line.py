@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from .. import versions
+from ..click_settings import CONTEXT as CONTEXT
 from ..compile_command import compile_paths, options_from
 
 if TYPE_CHECKING:
     from lightkube import Client
 
-CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 EXIT_USAGE = 2
 #: The modules of the `msgen[apply]` extra the reconciler imports itself.
 CLIENT_MODULES = ("httpx2", "lightkube", "lightkube.models")
