@@ -548,7 +548,11 @@ def test_ctrl_c_stops_watching_leaves_the_job_and_prints_how_to_resume(tmp_path:
     env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
     waiting = subprocess.Popen(
         [sys.executable, "-m", "msgen", "apply", str(job_file(tmp_path)), "-n", namespace, "--target", "pod", "--wait"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+        # A suite started in the background of a script (`pytest &`, nohup) inherits SIGINT
+        # ignored, and Python keeps an ignored SIGINT ignored: give msgen the disposition a
+        # terminal's Ctrl-C meets.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while len(names("pod", namespace)) < 3:
         assert time.monotonic() < deadline, "pods did not appear"
