@@ -76,7 +76,7 @@ def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnos
     metadata = document.data.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     if not isinstance(annotations, dict):
-        return options, []
+        return _within_known(document, options, {})
     try:
         changed = apply(options, annotations, prefix=ANNOTATION_PREFIX, host="annotation")
     except OptionError as exc:
@@ -95,7 +95,30 @@ def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnos
                     severity=Severity.WARNING,
                 )
             )
-    return changed, found
+    changed, newer = _within_known(document, changed, annotations)
+    return changed, found + newer
+
+
+def _within_known(
+    document: Document, options: Options, annotations: Mapping[str, Any]
+) -> tuple[Options, list[Diagnostic]]:
+    """A Kubernetes release newer than msgen knows renders as the newest it knows, with a
+    warning at what asked for it. The command line says so when it parses `--kube-version`;
+    a job's annotation, a KRM function config and Argo CD's `KUBE_VERSION` arrive here, so
+    every host warns alike (once per job, at the annotation or else at the job's kind)."""
+    if options.kube_version <= versions.NEWEST:
+        return options, []
+    key = ANNOTATION_PREFIX + "kube-version"
+    if key in annotations:
+        path: tuple[str, ...] = ("metadata", "annotations", key)
+        message = versions.newer_than_known(options.kube_version)
+    else:
+        path = ("kind",)
+        shown = versions.show(options.kube_version)
+        given = dict(options.origins).get("kube-version", f"kube-version {shown}")
+        message = f"{given}: {versions.newer_than_known(options.kube_version)}"
+    clamped = options._replace(kube_version=versions.NEWEST)
+    return clamped, [document.diagnostic(path, message, severity=Severity.WARNING)]
 
 
 def _did_you_mean(prefix: str, name: str, known: list[str]) -> str:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .conftest import SAMPLES, msgen, msgen_process
 
@@ -65,6 +66,54 @@ def test_a_newer_kubernetes_renders_as_the_newest_known_with_a_warning(
     assert (f"msgen: warning: {name}: Kubernetes {version} is newer than msgen knows: rendering as "
             "for 1.37, the newest release msgen is tested against") in done.stderr
     assert newest.stderr == ""
+
+
+_NEWER = ("Kubernetes {} is newer than msgen knows: rendering as for 1.37, "
+          "the newest release msgen is tested against")
+
+
+def _with_annotation(version: str) -> str:
+    job = yaml.safe_load(Path(SAMPLE).read_text())
+    job["metadata"]["annotations"] = {"msgen/kube-version": version}
+    return yaml.safe_dump(job)
+
+
+def test_a_newer_kubernetes_in_an_annotation_warns_at_it_and_renders_as_the_newest() -> None:
+    done = msgen_process("render", "-", input=_with_annotation("1.38"))
+    newest = msgen_process("render", "-", input=_with_annotation("1.37"))
+    assert done.exit_code == 0 and done.stdout == newest.stdout
+    assert f"warning: metadata.annotations.msgen/kube-version: {_NEWER.format('1.38')}" in done.stderr
+    assert newest.stderr == ""
+
+
+def test_a_newer_kubernetes_in_a_krm_function_config_warns_as_the_command_line_does() -> None:
+    def resource_list(version: str) -> str:
+        config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "msgen"},
+                  "data": {"kube-version": version}}
+        return yaml.safe_dump({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList",
+                               "functionConfig": config,
+                               "items": [yaml.safe_load(Path(SAMPLE).read_text())]})
+
+    done = subprocess.run([str(BIN / "msgen-krm")], input=resource_list("1.40"),
+                          capture_output=True, text=True)
+    newest = subprocess.run([str(BIN / "msgen-krm")], input=resource_list("1.37"),
+                            capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    out, known = yaml.safe_load(done.stdout), yaml.safe_load(newest.stdout)
+    assert out["items"] == known["items"]
+    warned = [r["message"] for r in out.get("results", []) if r["severity"] == "warning"]
+    assert any(f"functionConfig.data.kube-version='1.40': {_NEWER.format('1.40')}" in m for m in warned)
+    assert "newer than msgen knows" not in newest.stdout + newest.stderr
+
+
+def test_argo_cds_kube_version_newer_than_known_warns_once_per_job(tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text(Path(SAMPLE).read_text())
+    env = {"ARGOCD_APP_NAMESPACE": "training"}
+    done = msgen_process("argocd-generate", str(tmp_path), env={**env, "KUBE_VERSION": "v1.39.1"})
+    newest = msgen_process("argocd-generate", str(tmp_path), env={**env, "KUBE_VERSION": "v1.37.0"})
+    assert done.exit_code == 0 and done.stdout == newest.stdout
+    assert done.stderr.count("newer than msgen knows") == 1
+    assert f"warning: kind: KUBE_VERSION='v1.39.1': {_NEWER.format('1.39')}" in done.stderr
 
 
 @pytest.mark.parametrize("version", ["2.0", "0.9", "3.1"])
