@@ -226,6 +226,34 @@ class PodLogs:
             if reader.is_alive():
                 process.kill()
                 reader.join(timeout=5)
+        self._read_again()
+
+    def _read_again(self) -> None:
+        """Read each run's log once more where its pod is still there: a follow stream can end
+        before its run does (the API server or kubelet drops it on a loaded node, or the grace
+        ran out), and a run's last lines (a PS's `role-done`) would be missing. The log read
+        whole replaces a shorter one, as long as the pod still shows that run."""
+        done = kubectl("get", "pods", "-n", self.namespace, "-o", "json", check=False)
+        if done.returncode != 0:
+            return
+        shown: dict[str, list[str]] = {}  # pod#container ID → how `kubectl logs` reads that run now
+        for pod in json.loads(done.stdout)["items"]:
+            name = pod["metadata"]["name"]
+            for status in pod.get("status", {}).get("containerStatuses") or []:
+                if status["name"] != MAIN:
+                    continue
+                previous = (status.get("lastState") or {}).get("terminated") or {}
+                if previous.get("containerID"):
+                    shown[f"{name}#{previous['containerID']}"] = ["--previous"]
+                if status.get("containerID"):
+                    shown[f"{name}#{status['containerID']}"] = []
+        for key in self.logs:
+            if key not in shown:
+                continue
+            again = kubectl("logs", key.split("#")[0], "-c", MAIN, "-n", self.namespace, *shown[key], check=False)
+            lines = again.stdout.splitlines()
+            if again.returncode == 0 and len(lines) > len(self.logs[key]):
+                self.logs[key][:] = lines
 
     def of(self, prefix: str) -> str:
         """The logs of every run of the pods whose names start with `prefix`."""
