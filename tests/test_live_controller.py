@@ -83,7 +83,10 @@ def deployed(image: str) -> Iterator[None]:
     kubectl("rollout", "status", "deployment/msgen-controller", "-n", SYSTEM, "--timeout=240s", timeout=300)
     wait_for("both replicas ready", lambda: len([p for p in controller_pods() if ready(p)]) == 2)
     yield
-    kubectl("delete", "-k", str(ROOT / "overlays" / "controller"), "--wait=false", check=False)
+    # Waits for the namespace to go, so that a later test applying the overlay's RBAC does
+    # not meet it terminating.
+    kubectl("delete", "-k", str(ROOT / "overlays" / "controller"), "--ignore-not-found", "--timeout=180s",
+            check=False, timeout=240)
 
 
 def rendered_by_kubectl(tmp_path: Path, ns: str, name: str, text: str, *options: str) -> None:

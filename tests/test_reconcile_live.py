@@ -300,6 +300,13 @@ def test_controller_needs_no_more_than_its_overlay_rbac(tmp_path: Path, namespac
     rbac = [d for d in built.split("\n---\n") if "kind: Deployment" not in d]
     (tmp_path / "rbac.yaml").write_text("\n---\n".join(rbac))
     kubectl("apply", "--server-side", "--validate=false", "-f", str(tmp_path / "rbac.yaml"))
+    try:
+        _acts_with_the_overlays_rbac(tmp_path, namespace)
+    finally:  # the overlay's namespace and cluster-wide RBAC are not this test's to leave behind
+        kubectl("delete", "-f", str(tmp_path / "rbac.yaml"), "--ignore-not-found", "--timeout=50s", check=False)
+
+
+def _acts_with_the_overlays_rbac(tmp_path: Path, namespace: str) -> None:
     token = kubectl("create", "token", "msgen-controller", "-n", "msgen-system").stdout.strip()
     config = json.loads(kubectl("config", "view", "--raw", "-o", "json").stdout)
     server = config["clusters"][0]["cluster"]
