@@ -231,8 +231,8 @@ class PodLogs:
     def _read_again(self) -> None:
         """Read each run's log once more where its pod is still there: a follow stream can end
         before its run does (the API server or kubelet drops it on a loaded node, or the grace
-        ran out), and a run's last lines (a PS's `role-done`) would be missing. The log read
-        whole replaces a shorter one, as long as the pod still shows that run."""
+        ran out), and a run's last lines (the Scheduler's `role-done`) would be missing. The
+        log read whole replaces a shorter one, as long as the pod still shows that run."""
         done = kubectl("get", "pods", "-n", self.namespace, "-o", "json", check=False)
         if done.returncode != 0:
             return

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -111,10 +112,13 @@ def assert_trained(outcome: Outcome, job: Prepared, mode: str) -> None:
         assert e["last_loss"] < e["first_loss"] / 10, e
         assert all(math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6) for a, b in zip(e["params"], trained[0]["params"])), (
             "every worker ends with the same parameters (the gradients were all-reduced)", trained)
-    assert len([e for e in outcome.of("role-done") if e["role"] == "MS_PSERVER"]) == job.ps, "every PS joins"
     if not job.scheduler:
         return
     scheduler = role_log(outcome, job.name, "scheduler")
+    # Every PS registers with the Scheduler, which counts them (MS_SERVER_NUM). Read at the
+    # Scheduler: a PS's own init() returns later, once the PS processes formed their own group.
+    servers = set(re.findall(r"The new node: (\S+)\(role: MS_PSERVER\)", scheduler))
+    assert len(servers) == job.ps, f"every PS joins: {sorted(servers)}"
     if job.ps:
         # PS node ids are not numeric, so the Scheduler ranks every node by (host IP, node id).
         assert "Assign rank id of node id: 0, role: MS_WORKER" in scheduler

@@ -5,7 +5,8 @@ render, under the path each job's own command names, as ms-operator's samples mo
 scripts from a volume. Every process of the job runs it:
 
 - the Scheduler (`MS_ROLE=MS_SCHED`): `init()` runs MindSpore's scheduler until the cluster ends;
-- a PS pod (`MS_ROLE=MS_PSERVER`): `init()`, as a parameter server's script would;
+- a PS pod (`MS_ROLE=MS_PSERVER`): `init()`, as a parameter server's script would, then it
+  stays in the cluster for a while (it has nothing to serve in MindSpore 2.x);
 - a Worker: `init()` joins the cluster, an AllReduce of `rank + 1` checks the collective sum,
   then a linear regression trains for a few steps on data only this rank sees, with the
   gradients averaged across ranks (data parallel); every worker prints its final parameters,
@@ -24,6 +25,8 @@ import sys
 import time
 
 STEPS = 20
+#: Seconds a PS stays in the cluster after joining (it is deleted sooner when its job ends).
+PS_STAYS = 120
 TRUE_WEIGHTS = (1.0, -2.0, 3.0, 0.5)
 TRUE_BIAS = 0.25
 
@@ -64,6 +67,15 @@ def main() -> int:
     started = time.monotonic()
     if role:
         init()
+        if role == "MS_PSERVER":
+            # MindSpore 2.10 has no parameter-server training left: a PS joins (its init()
+            # returns once the PS processes formed their own group) and has nothing to serve.
+            # It stays in the cluster as a serving PS would: PS processes that ended while the
+            # workers were still forming their group were followed by the workers' init()
+            # failing ("Failed to AllGather host's hash name due to timeout") on the test cluster.
+            say("role-joined", role=role, node_id=node_id)
+            time.sleep(PS_STAYS)
+            return 0
         if role != "MS_WORKER":
             # The Scheduler's init() returns only when the cluster has ended (where it returns).
             say("role-done", role=role, node_id=node_id)
