@@ -91,10 +91,14 @@ class JobSetTarget:
             run_identity=field_ref(f"metadata.labels['{JOBSET_UID_LABEL}']"),
         )
 
-    @staticmethod
-    def job_name(plan: Plan, role: Role) -> str:
+    def job_name(self, plan: Plan, role: Role) -> str:
         """The name of the role's only Job: `<jobset>-<replicated job>-<job index>`."""
-        return f"{plan.name}-{role.key}-0"
+        return f"{plan.name}-{self.replicated_job(plan, role)}-0"
+
+    def replicated_job(self, plan: Plan, role: Role) -> str:
+        """The name of the role's replicated Job: the role's key (a target built on this
+        one may name a role's replicated Job after the convention of its own controller)."""
+        return role.key
 
     def slots(self, plan: Plan) -> list[PodSlot]:
         return role_slots(plan)
@@ -123,7 +127,7 @@ class JobSetTarget:
             diagnostics.extend(found)
             spec, found = job_spec(plan, role, options, template)
             diagnostics.extend(found)
-            entry: dict[str, Any] = {"name": role.key, "replicas": 1}
+            entry: dict[str, Any] = {"name": self.replicated_job(plan, role), "replicas": 1}
             if replicated and addressing.distributed:
                 # The scheduler first: the other roles start once its pod is ready.
                 entry["dependsOn"] = [{"name": replicated[0]["name"], "status": "Ready"}]
@@ -138,7 +142,9 @@ class JobSetTarget:
             # The Worker Job decides: it succeeds when worker 0 does (or every worker, with
             # AllWorkers); or the Scheduler's. The JobSet then succeeds and deletes the other
             # roles' pods.
-            spec["successPolicy"] = {"operator": "All", "targetReplicatedJobs": [decider.key]}
+            spec["successPolicy"] = {
+                "operator": "All", "targetReplicatedJobs": [self.replicated_job(plan, decider)]
+            }
         if plan.run_policy.ttl_seconds_after_finished is not None:
             spec["ttlSecondsAfterFinished"] = plan.run_policy.ttl_seconds_after_finished
         metadata: dict[str, Any] = {"name": plan.name}
