@@ -167,3 +167,23 @@ def test_once_no_workload_is_left_a_service_of_the_job_keeps_its_status() -> Non
         "msgen/status": json.dumps({"phase": "Succeeded", "conditions": []})}}}
     assert published.read([services[0], ended]) == {"phase": "Succeeded", "conditions": []}
     assert published.keeper(POLICY, [], []) is None
+
+
+def test_the_controllers_role_may_watch_and_patch_every_workload_kind_it_watches() -> None:
+    """Each kind `watch.WORKLOADS` names (a TrainJob as much as a Job) is listed, watched and
+    patched (the published status) under overlays/controller's ClusterRole: a kind missing
+    there would leave the controller's watch of it forbidden."""
+    import yaml
+
+    from msgen.reconcile import watch
+
+    from .conftest import ROOT
+
+    documents = yaml.safe_load_all((ROOT / "overlays" / "controller" / "rbac.yaml").read_text())
+    role = next(d for d in documents if d and d["kind"] == "ClusterRole")
+    granted = {(group, resource): set(rule["verbs"])
+               for rule in role["rules"] for group in rule["apiGroups"] for resource in rule["resources"]}
+    for api_version, kind in watch.WORKLOADS:
+        group = api_version.rpartition("/")[0]
+        verbs = granted.get((group, f"{kind.lower()}s"), set())
+        assert {"list", "watch", "patch"} <= verbs, f"{kind} ({api_version}): {sorted(verbs)}"

@@ -28,6 +28,7 @@ from .witness import Witness
 WORKLOADS = (
     ("batch/v1", "Job"), ("apps/v1", "StatefulSet"), ("v1", "Pod"),
     ("jobset.x-k8s.io/v1alpha2", "JobSet"), ("batch.volcano.sh/v1alpha1", "Job"),
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
 )  # fmt: skip
 #: Exit status of --wait / --watch when --timeout passes first (1 is a failed job).
 EXIT_TIMEOUT = 3
