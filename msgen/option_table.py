@@ -61,10 +61,11 @@ ROWS: tuple[Row, ...] = (
         "pod = bare Pods <job>-<rt>-<i>, as ms-operator created them; "
         "statefulset = per role a StatefulSet (pods always restart, so the job never "
         "completes: for long-running roles); jobset = one JobSet (jobset.x-k8s.io); "
-        "volcano = one Volcano Job (batch.volcano.sh), gang-scheduled.",
+        "volcano = one Volcano Job (batch.volcano.sh), gang-scheduled; "
+        "trainjob = a Kubeflow Trainer TrainJob and its TrainingRuntime (trainer.kubeflow.org).",
         title="Workload shape",
         tooltip="indexed-job (per role an Indexed Job; the default), pod (bare Pods, as "
-        "ms-operator created), statefulset, jobset or volcano",
+        "ms-operator created), statefulset, jobset, volcano or trainjob (Kubeflow Trainer)",
         help_order=10, short="-t",
     ),
     Row(
@@ -105,12 +106,12 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "argocd-sync-waves", "argocd_sync_waves",
-        help="Annotate objects with Argo CD sync waves: ConfigMaps, ServiceAccounts, Services "
-        "and PodGroups in wave -1, "
-        "workloads in wave 0, so Argo CD creates the Services the pods rely on first.",
+        help="Annotate objects with Argo CD sync waves: ConfigMaps, ServiceAccounts, Services, "
+        "PodGroups and TrainingRuntimes in wave -1, "
+        "workloads in wave 0, so Argo CD creates what the pods rely on first.",
         title="Sync waves",
-        tooltip="true: ConfigMaps, Services and PodGroups in wave -1, before the workloads in "
-        "wave 0 (default false)",
+        tooltip="true: ConfigMaps, Services, PodGroups and TrainingRuntimes in wave -1, before "
+        "the workloads in wave 0 (default false)",
         help_order=70,
     ),
     Row(

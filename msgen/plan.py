@@ -20,7 +20,7 @@ from .source import Document, Path
 RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
 CleanPodPolicy = Literal["All", "Running", "None"]
 AddressMode = Literal["cluster-ip", "dns"]
-TargetName = Literal["indexed-job", "pod", "statefulset", "jobset", "volcano"]
+TargetName = Literal["indexed-job", "pod", "statefulset", "jobset", "volcano", "trainjob"]
 GangScheduler = Literal["none", "volcano", "scheduler-plugins"]
 LauncherName = Literal["per-device", "msrun", "none"]
 RankTableMode = Literal["none", "operator"]

@@ -45,6 +45,8 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield {"metadata": obj["metadata"], "spec": spec}
     elif obj["kind"] in ("Job", "StatefulSet") and "template" in spec:
         yield spec["template"]
+    if obj["kind"] == "TrainingRuntime":  # the JobSet Trainer builds from it
+        spec = (spec.get("template") or {}).get("spec") or {}
     for replicated in spec.get("replicatedJobs") or []:
         yield replicated["template"]["spec"]["template"]
     for task in spec.get("tasks") or []:
@@ -54,7 +56,7 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def problems(objects: list[dict[str, Any]], version: tuple[int, int], target: str) -> list[str]:
     """What the API server (or, for a StatefulSet's pods, its controller) would refuse."""
     out: list[str] = []
-    if not any(o["kind"] in ("Job", "Pod", "StatefulSet", "JobSet") for o in objects):
+    if not any(o["kind"] in ("Job", "Pod", "StatefulSet", "JobSet", "TrainJob") for o in objects):
         out.append("exit 0 with no workload: a generator host would prune everything")
     for obj in objects:
         meta, kind = obj["metadata"], obj["kind"]
@@ -66,6 +68,8 @@ def problems(objects: list[dict[str, Any]], version: tuple[int, int], target: st
         spec = obj.get("spec") or {}
         if kind == "StatefulSet" and len(meta["name"]) > 52:
             out.append(f"{where}: a StatefulSet name over 52 characters: its pods cannot be created")
+        if kind == "TrainJob" and not label(meta["name"]):  # the CRD's rules on its name
+            out.append(f"{where}: a TrainJob name that is not an RFC 1035 label of 63 characters or fewer")
         if kind == "Service":
             ports = [(p["port"], p.get("protocol", "TCP")) for p in spec.get("ports") or []]
             if len(ports) != len(set(ports)):
@@ -87,7 +91,7 @@ def problems(objects: list[dict[str, Any]], version: tuple[int, int], target: st
 
 def _template(template: dict[str, Any], version: tuple[int, int], target: str, kind: str) -> Iterator[str]:
     spec = template["spec"]
-    crd = target in ("jobset", "volcano")
+    crd = target in ("jobset", "volcano", "trainjob")
     yield from (f"pod label {k!r}" for k, v in ((template.get("metadata") or {}).get("labels") or {}).items()
                 if not qualified(k) or not LABEL_VALUE.match(v))  # fmt: skip
     volumes = [v.get("name", "") for v in spec.get("volumes") or []]
