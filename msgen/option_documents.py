@@ -1,4 +1,4 @@
-"""The files that repeat `msgen.option_table`, rewritten from it: `python -m msgen.option_documents`.
+"""The files that repeat `msgen.options.option_table`, rewritten from it: `python -m msgen.option_documents`.
 
 - `overlays/argocd/plugin.yaml`: the Application parameters the plugin announces (everything
   after its `parameters:` line);
@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from .option_table import ROWS
+from .options.option_table import ROWS
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "overlays" / "argocd" / "plugin.yaml"
@@ -50,7 +50,8 @@ def with_parameters(text: str) -> str:
 
 def stale() -> list[tuple[Path, str]]:
     """Each generated file that differs from what the table says, with its wanted text."""
-    from . import reference, render_argv
+    from . import reference
+    from .hosts import render_argv
 
     found = []
     for path, rewrite in (

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from . import option_table
-from .argocd_env import ENV_PREFIX, env_name
-from .options import ANNOTATION_PREFIX
-from .pipeline import KIND_RANK
+from .options import option_table
+from .options.argocd_env import ENV_PREFIX, env_name
+from .options.text import ANNOTATION_PREFIX
+from .compile.pipeline import KIND_RANK
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -6,13 +6,13 @@ names), where the golden files would show a diff of every sample that uses it.
 
 from __future__ import annotations
 
-from msgen import devices, processes
+from msgen import devices, launchers as processes
 from msgen.devices import ascend, gpu
-from msgen.patch import field_ref, literal
-from msgen.plan import Options, Plan, PodSlot, Role
-from msgen.processes import ascend as ascend_settings
-from msgen.processes import launcher
-from msgen.processes import mindspore as mindspore_processes
+from msgen.model.patch import field_ref, literal
+from msgen.model.plan import Options, Plan, PodSlot, Role
+from msgen.launchers import ascend as ascend_settings
+from msgen.launchers import launcher
+from msgen.launchers import mindspore as mindspore_processes
 
 from .plugin_plans import job, plan
 

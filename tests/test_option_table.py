@@ -1,4 +1,4 @@
-"""`msgen.option_table` is the one list of options: every host reads it, the documents repeating
+"""`msgen.options.option_table` is the one list of options: every host reads it, the documents repeating
 it are generated from it (`python -m msgen.option_documents --write`), and what it derives from
 `plan.Options` (choices, defaults, flags) is what each host accepts."""
 
@@ -12,10 +12,11 @@ import click
 import pytest
 import yaml
 
-from msgen import option_documents, option_table, options
-from msgen.cli import render
-from msgen.option_table import ROWS, Row
-from msgen.plan import Options, TargetName
+from msgen import option_documents
+from msgen.options import option_table, text as options
+from msgen.hosts.cli import render
+from msgen.options.option_table import ROWS, Row
+from msgen.model.plan import Options, TargetName
 from msgen.targets import NAMES as TARGET_NAMES
 
 from .conftest import ROOT, SAMPLES, msgen
@@ -85,7 +86,7 @@ def test_the_command_line_is_the_table() -> None:
 
 
 def test_each_host_takes_the_rows_that_name_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from msgen import argocd_env
+    from msgen.options import argocd_env
 
     only_cli = Row("gitops", "gitops", help="", title="", tooltip="", help_order=0, hosts=frozenset({"cli"}))
     rows = tuple(only_cli if row.name == "gitops" else row for row in ROWS)

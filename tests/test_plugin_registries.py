@@ -13,8 +13,10 @@ from typing import get_args
 
 import pytest
 
-from msgen import devices, frameworks, kinds, option_table, plan, processes, targets
-from msgen.processes import launcher
+from msgen import devices, frameworks, kinds, launchers as processes, targets
+from msgen.options import option_table
+from msgen.model import plan
+from msgen.launchers import launcher
 
 
 @pytest.mark.parametrize("name", targets.NAMES)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..diagnostics import Diagnostic, Severity
-from ..names import dns1035_problem
-from ..source import Document, Path
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.names import dns1035_problem
+from ..model.source import Document, Path
 
 VOLUME_MOUNT_FIELDS = (
     "name", "mountPath", "readOnly", "subPath", "subPathExpr", "mountPropagation",

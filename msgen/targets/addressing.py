@@ -11,13 +11,13 @@ and never formats a target's host names itself. Two ways to reach a replica (con
   Service. No extra Service, but the process must accept a host name.
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.plan).
+# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
 from typing import Any, Callable, NamedTuple
 
-from ..diagnostics import Diagnostic
-from ..names import dns1035_problem, service_env_prefix
-from ..patch import EnvValue, literal
-from ..plan import AddressMode, Plan, PodSlot, Role
+from ..model.diagnostics import Diagnostic
+from ..model.names import dns1035_problem, service_env_prefix
+from ..model.patch import EnvValue, literal
+from ..model.plan import AddressMode, Plan, PodSlot, Role
 from . import labels
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..diagnostics import Diagnostic, Severity
+from ..model.diagnostics import Diagnostic, Severity
 from ..kinds.shared import copy_data
-from ..plan import Options, Plan, PodSlot
-from ..processes import resolve
+from ..model.plan import Options, Plan, PodSlot
+from ..launchers import resolve
 from . import labels, scheduling, support
 from .addressing import Addressing
 
