@@ -35,7 +35,7 @@ NOT_ON_THE_RENDER_PATH = {
     "shutil": "importlib.resources and others pull it in",
     "dataclasses": "the render path's records are NamedTuples and slotted classes (msgen.model.plan)",
     "inspect": "imported by dataclasses; ~6 ms with ast, dis and tokenize",
-    "copy": "plain data is copied by kinds.shared.copy_data; copy imports weakref",
+    "copy": "plain data is copied by model.patch.copy_data; copy imports weakref",
 }
 
 _WRAPPER = """

@@ -15,12 +15,17 @@ from ..model.source import Document, Path
 from .model import BaseModel as Declared
 from .model import pydantic_model
 from .model_check import validate
-from ..kinds.shared import VOLUME_SOURCES
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
 M = TypeVar("M", bound=Declared)
+
+#: Volume sources: one written under `volumeMounts` belongs to a volume, as the errors say
+#: (here and in `kinds.shared.check_volumes`).
+VOLUME_SOURCES = (
+    "hostPath", "emptyDir", "configMap", "secret", "persistentVolumeClaim", "nfs", "projected",
+)  # fmt: skip
 
 _TYPE_WORDS = {
     "int_type": "an integer",

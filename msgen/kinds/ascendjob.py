@@ -27,7 +27,8 @@ from ..model.source import Document, Path
 from .msjob import MSReplicaSpec, MSRunPolicy, MSSchedulingPolicy, to_run_policy
 from .podtemplate import INT32_MAX, ObjectMeta, _Model
 from . import ascend_recovery as recovery
-from .shared import copy_data, job_name, replica_type_of
+from ..model.patch import copy_data
+from .shared import job_name, replica_type_of
 from ..checks.validation import validate_model
 
 API_VERSION = "mindxdl.gitee.com/v1"

@@ -25,7 +25,8 @@ from ..frameworks import caffe2
 from ..model.plan import Options, Plan, Role, RunPolicy
 from ..model.source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
-from .shared import copy_data, job_name, main_container
+from ..model.patch import copy_data
+from .shared import job_name, main_container
 from ..checks.validation import validate_model
 
 API_VERSION = "kubeflow.org/v1alpha1"

@@ -16,7 +16,8 @@ from ..model.diagnostics import Diagnostic, Severity
 from ..model.plan import CleanPodPolicy, Options, Plan, Role, RunPolicy, SchedulingPolicy
 from ..model.source import Document, Path
 from .podtemplate import INT32_MAX, INT64_MAX, ObjectMeta, PodTemplateSpec, Quantity, _Model
-from .shared import copy_data, job_name
+from ..model.patch import copy_data
+from .shared import job_name
 from ..checks.validation import validate_model
 
 API_VERSION = "mindspore.gitee.com/v1"

@@ -24,7 +24,8 @@ from ..model.diagnostics import Diagnostic
 from ..model.plan import Options, Plan, Role, RunPolicy
 from ..model.source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
-from .shared import check_volumes, copy_data, ensure_port, job_name, main_container
+from ..model.patch import copy_data
+from .shared import check_volumes, ensure_port, job_name, main_container
 from ..checks.validation import validate_model
 
 API_VERSION = "kubeflow.org/v1"

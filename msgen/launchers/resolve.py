@@ -22,15 +22,13 @@ such pods): msgen sets that where the template sets no policy, and refuses `Clus
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from ..model.diagnostics import Diagnostic
 from ..model.patch import CommandWrap, Patch
 from ..model.plan import Options, Plan, PodSlot, Role
+from ..targets.addressing import HOST_NETWORK_DNS, scheduler_resolving_roles
 
 SCRIPT_NAME = "resolve_scheduler.sh"
-#: What a host-network pod needs to resolve cluster names (its default means the node's).
-HOST_NETWORK_DNS = "ClusterFirstWithHostNet"
 #: `$0` of the inline script, which its messages and `ps` show
 PROGRAM = "msgen-resolve"
 WHY = (
@@ -45,27 +43,11 @@ def script() -> str:
         return f.read()
 
 
-def _wrapped_roles(plan: Plan, options: Options) -> list[Role]:
-    if options.scheduler_address != "dns" or plan.replicas("Scheduler") == 0:
-        return []
-    return [r for r in plan.roles if r.replica_type != "Scheduler" and r.replicas > 0]
-
-
-def dns_policy(plan: Plan, options: Options, role: Role, spec: dict[str, Any]) -> str | None:
-    """The `dnsPolicy` a pod of `role` needs to resolve the scheduler's name, where its
-    template sets none: only host-network pods need one."""
-    if not spec.get("hostNetwork") or "dnsPolicy" in spec:
-        return None
-    if not any(r is role for r in _wrapped_roles(plan, options)):
-        return None
-    return HOST_NETWORK_DNS
-
-
 def check(plan: Plan, options: Options, launcher_wraps: Role | None) -> list[Diagnostic]:
     """A container to wrap must set `command` (unless the launcher already reports it), and
     a host-network pod must not be told to use its node's resolver."""
     out = []
-    for role in _wrapped_roles(plan, options):
+    for role in scheduler_resolving_roles(plan, options):
         spec = role.template["spec"]
         policy = spec.get("dnsPolicy")
         if spec.get("hostNetwork") and policy in ("ClusterFirst", "Default"):
@@ -96,7 +78,7 @@ def check(plan: Plan, options: Options, launcher_wraps: Role | None) -> list[Dia
 
 
 def contribute(plan: Plan, slot: PodSlot, options: Options) -> list[Patch]:
-    if not any(role is slot.role for role in _wrapped_roles(plan, options)):
+    if not any(role is slot.role for role in scheduler_resolving_roles(plan, options)):
         return []
     wrap = CommandWrap(("/bin/sh", "-c", script(), PROGRAM))
     return [Patch(contributor=WHY, command_wrap=((plan.main_container, wrap),))]

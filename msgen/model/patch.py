@@ -13,7 +13,6 @@ override (env only). A *default* env value (`EnvValue.default`) yields to the us
 from typing import Any, NamedTuple
 
 from .diagnostics import Diagnostic
-from ..kinds.shared import copy_data
 from .plan import Options, Plan, PodSlot
 
 ALL_CONTAINERS = "*"
@@ -225,3 +224,18 @@ def _describe(entry: dict[str, Any]) -> str:
     if "valueFrom" in entry:
         return "from " + str(entry["valueFrom"]["fieldRef"]["fieldPath"])
     return repr(entry["value"])
+
+
+def copy_data(value: Any) -> Any:
+    """A copy of parsed YAML data (mappings, lists, scalars) that shares no mapping or list.
+
+    Each role's template is copied before msgen fills it in; `copy.deepcopy` spent most of
+    its time on its memo and per-scalar dispatch, which data straight from the loader does
+    not need (parts repeated through YAML aliases come out as separate copies, so filling in
+    one never changes another).
+    """
+    if isinstance(value, dict):
+        return {key: copy_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_data(item) for item in value]
+    return value

@@ -24,7 +24,8 @@ from ...model.source import Document, Path
 from .labels import tuner_keys
 from .model import MXJob
 from .run_policy import run_policy
-from ..shared import copy_data, ensure_port, job_name, main_container, replica_type_of
+from ...model.patch import copy_data
+from ..shared import ensure_port, job_name, main_container, replica_type_of
 from ...checks.validation import validate_model
 
 API_VERSION = "kubeflow.org/v1"

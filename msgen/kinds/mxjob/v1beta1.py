@@ -23,7 +23,7 @@ from ...model.plan import Options, Plan, Role, RunPolicy
 from ...model.source import Document, Path
 from .v1 import DEFAULT_PORT, MAIN_CONTAINER, PORT_NAME, check_replica, mxnet_plan
 from ..podtemplate import ObjectMeta, PodTemplateSpec, _Model
-from ..shared import copy_data
+from ...model.patch import copy_data
 from ...checks.validation import validate_model
 
 API_VERSION = "mxnet.mlkube.io/v1beta1"
