@@ -11,6 +11,13 @@ leaves undescribed, so a field added to a model needs its line here.
 
 from __future__ import annotations
 
+import json
+import os
+
+#: Kubernetes' own descriptions of the pod-template types, built from kubernetes-validate's
+#: schemas by `python -m msgen.checks.kubernetes_docs_build`.
+KUBERNETES_DOCS = os.path.join(os.path.dirname(__file__), "kubernetes_docs.json")
+
 #: The top of every job kind.
 ROOT = {
     "apiVersion": "The job kind's API group and version; msgen compiles exactly this one.",
@@ -164,3 +171,10 @@ TYPES: dict[str, str] = {
     "MXJobSpec": "The MXJob's spec, in either form: training-operator's (runPolicy) or "
     "mxnet-operator's (the run policy's fields inline).",
 }
+
+
+def kubernetes_docs() -> dict[str, dict[str, object]]:
+    """Kubernetes' descriptions by `$defs` name: {"description": ..., "properties": {field: ...}}."""
+    with open(KUBERNETES_DOCS, encoding="utf-8") as stream:
+        types: dict[str, dict[str, object]] = json.load(stream)["types"]
+    return types

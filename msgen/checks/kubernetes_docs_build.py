@@ -57,13 +57,6 @@ def build(version: str | None = None) -> str:
     return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def load() -> dict[str, dict[str, object]]:
-    """The descriptions by `$defs` name: {"description": ..., "properties": {field: ...}}."""
-    with open(OUTPUT, encoding="utf-8") as stream:
-        types: dict[str, dict[str, object]] = json.load(stream)["types"]
-    return types
-
-
 def main() -> None:
     OUTPUT.write_text(build(sys.argv[1] if len(sys.argv) > 1 else None), encoding="utf-8")
     print(f"wrote {OUTPUT}")

@@ -27,10 +27,9 @@ def schema_for(job_kind: JobKind) -> dict[str, Any]:
 
 
 def _describe(schema: dict[str, Any]) -> None:
-    from ..checks.field_docs import FIELDS, ROOT, TYPES
-    from ..checks.kubernetes_docs_build import load
+    from ..checks.field_docs import FIELDS, ROOT, TYPES, kubernetes_docs
 
-    kubernetes = load()
+    kubernetes = kubernetes_docs()
     for name, definition in schema.get("$defs", {}).items():
         if name in kubernetes:
             definition["description"] = kubernetes[name]["description"]
