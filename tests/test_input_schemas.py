@@ -101,13 +101,13 @@ def test_kubernetes_fields_carry_kubernetes_own_words() -> None:
 
 
 def test_the_kubernetes_descriptions_are_those_kubernetes_validate_bundles(update_golden: bool) -> None:
-    from msgen.checks import kubernetes_docs_build
+    from .generators import kubernetes_docs_build
 
     built = kubernetes_docs_build.build()
     if update_golden:
         kubernetes_docs_build.OUTPUT.write_text(built, encoding="utf-8")
     assert kubernetes_docs_build.OUTPUT.read_text(encoding="utf-8") == built, (
-        "msgen/checks/kubernetes_docs.json is out of date: run python -m msgen.checks.kubernetes_docs_build "
+        "msgen/checks/kubernetes_docs.json is out of date: run python -m tests.generators.kubernetes_docs_build "
         "(or pytest --update-golden)"
     )
 

@@ -26,7 +26,7 @@ TYPICAL = str(SAMPLES / "mindspore" / "widedeep-gpu-dataparallel.yaml")
 def test_the_table_describes_clicks_render_command() -> None:
     assert render_argv.describe(render) == render_argv.RENDER, (
         "RENDER in msgen/hosts/render_argv.py is stale: run python -m msgen.hosts.render_argv "
-        "(python -m msgen.option_documents --write rewrites it too)"
+        "(python -m tests.generators.option_documents --write rewrites it too)"
     )
 
 

@@ -15,7 +15,7 @@ import json
 import os
 
 #: Kubernetes' own descriptions of the pod-template types, built from kubernetes-validate's
-#: schemas by `python -m msgen.checks.kubernetes_docs_build`.
+#: schemas by `python -m tests.generators.kubernetes_docs_build`.
 KUBERNETES_DOCS = os.path.join(os.path.dirname(__file__), "kubernetes_docs.json")
 
 #: The top of every job kind.

@@ -11,7 +11,7 @@ which then reads, reports and exits exactly as before; so it never decides diffe
 click, it only decides less.
 
 `RENDER` is generated from click's command, itself built from `msgen.options.option_table`
-(`python -m msgen.hosts.render_argv` rewrites it, as does `python -m msgen.option_documents
+(`python -m msgen.hosts.render_argv` rewrites it, as does `python -m tests.generators.option_documents
 --write`); a test fails while it differs, and compares this reader with click's on many
 command lines.
 """

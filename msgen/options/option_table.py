@@ -8,7 +8,7 @@ CD plugin's env (`ARGOCD_ENV_MSGEN_TARGET`) and Application parameters (`target`
 type (a `Literal` lists the choices, a `bool` is a flag, anything else is text checked as
 `check` says) and its default from the field's default.
 
-The documents that repeat the table are generated from it: `python -m msgen.option_documents
+The documents that repeat the table are generated from it: `python -m tests.generators.option_documents
 --write` rewrites `plugin.yaml`'s parameters, README.md's option table and `render_argv.RENDER`
 (tests fail while one of them differs). Nothing here imports click: a plain render reads
 annotations with this table and must start fast.
@@ -259,4 +259,4 @@ def default_text(row: Row) -> str | None:
 
 
 if __name__ == "__main__":  # the generator lives apart, so that this table imports no writer
-    raise SystemExit("the files that repeat this table: python -m msgen.option_documents --write")
+    raise SystemExit("the files that repeat this table: python -m tests.generators.option_documents --write")

@@ -8,7 +8,7 @@ msgen supports do not know are listed under `since` with the first release that 
 a template is checked as the cluster's own API server would check it. Regenerate after updating
 kubernetes-validate with
 
-    python -m msgen.checks.pod_schema_build
+    python -m tests.generators.pod_schema_build
 
 (`pytest --update-golden` does the same); a test fails while the file is out of date.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = "io.k8s.api.core.v1.PodTemplateSpec"
-OUTPUT = Path(__file__).with_name("pod_template_schema.json")
+OUTPUT = Path(__file__).resolve().parents[2] / "msgen" / "checks" / "pod_template_schema.json"
 #: The keywords the validator in `pod_schema` understands; the bundled schemas use no others
 #: below a pod template (the build fails on any it does not know).
 _KEPT = {
@@ -48,7 +48,7 @@ def build(version: str | None = None) -> str:
     """The artefact's text, from the schemas of `version` (default: the newest bundled)."""
     import kubernetes_validate.utils as kv_utils
 
-    from ..model import versions
+    from msgen.model import versions
 
     version = version or kv_utils.latest_version()
     definitions = _definitions(version)
@@ -73,7 +73,7 @@ def build(version: str | None = None) -> str:
 
 def _since(kept: dict[str, Any], older: list[str], newest: str) -> dict[str, dict[str, str]]:
     """Per definition, the fields missing from the oldest supported release: the first with them."""
-    from ..model import versions
+    from msgen.model import versions
 
     first: dict[str, dict[str, str]] = {}
     pending = {name: set(schema.get("properties", {})) for name, schema in kept.items()}

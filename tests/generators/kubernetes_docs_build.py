@@ -7,7 +7,7 @@ dependency) bundles with the OpenAPI schemas of each release. They are copied in
 file so that `msgen schema` needs no test dependency and a fresh clone regenerates the same
 schemas. Regenerate after updating kubernetes-validate with
 
-    python -m msgen.checks.kubernetes_docs_build
+    python -m tests.generators.kubernetes_docs_build
 
 (`pytest --update-golden` does the same); a test fails while the file is out of date.
 """
@@ -18,7 +18,9 @@ import json
 import sys
 from pathlib import Path
 
-OUTPUT = Path(__file__).with_name("kubernetes_docs.json")
+from msgen.checks import field_docs
+
+OUTPUT = Path(field_docs.KUBERNETES_DOCS)
 
 #: The input models that are Kubernetes types (their `$defs` names), and which type each is.
 KUBERNETES_TYPES = {

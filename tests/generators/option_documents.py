@@ -1,8 +1,8 @@
-"""The files that repeat `msgen.options.option_table`, rewritten from it: `python -m msgen.option_documents`.
+"""The files that repeat `msgen.options.option_table`, rewritten from it: `python -m tests.generators.option_documents`.
 
 - `overlays/argocd/plugin.yaml`: the Application parameters the plugin announces (everything
   after its `parameters:` line);
-- README.md's generated blocks (`msgen.reference`), the option table among them;
+- README.md's generated blocks (`tests.generators.reference`), the option table among them;
 - `render_argv.RENDER`, the description of `msgen render`'s command line.
 
 `--write` rewrites those that differ; `--check` lists them and exits 1. A development command:
@@ -16,13 +16,13 @@ import json
 import sys
 from pathlib import Path
 
-from .options.option_table import ROWS
+from msgen.options.option_table import ROWS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "overlays" / "argocd" / "plugin.yaml"
 #: plugin.yaml's hand-written part ends with this line; the announcements follow it
 PARAMETERS_LINE = "  parameters:\n"
-COMMAND = "python -m msgen.option_documents --write"
+COMMAND = "python -m tests.generators.option_documents --write"
 
 
 def plugin_parameters() -> str:
@@ -51,7 +51,7 @@ def with_parameters(text: str) -> str:
 def stale() -> list[tuple[Path, str]]:
     """Each generated file that differs from what the table says, with its wanted text."""
     from . import reference
-    from .hosts import render_argv
+    from msgen.hosts import render_argv
 
     found = []
     for path, rewrite in (
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     """`--write`: rewrite the stale files; `--check`: name them and exit 1."""
     args = sys.argv[1:] if argv is None else argv
     if args not in (["--write"], ["--check"]):
-        print("usage: python -m msgen.option_documents --write | --check", file=sys.stderr)
+        print("usage: python -m tests.generators.option_documents --write | --check", file=sys.stderr)
         return 2
     found = stale()
     for path, wanted in found:

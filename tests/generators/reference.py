@@ -1,7 +1,7 @@
 """README tables generated from the code's own lists, so the documentation cannot drift.
 
 `tests/test_readme.py` compares each README block between `<!-- msgen:NAME -->` and
-`<!-- /msgen:NAME -->` with what `BLOCKS[NAME]()` returns; `python -m msgen.reference --write`
+`<!-- /msgen:NAME -->` with what `BLOCKS[NAME]()` returns; `python -m tests.generators.reference --write`
 rewrites them (`--check` says whether one is stale). The option names, their spellings per
 front end, the object order and the sync waves come from the same tables the code reads.
 """
@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from .options import option_table
-from .options.argocd_env import ENV_PREFIX, env_name
-from .options.text import ANNOTATION_PREFIX
-from .compile.pipeline import KIND_RANK
+from msgen.options import option_table
+from msgen.options.argocd_env import ENV_PREFIX, env_name
+from msgen.options.text import ANNOTATION_PREFIX
+from msgen.compile.pipeline import KIND_RANK
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def options_table() -> str:
@@ -78,17 +78,17 @@ def with_blocks(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m msgen.reference --write | --check`: rewrite README.md's generated blocks, or
+    """`python -m tests.generators.reference --write | --check`: rewrite README.md's generated blocks, or
     exit 1 saying it is stale. A development command: it works in msgen's source tree."""
     args = sys.argv[1:] if argv is None else argv
     if args not in (["--write"], ["--check"]):
-        print("usage: python -m msgen.reference --write | --check", file=sys.stderr)
+        print("usage: python -m tests.generators.reference --write | --check", file=sys.stderr)
         return 2
     text = README.read_text(encoding="utf-8")
     wanted = with_blocks(text)
     if args == ["--check"]:
         if wanted != text:
-            print(f"{README} is stale: run python -m msgen.reference --write", file=sys.stderr)
+            print(f"{README} is stale: run python -m tests.generators.reference --write", file=sys.stderr)
             return 1
         return 0
     if wanted != text:
