@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from ..checks import apirules
-from .. import devices, frameworks, kinds, launchers as processes, targets
+from .. import devices, frameworks, kinds, launchers, targets
 from . import lifecycle, list_items, served
 from ..model import run_policy
 from ..options import text as option_text
@@ -107,7 +107,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
         return [], too_many
     framework = frameworks.lookup(plan.framework)
     diagnostics = framework.check(plan, options) + devices.check(plan)
-    diagnostics += processes.check(plan, options)
+    diagnostics += launchers.check(plan, options)
     if has_errors(diagnostics):
         return [], diagnostics
     naming = target.naming(plan, options)
@@ -149,7 +149,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
             if too_big is not None:
                 return [], [too_big]
         patches = [framework_patch, *role_patches]
-        patches += processes.contribute(plan, slot, addressing, options)
+        patches += launchers.contribute(plan, slot, addressing, options)
         merged, found = apply_patches(plan, slot, patches, options)
         diagnostics.extend(found)
         pods.append((slot, merged))
@@ -158,7 +158,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
                 extra.setdefault((obj["kind"], obj["metadata"]["name"]), obj)
     objects, found = target.render(plan, pods, addressing, options)
     diagnostics.extend(found)
-    processes.finish_objects(plan, options, objects)
+    launchers.finish_objects(plan, options, objects)
     objects = decorate(plan, [*extra.values(), *objects], options)
     diagnostics.extend(target.check_names(plan, objects))
     return objects, diagnostics

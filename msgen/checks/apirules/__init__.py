@@ -1,6 +1,6 @@
 """What the API server would refuse in a job's values, found before anything reaches it.
 
-`kinds.pod_schema` checks a pod template against Kubernetes' published schema: field names,
+`checks.pod_schema` checks a pod template against Kubernetes' published schema: field names,
 types, integer ranges. The API server checks more than its schema says: env var names, port
 names, volume sources, mounts of undeclared volumes, resource names and quantities, DNS
 settings, labels; and a custom resource's schema refuses duplicates the built-in kinds accept.

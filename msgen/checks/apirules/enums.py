@@ -1,6 +1,6 @@
 """Closed sets of values, and label-selector requirements, anywhere in a pod template.
 
-Kubernetes' published schema (what `kinds.pod_schema` checks against) types these fields as
+Kubernetes' published schema (what `checks.pod_schema` checks against) types these fields as
 plain strings, but the API server accepts only the values listed here (`imagePullPolicy: ok`
 is refused). The walk visits the whole template, so the fields are found wherever they sit:
 in containers, init containers, probes, affinity terms, topology spread constraints.

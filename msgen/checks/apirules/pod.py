@@ -1,6 +1,6 @@
 """A pod template as the API server checks it beyond its schema: `ValidatePodTemplateSpec`.
 
-The schema check (`kinds.pod_schema`) has already found unknown fields and wrong types; this
+The schema check (`checks.pod_schema`) has already found unknown fields and wrong types; this
 module checks the values: names that must be DNS names, volumes with exactly one source,
 DNS settings, deadlines, node selectors, and (through `containers`) everything per container.
 Only what a template carries is checked: defaults the server adds are never wrong.
