@@ -1,6 +1,6 @@
 """The input models' fast checker against pydantic, which explains errors from the same declarations.
 
-A render accepts valid input through `msgen.checks.model`'s checker without importing pydantic;
+A render accepts valid input through `msgen.checks.input_model`'s checker without importing pydantic;
 anything the checker does not accept goes to pydantic. These tests hold the two in step, for
 every kind and whatever fields the models gain: the checker accepts every sample, never accepts
 what pydantic refuses (on the samples and hundreds of mutations of them), and gives to_plan the
@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from msgen import kinds
-from msgen.checks.model import BaseModel, field_names, pydantic_model
-from msgen.checks.model_check import model_checker, validate
+from msgen.checks.input_model import BaseModel, field_names, pydantic_model
+from msgen.checks.input_model_check import model_checker, validate
 
 from .conftest import needs_shared, sample_files, shared_files
 

@@ -2,7 +2,7 @@
 
 pydantic knows what was wrong and where in the data; the document knows where that data was
 written. Each error becomes one diagnostic with the offending value and what is accepted.
-Valid input never reaches pydantic: the declaration's own checker (`model.validate`) accepts
+Valid input never reaches pydantic: the declaration's own checker (`input_model_check.validate`) accepts
 it first, so pydantic is imported only to explain a mistake.
 """
 
@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..model.diagnostics import Diagnostic
 from ..model.source import Document, Path
-from .model import BaseModel as Declared
-from .model import pydantic_model
-from .model_check import validate
+from .input_model import BaseModel as Declared
+from .input_model import pydantic_model
+from .input_model_check import validate
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..checks.model import BaseModel
+    from ..checks.input_model import BaseModel
 
     from ..model.diagnostics import Diagnostic
     from ..model.plan import Options, Plan

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from . import JobKind
-from ..checks.model import BaseModel, Field
+from ..checks.input_model import BaseModel, Field
 
 from ..model.diagnostics import Diagnostic, Severity
 from ..frameworks import caffe2

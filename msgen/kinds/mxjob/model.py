@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ...checks.model import Field
+from ...checks.input_model import Field
 from ..msjob import MSRunPolicy, MSSchedulingPolicy
 from ..podtemplate import INT32_MAX, INT64_MAX, ObjectMeta, PodTemplateSpec, _Model
 

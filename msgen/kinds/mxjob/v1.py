@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import JobKind
-from ...checks.model import BaseModel
+from ...checks.input_model import BaseModel
 
 from ...model.diagnostics import Diagnostic, Severity
 from ...frameworks.mxnet import TUNER_SERVER_KEY

@@ -6,7 +6,7 @@ a 2-CPU machine), although nearly every input msgen sees is valid. So the kind m
 their models with the classes here, written exactly as pydantic models (`class MSJob(_Model):
 spec: MSJobSpec`, `Field(default=None, ge=0)`, `model_config`), and:
 
-- `model_check.validate` checks a document against the declaration with a small checker built
+- `input_model_check.validate` checks a document against the declaration with a small checker built
   from the same annotations on first use (strict types, `extra="forbid"`, required fields, literals,
   `ge`/`le`/`min_length`); valid input becomes instances of the declared classes, with the
   attributes pydantic would give them, and pydantic is never imported;

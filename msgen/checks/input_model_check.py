@@ -1,4 +1,4 @@
-"""The checker that accepts valid input for a declared model without pydantic (see `model`).
+"""The checker that accepts valid input for a declared model without pydantic (see `input_model`).
 
 Built on first use from a declaration's annotations (strict scalars, `extra="forbid"` or
 `"allow"`, required fields, literals, unions, lists, maps of strings, `ge`/`le`/`gt`/`lt`/
@@ -14,7 +14,7 @@ import types
 import typing
 from typing import Any, Callable, Literal, Union
 
-from .model import REQUIRED, BaseModel, FieldSpec, M, config_of, declared_bases, own_fields, resolve
+from .input_model import REQUIRED, BaseModel, FieldSpec, M, config_of, declared_bases, own_fields, resolve
 
 
 
