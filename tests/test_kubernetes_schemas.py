@@ -26,7 +26,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from msgen import versions
+from msgen.model import versions
 from msgen.targets import NAMES as TARGETS
 from msgen.targets import lookup
 

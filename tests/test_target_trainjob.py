@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from msgen import run_policy
-from msgen.plan import Options
+from msgen.model import run_policy
+from msgen.model.plan import Options
 from msgen.reconcile import status
 from msgen.targets import trainjob
 from msgen.targets.trainjob import ANCESTOR_LABEL, FRAMEWORK_LABEL, NODE, TARGET

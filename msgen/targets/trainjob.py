@@ -45,8 +45,8 @@ import hashlib
 import json
 from typing import Any
 
-from ..diagnostics import Diagnostic
-from ..plan import Options, Plan, PodSlot, Role
+from ..model.diagnostics import Diagnostic
+from ..model.plan import Options, Plan, PodSlot, Role
 from . import Facts, Target, scheduling
 from .addressing import Addressing, name_problems
 from .cells import partly
