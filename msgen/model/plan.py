@@ -26,7 +26,13 @@ LauncherName = Literal["per-device", "msrun", "none"]
 RankTableMode = Literal["none", "operator"]
 RunName = Literal["job", "content"]
 ProcessContract = Literal["ms-operator", "ascend-operator"]
-#: `Plan.success_policy` of a job whose outcome is its Scheduler's (MXNet's operators).
+#: `Plan.success_policy`, the one set of names the kinds, the targets and the run-policy
+#: annotation (msgen.model.run_policy) share. The MSJob default: the job succeeds when worker 0
+#: exits 0.
+WORKER0 = "Worker0"
+#: ... when every Worker does.
+ALL_WORKERS = "AllWorkers"
+#: ... when its Scheduler does (MXNet's operators).
 SCHEDULER_DECIDES = "Scheduler"
 #: ... and of an MXNet tuning job, whose outcome is its Tuner's (kubeflow mxnet-operator).
 TUNER_DECIDES = "Tuner"
