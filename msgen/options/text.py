@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import versions
 from ..model.diagnostics import Diagnostic, Severity
-from ..model.names import dns1123_problem
+from ..model.names import dns1123_problem, label_value_problem
 from .option_table import BY_NAME, Row, choices, names
 from ..model.plan import Options
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 ANNOTATION_PREFIX = "msgen/"
 QUANTITY = re.compile(r"^[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?$")
-LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 
 
 class OptionError(ValueError):
@@ -150,19 +149,10 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
             )
         return text
     if row.check in ("dns-label", "label-value"):
-        problem = dns1123_problem(text) if row.check == "dns-label" else _label_value(text)
+        problem = dns1123_problem(text) if row.check == "dns-label" else label_value_problem(text)
         if problem is not None:
             raise OptionError(key, f"{key}: {text!r} {problem}")
         return text
     if accepted == ("true", "false"):
         return text == "true"
     return text
-
-
-def _label_value(text: str) -> str | None:
-    if LABEL_VALUE.match(text):
-        return None
-    return (
-        "is not a label value; accepted: at most 63 letters, digits, '-', '_' or '.', "
-        "starting and ending with a letter or digit"
-    )
