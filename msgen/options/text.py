@@ -8,11 +8,10 @@ options for that job only. Which options there are, and what each accepts, is
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..model import versions
+from ..model import quantity, versions
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.names import dns1123_problem, label_value_problem
 from .option_table import BY_NAME, Row, choices, names
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
     from ..model.source import Document
 
 ANNOTATION_PREFIX = "msgen/"
-QUANTITY = re.compile(r"^[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?$")
 
 
 class OptionError(ValueError):
@@ -143,7 +141,7 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
         except ValueError as exc:
             raise OptionError(key, f"{key}: {exc}") from None
     if row.check == "quantity":
-        if not QUANTITY.match(text):
+        if not _is_size(text):
             raise OptionError(
                 key, f"{key}: {text!r} is not accepted; accepted: a size such as 16Gi or 512Mi"
             )
@@ -156,3 +154,12 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
     if accepted == ("true", "false"):
         return text == "true"
     return text
+
+
+def _is_size(text: str) -> bool:
+    """A size option (`--shm-size`): a Kubernetes quantity (msgen.model.quantity's grammar) of
+    whole bytes, more than none."""
+    exact = quantity.amount(text)
+    return exact is not None and exact.numerator > 0 and exact.whole
+
+
