@@ -167,16 +167,22 @@ def _echo_error(line: str) -> None:
     stream.flush()
 
 
+def internal_error(program: str, exc: Exception) -> str:
+    """The error boundary of every host: a bug in msgen (any exception that is not a reported
+    input error) becomes this one message and exit EXIT_INTERNAL; with MSGEN_DEBUG set, `exc`
+    is raised again, with its traceback."""
+    if os.environ.get("MSGEN_DEBUG"):
+        raise exc
+    return (
+        f"{program}: internal error: {type(exc).__name__}: {exc}; this is a bug in msgen, "
+        "please report it with the input (MSGEN_DEBUG=1 shows the traceback)"
+    )
+
+
 def guarded(command: Callable[[], None]) -> None:
-    """Run `command`; a bug in msgen becomes one message and exit 70, unless MSGEN_DEBUG is set."""
+    """Run `command` inside the error boundary (`internal_error`)."""
     try:
         command()
     except Exception as exc:  # pragma: no cover - only a bug in msgen gets here
-        if os.environ.get("MSGEN_DEBUG"):
-            raise
-        _echo_error(
-            f"msgen: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in msgen; please report it with the input (MSGEN_DEBUG=1 shows "
-            "the traceback)."
-        )
+        _echo_error(internal_error("msgen", exc))
         raise SystemExit(EXIT_INTERNAL) from None
