@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import kinds
 from .argocd_kustomize import files_reached, kustomization_in
-from ..yamlio.inputs import MANIFEST_SUFFIXES, SKIPPED_FILES
+from ..yamlio.inputs import KUSTOMIZATION_FILES, MANIFEST_SUFFIXES
 
 #: Larger files are read this far only (a plugin's discovery runs on every refresh).
 _READ_AT_MOST = 8 << 20
@@ -36,7 +36,7 @@ def discover(directory: str) -> list[str]:
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if not name.endswith(MANIFEST_SUFFIXES) or name in SKIPPED_FILES:
+            if not name.endswith(MANIFEST_SUFFIXES) or name in KUSTOMIZATION_FILES:
                 continue
             path = os.path.join(root, name)
             if holds_job(_read(path)):

@@ -15,7 +15,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 #: The files a directory's manifests are read from: YAML, and JSON as kubectl and Argo CD read.
 MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")
 #: kustomize's own files live beside manifests; they are instructions to kustomize, not objects.
-SKIPPED_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
 class MissingPath(Exception):
@@ -33,7 +33,7 @@ def expand_paths(paths: list[str]) -> list[str]:
             for root, dirs, files in os.walk(path):
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
                 for name in files:
-                    if name.endswith(MANIFEST_SUFFIXES) and name not in SKIPPED_FILES:
+                    if name.endswith(MANIFEST_SUFFIXES) and name not in KUSTOMIZATION_FILES:
                         found.append(os.path.join(root, name))
             from pathlib import Path  # only for a directory: a file's render does without it
 
