@@ -68,13 +68,15 @@ def holds_job(text: str) -> bool:
     known = kinds.known_kinds()
     if not any(kind in text for _api, kind in known):
         return False
-    import yaml
+    from ..model.diagnostics import InputError
+    from ..model.source import Source
+    from ..yamlio.yaml_loader import load_documents
 
-    try:
-        documents = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
-    except yaml.YAMLError:
+    try:  # read as `generate` will read it, by msgen's own loader
+        documents = load_documents(Source("<discover>", text))
+    except InputError:
         return _names_a_job(text, known)
-    return any(_is_job(item) for document in documents for item in _objects(document))
+    return any(_is_job(item) for document in documents for item in _objects(document.data))
 
 
 def _objects(document: Any) -> list[Any]:
