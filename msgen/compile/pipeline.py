@@ -158,7 +158,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
                 extra.setdefault((obj["kind"], obj["metadata"]["name"]), obj)
     objects, found = target.render(plan, pods, addressing, options)
     diagnostics.extend(found)
-    launchers.finish_objects(plan, options, objects)
+    objects = launchers.with_workload_labels(objects, launchers.workload_labels(plan, options))
     objects = decorate(plan, [*extra.values(), *objects], options)
     diagnostics.extend(target.check_names(plan, objects))
     return objects, diagnostics
