@@ -54,18 +54,14 @@ def render(output: str | None, output_format: str, kwargs: dict[str, Any]) -> No
                 raise SystemExit(EXIT_INPUT) from None
 
 
-def write_output(text: str, output: str | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        from ..yamlio.atomic_file import OutputError, write_whole
+def print_objects(objects: list[dict[str, Any]]) -> None:
+    """Compiled objects to standard output by the route `render` takes (a Spool), for the
+    commands that compile whole before printing (the kustomize plug-in, Argo CD's generate)."""
+    from ..yamlio.spool import Spool
 
-        try:
-            write_whole(output, text)
-        except OutputError as exc:
-            _echo_error(f"msgen: cannot write the output: {exc}")
-            raise SystemExit(EXIT_INPUT) from None
+    with Spool() as spool:
+        spool.add(objects)
+        spool.deliver()
 
 
 def compile_paths(
