@@ -3,7 +3,7 @@ it declares (`Target.facts`, `Target.support`) is true of what it renders.
 
 A fault here names the target that broke (the test ids are target names), where the golden
 files would show a diff of every sample. A new target adds its row to `SHAPES`, or a test file
-of its own, `test_target_<module>.py`, that calls `check_facts`.
+of its own, `test_targets_<module>.py`, that calls `check_facts`.
 """
 
 from __future__ import annotations
@@ -76,12 +76,12 @@ def _id(module: ModuleType) -> str:
 
 
 def test_every_registered_target_is_tested() -> None:
-    """Each target is in `SHAPES` or has a test file of its own, `test_target_<module>.py`."""
+    """Each target is in `SHAPES` or has a test file of its own, `test_targets_<module>.py`."""
     here = Path(__file__).parent
     shaped = {_id(m) for m in MODULES}
     for name in targets.NAMES:
         module = targets._REGISTRY[name].rsplit(".", 1)[-1]
-        assert name in shaped or (here / f"test_target_{module}.py").is_file(), name
+        assert name in shaped or (here / f"test_targets_{module}.py").is_file(), name
 
 
 @pytest.mark.parametrize("module", MODULES, ids=_id)

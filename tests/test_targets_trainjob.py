@@ -1,4 +1,4 @@
-"""The `trainjob` target: a Kubeflow Trainer TrainJob and the TrainingRuntime it runs.
+"""msgen.targets.trainjob: a Kubeflow Trainer TrainJob and the TrainingRuntime it runs.
 
 What Trainer's controller, webhook and SDK read (kubeflow/trainer v2.3: the runtime's
 framework label, the trainer step's ancestor label, its `node` replicated Job and container,
@@ -19,6 +19,7 @@ import yaml
 from msgen.model import run_policy
 from msgen.model.plan import Options
 from msgen.reconcile import status
+from msgen import targets
 from msgen.targets import trainjob
 from msgen.targets.trainjob import ANCESTOR_LABEL, FRAMEWORK_LABEL, NODE, TARGET
 
@@ -40,6 +41,10 @@ def replicated_jobs(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def containers(replicated: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["name"]: c for c in replicated["template"]["spec"]["template"]["spec"]["containers"]}
+
+
+def test_it_is_the_registered_target() -> None:
+    assert targets.lookup("trainjob") is TARGET
 
 
 def test_facts_are_true_of_what_it_renders() -> None:
@@ -275,7 +280,7 @@ def test_every_sample_has_a_trainjob_golden_case() -> None:
 
 # `msgen status` and `apply --wait`: a TrainJob's conditions are the job's end (pure data).
 
-POLICY = run_policy.RunPolicy(
+POLICY = run_policy.JobPolicy(
     job="tiny", target="trainjob",
     roles={"Scheduler": run_policy.RoleRule(1, "Never"), "Worker": run_policy.RoleRule(2, "OnFailure")},
 )
