@@ -136,8 +136,8 @@ def main() -> None:
 def render(output: str | None, output_format: str, **kwargs: Any) -> None:
     """Compile jobs into Kubernetes objects.
 
-    PATH is a file, a directory (every *.yaml and *.yml below it, in sorted order,
-    kustomization files skipped) or - for standard input, the default. Files may hold
+    PATH is a file, a directory (every *.yaml, *.yml and *.json below it, in sorted
+    order, kustomization files skipped) or - for standard input, the default. Files may hold
     many documents; documents that are not a job kind msgen knows pass through
     unchanged, in place.
 
