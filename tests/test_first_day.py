@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from msgen.inputs import MANIFEST_SUFFIXES
+from msgen.targets import NAMES as TARGETS
 
 from .conftest import ROOT, SAMPLES, msgen
 
@@ -57,3 +58,41 @@ def test_an_unclosed_quote_names_where_it_starts() -> None:
     run = msgen("render", "-", input='metadata:\n  name: "j\n')
     assert run.exit_code == 1
     assert "while scanning a quoted scalar that starts at line 2, column 9" in run.stderr, run.stderr
+
+
+SCHEDULER_ONLY = """\
+apiVersion: mindspore.gitee.com/v1
+kind: MSJob
+metadata:
+  name: j
+spec:
+  msReplicaSpecs:
+    Scheduler:
+      template:
+        spec:
+          containers: [{name: mindspore, image: ms}]
+{more}"""
+ROLE = "    {role}:\n      replicas: {replicas}\n      template:\n        spec:\n          containers: [{{name: mindspore, image: ms}}]\n"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "more,line,field",
+    [
+        ("", 7, "spec.msReplicaSpecs"),
+        (ROLE.format(role="PS", replicas=1), 7, "spec.msReplicaSpecs"),
+        (ROLE.format(role="Worker", replicas=0), 12, "spec.msReplicaSpecs.Worker.replicas"),
+    ],
+    ids=["alone", "with-ps", "workers-0"],
+)
+def test_a_scheduler_without_workers_is_refused_at_the_spec(target: str, more: str, line: int, field: str) -> None:
+    run = msgen("render", "-t", target, "-", input=SCHEDULER_ONLY.replace("{more}", more))
+    assert run.exit_code == 1 and run.stdout == "", run.stderr
+    assert f"<stdin>:{line}:" in run.stderr and f"error: {field}: MSJob 'j' has a Scheduler and" in run.stderr
+    assert "accepted: a Worker with replicas 1 or more, or no Scheduler" in run.stderr
+    assert "the Worker Job" not in run.stderr
+
+
+def test_a_scheduler_with_a_worker_renders() -> None:
+    run = msgen("render", "-", input=SCHEDULER_ONLY.replace("{more}", ROLE.format(role="Worker", replicas=1)))
+    assert run.exit_code == 0, run.stderr
