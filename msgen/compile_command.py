@@ -18,7 +18,7 @@ from .diagnostics import Diagnostic, LineReader, distinct, report_lines
 from .plan import Options
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
     from .driver import Compilation, Sink
     from .source import Document, Source
@@ -27,21 +27,68 @@ EXIT_INPUT = 1
 EXIT_INTERNAL = 70
 
 
-def options_from(kwargs: dict[str, Any]) -> Options:
+def options_from(kwargs: dict[str, Any], given: Mapping[str, str] | None = None) -> Options:
     """The compile options of a command's parsed parameters (see `cli.compile_options`): one
-    per option the command line takes (`msgen.option_table`), named as its `Options` field."""
+    per option the command line takes (`msgen.option_table`), named as its `Options` field.
+
+    `given`: field → how the user set it (`--target`, or an environment variable such as
+    KUBE_VERSION) for each option not left at its default; None: ask click's current
+    command. They become `Options.origins`, so that a job's `msgen/<option>` annotation that
+    overrides one says which value lost, as it does for a plug-in host's options."""
     from .option_table import ROWS
 
-    return Options(**{row.field: kwargs[row.field] for row in ROWS if "cli" in row.hosts})
+    options = Options(**{row.field: kwargs[row.field] for row in ROWS if "cli" in row.hosts})
+    given = _given_by_click() if given is None else given
+    origins = tuple(
+        (row.name, f"{given[row.field]}={_as_text(getattr(options, row.field))!r}")
+        for row in ROWS
+        if row.field in given
+    )
+    return options._replace(origins=origins) if origins else options
 
 
-def render(output: str | None, output_format: str, kwargs: dict[str, Any]) -> None:
-    """`msgen render` once its command line is read and the --output directory checked."""
+def _given_by_click() -> dict[str, str]:
+    """For the running click command: field → the option or environment variable that set it."""
+    click = sys.modules.get("click")
+    context = click.get_current_context(silent=True) if click is not None else None
+    if context is None:
+        return {}
+    from click.core import ParameterSource
+
+    from .option_table import ROWS
+
+    given = {}
+    for row in ROWS:
+        source = context.get_parameter_source(row.field)
+        if source is ParameterSource.COMMANDLINE:
+            given[row.field] = f"--{row.name}"
+        elif source is ParameterSource.ENVIRONMENT and row.envvar:
+            given[row.field] = row.envvar
+    return given
+
+
+def _as_text(value: Any) -> str:
+    """An option's value as a user writes it (`1.31`, `true`)."""
+    if isinstance(value, tuple):
+        return ".".join(str(part) for part in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def render(
+    output: str | None,
+    output_format: str,
+    kwargs: dict[str, Any],
+    given: Mapping[str, str] | None = None,
+) -> None:
+    """`msgen render` once its command line is read and the --output directory checked;
+    `given` as `options_from` takes it."""
     from .spool import Spool
 
     # Written job by job to a spool, shown only when every job compiled (see spool.py).
     with Spool(output_format) as spool:
-        compile_paths(list(kwargs.pop("paths")), options_from(kwargs), sink=spool.add)
+        compile_paths(list(kwargs.pop("paths")), options_from(kwargs, given), sink=spool.add)
         if output is None:
             spool.deliver()
         else:

@@ -77,7 +77,8 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "namespace", "namespace",
-        help="Namespace for the objects of jobs whose metadata names none.",
+        help="Namespace for the objects of jobs whose metadata names none (a job's own "
+        "namespace is kept, with a warning when it differs).",
         title="Namespace",
         tooltip="namespace of jobs that name none (default: the Application's destination "
         "namespace)",

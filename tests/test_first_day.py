@@ -13,7 +13,7 @@ import yaml
 from msgen.inputs import MANIFEST_SUFFIXES
 from msgen.targets import NAMES as TARGETS
 
-from .conftest import ROOT, SAMPLES, msgen
+from .conftest import ROOT, SAMPLES, msgen, msgen_process
 
 
 def test_render_help_and_readme_name_every_file_a_directory_is_read_for(tmp_path: Path) -> None:
@@ -96,3 +96,41 @@ def test_a_scheduler_without_workers_is_refused_at_the_spec(target: str, more: s
 def test_a_scheduler_with_a_worker_renders() -> None:
     run = msgen("render", "-", input=SCHEDULER_ONLY.replace("{more}", ROLE.format(role="Worker", replicas=1)))
     assert run.exit_code == 0, run.stderr
+
+
+def _lenet(metadata_line: str) -> str:
+    text = (SAMPLES / "mindspore" / "lenet-cpu.yaml").read_text()
+    return text.replace("metadata:\n", f"metadata:\n  {metadata_line}\n", 1)
+
+
+@pytest.mark.parametrize("command", ["render", "validate"])  # the click-free render, and click
+def test_a_target_annotation_overriding_the_command_line_says_so(command: str, tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(_lenet("annotations: {msgen/target: statefulset}"))
+    run = msgen_process(command, str(job), "-t", "jobset")
+    assert run.exit_code == 0, run.stderr
+    assert ("warning: metadata.annotations.msgen/target: msgen/target='statefulset' overrides"
+            " --target='jobset' for this job (a job's own annotation wins") in run.stderr  # fmt: skip
+    assert command == "validate" or "kind: StatefulSet" in run.stdout
+    quiet = msgen_process(command, str(job))  # no --target given: nothing was overruled
+    assert "overrides" not in quiet.stderr
+
+
+def test_a_kube_version_from_the_environment_is_named_when_an_annotation_overrides_it(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(_lenet("annotations: {msgen/kube-version: '1.30'}"))
+    run = msgen_process("render", str(job), env={"KUBE_VERSION": "1.29"})
+    assert "msgen/kube-version='1.30' overrides KUBE_VERSION='1.29' for this job" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("args", [("-n", "other"), ("--namespace=other",)])
+def test_a_namespace_option_beside_the_jobs_own_namespace_says_which_is_kept(args: tuple[str, ...], tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    text = _lenet("namespace: training")
+    job.write_text(text)
+    run = msgen_process("render", str(job), *args)
+    assert run.exit_code == 0, run.stderr
+    assert f"job.yaml:{text.splitlines().index('  namespace: training') + 1}:14: warning: metadata.namespace:" \
+        " the job's own namespace 'training' is kept: --namespace='other' is for jobs whose metadata names none" in run.stderr  # fmt: skip
+    assert "namespace: other" not in run.stdout and "namespace: training" in run.stdout
+    assert "warning" not in msgen_process("render", str(job), "-n", "training").stderr
