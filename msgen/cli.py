@@ -74,6 +74,8 @@ ELSEWHERE = {
     "delete": "msgen.reconcile.commands",
     "controller": "msgen.reconcile.commands",
     "samples": "msgen.samples_command",
+    "completion": "msgen.habit_commands",
+    "version": "msgen.habit_commands",
 }
 
 
@@ -158,21 +160,28 @@ def render(output: str | None, output_format: str, **kwargs: Any) -> None:
 
 @main.command(context_settings=_CONTEXT)
 @compile_options
-def validate(**kwargs: Any) -> None:
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Warnings fail too: exit 1 when there is any (for CI); shown even with --quiet.",
+)
+def validate(strict: bool, **kwargs: Any) -> None:
     """Run every input check and report, without writing any output.
 
     Takes the same PATH arguments and options as render (the target and Kubernetes
     version decide some checks). Exits 0 when every input is valid, 1 otherwise.
 
     \b
-    Example:
-      msgen validate samples/ && echo valid
+    Examples:
+      msgen validate "$(msgen samples --path)" && echo valid
+      msgen validate --strict "$(msgen samples --path)/mindspore/lenet-cpu.yaml"
     """
     compilation = compile_paths(
         list(kwargs.pop("paths")),
         options_from(kwargs),
         sink=lambda objects: None,
         summary="msgen: invalid: {errors} error(s)",
+        strict=strict,
     )
     click.echo(
         f"msgen: valid: {compilation.jobs} job(s) in {compilation.documents} document(s)",

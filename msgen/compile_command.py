@@ -121,11 +121,13 @@ def compile_paths(
     locate: Callable[[Document], Document] | None = None,
     sink: Sink | None = None,
     summary: str = "msgen: {errors} error(s); nothing was written",
+    strict: bool = False,
 ) -> Compilation:
     """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation.
 
     `summary` is the last line after errors (`{errors}` is their number): what the command
-    did about them.
+    did about them. `options.quiet` leaves warnings out of the report; `strict` reports them
+    (quiet or not) and exits 1 when there is any, as for errors (`msgen validate --strict`).
 
     With `sink`, each document's objects go to it as they compile, files are read one at a
     time, and the Compilation keeps no objects (see driver.compile_stream).
@@ -159,13 +161,17 @@ def compile_paths(
         names = [p if p != "-" else "<stdin>" for p in paths]
         shown = ", ".join(names) or "the given directories"
         compilation.diagnostics.append(no_documents(shown, names[0] if names else None))
-    report(
-        compilation.diagnostics,
-        compilation.sources,
-        (compilation.unshown_findings, compilation.unshown_errors),
-        summary,
-    )
+    reported = compilation.diagnostics
+    unshown = (compilation.unshown_findings, compilation.unshown_errors)
+    if options.quiet and not strict:
+        reported = [d for d in reported if d.is_error]
+        unshown = (unshown[1], unshown[1])
+    report(reported, compilation.sources, unshown, summary)
     if not compilation.ok:
+        raise SystemExit(EXIT_INPUT)
+    warnings = sum(not d.is_error for d in distinct(reported)) + unshown[0] - unshown[1]
+    if strict and warnings:
+        _echo_error(f"msgen: {warnings} warning(s), which --strict makes fail")
         raise SystemExit(EXIT_INPUT)
     return compilation
 

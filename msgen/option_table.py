@@ -200,6 +200,13 @@ ROWS: tuple[Row, ...] = (
         "its spec and options>: a changed job is a new run, the old one is pruned)",
         help_order=100,
     ),
+    Row(
+        "quiet", "quiet",
+        help="Report errors only: no warnings on standard error.",
+        title="Quiet",
+        tooltip="true: errors only, no warnings",
+        help_order=160, short="-q", hosts=frozenset({"cli"}),
+    ),
 )  # fmt: skip
 
 #: option name → row
