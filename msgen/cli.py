@@ -107,11 +107,15 @@ def main() -> None:
     (mindspore.gitee.com/v1) into Jobs or Pods, Services and the MindSpore cluster
     environment, so the output runs on any cluster with no operator installed.
 
+    Examples run as shown, in any directory (the samples ship with msgen); one that needs
+    something more says so in a comment.
+
     \b
     Examples:
-      msgen render samples/mindspore/widedeep-gpu-dataparallel.yaml > out.yaml
+      msgen samples mindspore/widedeep-gpu-dataparallel > job.yaml
+      msgen render job.yaml > out.yaml
       msgen samples mindspore/lenet-cpu | msgen render
-      msgen validate samples/
+      msgen validate "$(msgen samples --path)"
       msgen schema AscendJob
     """
 
@@ -148,10 +152,12 @@ def render(output: str | None, output_format: str, **kwargs: Any) -> None:
 
     \b
     Examples:
+      msgen samples mindspore/lenet-cpu > job.yaml
       msgen render job.yaml > out.yaml
-      msgen render --target pod --namespace training jobs/ -o out.yaml
+      msgen render --target pod --namespace training job.yaml -o out.yaml
       cat job.yaml | msgen render --kube-version 1.29 --format json
       msgen render --target jobset --gang-scheduler volcano --kueue-queue team-a job.yaml
+      msgen render jobs/ -o out.yaml   # needs jobs/: a directory of job files
     """
     from .compile_command import render as render_to
 
@@ -237,8 +243,9 @@ def convert(paths: tuple[str, ...], in_place: bool) -> None:
 
     \b
     Examples:
+      msgen samples mindspore-legacy/msjob-mnist-dist > old-msjob.yaml
       msgen convert old-msjob.yaml > msjob.yaml
-      msgen convert --in-place jobs/
+      msgen convert --in-place jobs/   # needs jobs/: a directory of job files
     """
     from .convert import convert_paths
 

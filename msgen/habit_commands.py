@@ -30,7 +30,7 @@ def completion(shell: str) -> None:
     \b
     Examples:
       eval "$(msgen completion bash)"
-      msgen completion fish > ~/.config/fish/completions/msgen.fish
+      msgen completion zsh > _msgen   # a file for a directory on zsh's $fpath
     """
     from click.shell_completion import get_completion_class
 
