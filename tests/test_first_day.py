@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from msgen.inputs import MANIFEST_SUFFIXES
+from msgen.yamlio.inputs import MANIFEST_SUFFIXES
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import ROOT, SAMPLES, msgen, msgen_process

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from msgen import __version__, versions
+from msgen import __version__
+from msgen.model import versions
 
 from .conftest import ROOT, SAMPLES, msgen, msgen_process
 

@@ -1,5 +1,5 @@
 """Ports that take ports of the node: refused at the job's port, as the API server refuses the
-pods (`msgen.apirules.host_ports`), for every input kind, target and Kubernetes minor.
+pods (`msgen.checks.apirules.host_ports`), for every input kind, target and Kubernetes minor.
 
 Both classes were found by the differential campaign and confirmed on a real API server: a
 hostPort other than the containerPort under `hostNetwork: true` ("must match containerPort
@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from msgen import compile_documents, kinds
-from msgen.plan import Options
+from msgen.model.plan import Options
 from msgen.targets import NAMES as TARGETS
-from msgen.versions import NEWEST, OLDEST
+from msgen.model.versions import NEWEST, OLDEST
 
 from .conftest import SAMPLES, msgen
 from .mutations import templates

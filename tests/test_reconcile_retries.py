@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from msgen.reconcile import retries, status
-from msgen.run_policy import RoleRule
+from msgen.model.run_policy import RoleRule
 
 from .conftest import SAMPLES, msgen
 from .test_reconcile_decisions import _decide, job, pod, policy

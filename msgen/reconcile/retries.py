@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..run_policy import RunPolicy
+from ..model.run_policy import RunPolicy
 from .pods import killed, pod_role
 
 
