@@ -38,7 +38,7 @@ def install_kustomize_plugin(plugin_home: str | None) -> None:
     \b
     Example:
       msgen install-kustomize-plugin
-      kustomize build --enable-alpha-plugins overlays/legacy-plugin
+      kustomize build --enable-alpha-plugins overlays/legacy-plugin   # needs kustomize and a kustomization
     """
     from pathlib import Path
 
@@ -115,7 +115,7 @@ def argocd_generate(directory: str) -> None:
 
     \b
     Example (what the cmp-server runs, in the application's directory):
-      ARGOCD_APP_NAMESPACE=training KUBE_VERSION=1.31.2 msgen argocd-generate
+      ARGOCD_APP_NAMESPACE=training KUBE_VERSION=1.31.2 msgen argocd-generate   # needs job files here
     """
     from ..options import text as option_text
     from ..options.argocd_env import options_from_env
@@ -164,7 +164,7 @@ def argocd_discover(directory: str) -> None:
 
     \b
     Example:
-      msgen argocd-discover overlays/base
+      msgen argocd-discover "$(msgen samples --path)/mindspore"
     """
     from .argocd import discover
 

@@ -109,7 +109,9 @@ def _from_json(text: str) -> Layer:
         form = _form(parameter)
         if form not in (None, "string"):
             raise option_text.OptionError(
-                name, f"{shown} is given as a {form}; accepted: a string (every msgen option is one)"
+                name,
+                f"{shown} is given as {_article(form)} {form}; accepted: a string (every msgen"
+                " option is one)",
             )
         value = parameter.get("string")
         if isinstance(value, str) and value:
@@ -175,3 +177,9 @@ def options_from_env(env: Mapping[str, str]) -> tuple[Options, list[Override], H
     if found.api_versions is not None:
         options = options._replace(served_apis=frozenset(found.api_versions))
     return options, overrides, found
+
+
+def _article(word: str) -> str:
+    """'a' or 'an' before `word` (Argo CD's forms: map, array)."""
+    return "an" if word[:1] in "aeiou" else "a"
+

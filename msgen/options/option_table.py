@@ -78,7 +78,8 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "namespace", "namespace",
-        help="Namespace for the objects of jobs whose metadata names none.",
+        help="Namespace for the objects of jobs whose metadata names none (a job's own "
+        "namespace is kept, with a warning when it differs).",
         title="Namespace",
         tooltip="namespace of jobs that name none (default: the Application's destination "
         "namespace)",
@@ -199,6 +200,13 @@ ROWS: tuple[Row, ...] = (
         tooltip="job (objects named after the job; the default) or content (<job>-<digest of "
         "its spec and options>: a changed job is a new run, the old one is pruned)",
         help_order=100,
+    ),
+    Row(
+        "quiet", "quiet",
+        help="Report errors only: no warnings on standard error.",
+        title="Quiet",
+        tooltip="true: errors only, no warnings",
+        help_order=160, short="-q", hosts=frozenset({"cli"}),
     ),
 )  # fmt: skip
 

@@ -62,9 +62,9 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
 
     \b
     Examples:
-      msgen status ms-widedeep-ps -n training
-      msgen status ms-widedeep-ps -n training -o yaml
-      msgen status job.yaml --watch
+      msgen status ms-widedeep-ps -n training   # needs a cluster
+      msgen status ms-widedeep-ps -n training -o yaml   # needs a cluster
+      msgen status job.yaml --watch   # needs a cluster and job.yaml
     """
     import yaml
 
