@@ -13,6 +13,11 @@ waits on `changed`. What can go wrong is decided by pure functions, tested with 
   last version seen, after `backoff`), or `give_up` (403 and other refusals; 404 a kind the
   server does not serve, retried slowly in case its CRD is installed later).
 
+Each object is kept without its `metadata.managedFields` (`trimmed`): the server's
+bookkeeping of who set which field, often the largest part of a pod, which no decision reads.
+`notify` is told of every object that changed (what a relist changed included), so the
+controller queues its job alone; `recorder` counts lists, events, restarts and failures.
+
 Every request has a timeout: lists the client's, watches the server's `timeoutSeconds`
 (`kube.WATCH_SECONDS`) plus a margin on reads, so a silent connection is noticed. A watch never dies quietly: whatever
 goes wrong in its thread is kept in `problem` (and logged by the caller) and the thread tries
@@ -27,6 +32,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from .metrics import NOTHING, Recorder, resource_of
 
 _TRANSIENT = {0, 408, 409, 429, 500, 502, 503, 504}
 
@@ -61,6 +68,26 @@ def _key(obj: dict[str, Any]) -> str:
 
 def relisted(items: list[dict[str, Any]], version: str | None) -> Cache:
     return Cache({_key(o): o for o in items}, version)
+
+
+def trimmed(obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` without `metadata.managedFields` (a shallow copy when it had them)."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict) or "managedFields" not in metadata:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
+
+
+def relist_changes(before: Cache, after: Cache) -> list[dict[str, Any]]:
+    """The objects a relist added, changed (another resourceVersion) or removed: what a
+    watch would have reported had it not been interrupted."""
+    changed = [o for key, o in after.objects.items()
+               if _version(before.objects.get(key)) != _version(o) or key not in before.objects]
+    return changed + [o for key, o in before.objects.items() if key not in after.objects]
+
+
+def _version(obj: dict[str, Any] | None) -> str | None:
+    return None if obj is None else (obj.get("metadata") or {}).get("resourceVersion")
 
 
 def applied(cache: Cache, event: str, obj: dict[str, Any]) -> Cache:
@@ -112,10 +139,14 @@ class Informer:
 
     def __init__(self, client: Any, api_version: str, kind: str, namespace: str,
                  labels: dict[str, Any], changed: threading.Event, *,
-                 lister: Lister | None = None, watcher: Watcher | None = None) -> None:
+                 lister: Lister | None = None, watcher: Watcher | None = None,
+                 notify: Callable[[dict[str, Any]], None] | None = None, recorder: Recorder = NOTHING) -> None:
         from . import kube
 
         self.kind = kind
+        self.resource = resource_of(api_version, kind)
+        self.notify = notify
+        self.recorder = recorder
         self.namespace = namespace
         self.changed = changed
         self.lister: Lister = lister or (
@@ -169,19 +200,35 @@ class Informer:
             self.problem, self.failing_since, self.refused = None, None, False
             self.changed.set()
 
+    def _tell(self, objects: list[dict[str, Any]]) -> None:
+        if self.notify is not None:
+            for obj in objects:
+                self.notify(obj)
+
     def _run(self) -> None:
         attempt = 0
         relist = True
+        watched = False
         while not self._stop.is_set():
             try:
                 if relist:
                     items, version = self.lister()
-                    self._set(relisted(items, version))
+                    self.recorder.watch_listed(self.resource)
+                    before, after = self.cache, relisted([trimmed(o) for o in items], version)
+                    self._set(after)
+                    self._tell(relist_changes(before, after))
                     self.served, relist, self.listed = True, False, True
                     self._recovered()
                     self.synced.set()
+                if watched:
+                    self.recorder.watch_restarted(self.resource)
+                watched = True
                 for event, obj in self.watcher(self.cache.version):
+                    self.recorder.watch_event(self.resource, event)
+                    obj = trimmed(obj)
                     self._set(applied(self.cache, event, obj))
+                    if event != "BOOKMARK":
+                        self._tell([obj])
                     self._recovered()
                     attempt = 0
                     if self._stop.is_set():
@@ -190,6 +237,7 @@ class Informer:
                 attempt = 0  # watch again (after backoff(0))
             except Exception as exc:  # noqa: BLE001 - a watch thread must never end quietly
                 step, code = _step(exc)
+                self.recorder.watch_failed(self.resource, code or 0)
                 if step == "relist":
                     relist = True
                     continue

@@ -25,6 +25,7 @@ from lightkube.generic_resource import (
 )
 
 from .applyset import FIELD_MANAGER
+from .metrics import NOTHING, Recorder
 
 T = TypeVar("T")
 
@@ -37,6 +38,8 @@ _RETRIED = {429, 500, 502, 503, 504}
 #: A connection never made: the server is down, or the address or port is wrong.
 _UNREACHABLE = (httpx2.ConnectError, httpx2.ConnectTimeout)
 _ATTEMPTS = 5
+#: Told of every answer from the API server (method, HTTP status, 200 for any success; 0: none).
+recorder: Recorder = NOTHING
 
 
 class KubeError(Exception):
@@ -91,25 +94,30 @@ def describe(obj: dict[str, Any]) -> str:
     return f"{obj.get('kind')} {where}{metadata.get('name')}"
 
 
-def call(what: str, action: Callable[[], T], client: Client | None = None) -> T:
-    """`action` with retries on 429, 5xx and dropped connections; `what` names the object.
-    A server that cannot be reached at all is reported at once, naming it (kubectl does
-    not retry a refused connection either): a user waits for no silent retries."""
+def call(what: str, action: Callable[[], T], client: Client | None = None, method: str = "GET") -> T:
+    """`action` (HTTP `method`) with retries on 429, 5xx and dropped connections; `what`
+    names the object. A server that cannot be reached is reported at once, naming it (as
+    kubectl does): a user waits for no silent retries."""
     delay = 0.5
     for attempt in range(_ATTEMPTS):
         try:
-            return action()
+            found = action()
+            recorder.request(method, 200)
+            return found
         except ApiError as exc:
             code = int(exc.status.code or 0)
+            recorder.request(method, code)
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
                 causes = [(c.field, c.message) for c in (exc.status.details.causes or [])] if exc.status.details else []
                 message = invalid_fields(causes) if code == 422 and causes else None
                 raise KubeError(f"{what}: {message or exc.status.message}", code, exc.status.reason or "") from None
         except httpx2.HTTPStatusError as exc:
             code = exc.response.status_code
+            recorder.request(method, code)
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
                 raise KubeError(f"{what}: HTTP {code}", code, exc.response.reason_phrase) from None
         except httpx2.TransportError as exc:
+            recorder.request(method, 0)
             if isinstance(exc, _UNREACHABLE) or attempt == _ATTEMPTS - 1:
                 raise KubeError(f"{what}: no answer from {where(client)}: {transport_problem(exc)}") from None
         time.sleep(delay)
@@ -149,7 +157,7 @@ def apply(
     """Server-side apply with field manager `msgen`; returns the object as the server has it."""
     res = resource(obj["apiVersion"], obj["kind"])
     body = cast(Any, res)(obj)
-    return to_dict(call(describe(obj), lambda: client.apply(body, force=force, dry_run=dry_run), client))
+    return to_dict(call(describe(obj), lambda: client.apply(body, force=force, dry_run=dry_run), client, "PATCH"))
 
 
 def get(client: Client, api_version: str, kind: str, name: str, namespace: str) -> dict[str, Any] | None:
@@ -164,16 +172,9 @@ def get(client: Client, api_version: str, kind: str, name: str, namespace: str) 
 
 
 def listing(
-    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, str]
+    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    res = resource(api_version, kind)
-
-    def run() -> list[dict[str, Any]]:
-        found: Iterator[Any] = iter(client.list(res, namespace=namespace, labels=_selector(labels)))
-        # List items come without apiVersion and kind; the decisions need both.
-        return [{**to_dict(o), "apiVersion": api_version, "kind": kind} for o in found]
-
-    return call(f"listing {kind} in {_space(namespace)}", run, client)
+    return listing_with_version(client, api_version, kind, namespace, labels)[0]
 
 
 def listing_with_version(
@@ -184,6 +185,7 @@ def listing_with_version(
 
     def run() -> tuple[list[dict[str, Any]], str | None]:
         found = client.list(res, namespace=namespace, labels=_selector(labels))
+        # List items come without apiVersion and kind; the decisions need both.
         items = [{**to_dict(o), "apiVersion": api_version, "kind": kind} for o in found]
         return items, cast(Any, found).resourceVersion
 
@@ -206,8 +208,11 @@ def watch_events(
     if labels:
         params["labelSelector"] = selector_text(labels)
     url = api_path(api_version, kind, namespace)
+    answered = False
     try:
         with _watch_http(client).stream("GET", url, params=params) as answer:
+            answered = True
+            recorder.request("GET", answer.status_code)
             if answer.status_code != 200:
                 answer.read()
                 raise _refusal(f"watching {kind}", answer)
@@ -221,6 +226,8 @@ def watch_events(
                                     str(found.get("reason") or ""))
                 yield str(event.get("type")), {**found, "apiVersion": api_version, "kind": kind}
     except httpx2.TransportError as exc:
+        if not answered:
+            recorder.request("GET", 0)
         raise KubeError(f"watching {kind}: no answer from {where(client)}: {transport_problem(exc)}") from None
     except ValueError as exc:  # a line that is not JSON: a proxy in the way, or a cut line
         raise KubeError(f"watching {kind}: unreadable answer ({exc})") from None
@@ -234,14 +241,16 @@ def api_path(api_version: str, kind: str, namespace: str) -> str:
 
 
 def selector_text(labels: dict[str, Any]) -> str:
-    """A label selector's text: `key=value`, or `key` (exists) for the value None."""
-    return ",".join(key if value is None else f"{key}={value}" for key, value in sorted(labels.items()))
+    """A label selector's text: `key=value`, `key` (exists) for None, `key in (a,b)` for a list."""
+    return ",".join(key if value is None else f"{key} in ({','.join(value)})" if isinstance(value, list)
+                    else f"{key}={value}" for key, value in sorted(labels.items()))
 
 
 def _selector(labels: dict[str, Any]) -> dict[str, Any] | None:
     from lightkube import operators
 
-    return {k: operators.exists() if v is None else v for k, v in labels.items()} or None
+    return {k: operators.exists() if v is None else operators.in_(v) if isinstance(v, list) else v
+            for k, v in labels.items()} or None
 
 
 def _space(namespace: str) -> str:
@@ -347,7 +356,7 @@ def delete(client: Client, obj: dict[str, Any], *, wait_pods: bool = True) -> No
     try:
         call(f"deleting {describe(obj)}",
              lambda: client.delete(res, metadata["name"], namespace=metadata.get("namespace"),
-                                   cascade=cascade), client)
+                                   cascade=cascade), client, "DELETE")
     except KubeError as exc:
         if exc.code != 404:
             raise
@@ -360,13 +369,13 @@ def merge_patch(client: Client, obj: dict[str, Any], patch: dict[str, Any]) -> N
     metadata = obj["metadata"]
     call(f"patching {describe(obj)}",
          lambda: client.patch(res, metadata["name"], patch, namespace=metadata.get("namespace"),
-                              patch_type=PatchType.MERGE), client)
+                              patch_type=PatchType.MERGE), client, "PATCH")
 
 
 def create(client: Client, obj: dict[str, Any]) -> dict[str, Any]:
     res = resource(obj["apiVersion"], obj["kind"])
     body = cast(Any, res)(obj)
-    return to_dict(call(f"creating {describe(obj)}", lambda: client.create(body), client))
+    return to_dict(call(f"creating {describe(obj)}", lambda: client.create(body), client, "POST"))
 
 
 def namespace_exists(client: Client, name: str) -> bool:
@@ -386,4 +395,4 @@ def replace(client: Client, obj: dict[str, Any]) -> dict[str, Any]:
     based on an older version than it holds."""
     res = resource(obj["apiVersion"], obj["kind"])
     body = cast(Any, res)(obj)
-    return to_dict(call(f"replacing {describe(obj)}", lambda: client.replace(body), client))
+    return to_dict(call(f"replacing {describe(obj)}", lambda: client.replace(body), client, "PUT"))

@@ -148,19 +148,28 @@ def pending_reasons(events: list[dict[str, Any]], pods: list[dict[str, Any]]) ->
 
 
 def carry_out(client: Client, namespace: str, due: list[actions.Action],
-              workloads: list[dict[str, Any]], echo: Callable[[str], None]) -> None:
-    """Do the due policy actions; each is idempotent, so a repeat after a restart is harmless."""
+              workloads: list[dict[str, Any]], echo: Callable[[str], None],
+              done: Callable[[actions.Action, bool], None] | None = None) -> None:
+    """Do the due policy actions; each is idempotent, so a repeat after a restart is harmless.
+    `done` is told of each action's outcome (the first that fails raises KubeError)."""
     by_name = {(o["kind"], o["metadata"]["name"]): o for o in workloads}
     for action in due:
         obj = {"apiVersion": action.api_version, "kind": action.kind,
                "metadata": {"name": action.name, "namespace": namespace}}
         echo(f"policy: {action.describe()}")
-        if action.verb == "delete":
-            kube.delete(client, obj, wait_pods=False)
-        elif action.verb == "suspend":
-            kube.merge_patch(client, obj, actions.suspend_patch(action, datetime.now(timezone.utc)))
-        elif action.verb == "complete":
-            kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
+        try:
+            if action.verb == "delete":
+                kube.delete(client, obj, wait_pods=False)
+            elif action.verb == "suspend":
+                kube.merge_patch(client, obj, actions.suspend_patch(action, datetime.now(timezone.utc)))
+            elif action.verb == "complete":
+                kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
+        except kube.KubeError:
+            if done is not None:
+                done(action, False)
+            raise
+        if done is not None:
+            done(action, True)
 
 
 def record_end(client: Client, policy: RunPolicy, found: status.JobStatus, due: list[actions.Action],
