@@ -21,7 +21,7 @@ from .. import run_policy
 from ..run_policy import RunPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
-from . import actions, informer, kube, status
+from . import actions, informer, kube, snapshot, status
 from .witness import Witness
 
 #: The workload kinds msgen renders, as (apiVersion, kind).
@@ -48,13 +48,7 @@ def observe(
     client: Client, job: str, namespace: str
 ) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
     """The job's policy, workloads and pods as the cluster has them now (one list each)."""
-    labels = {JOB_NAME: job}
-    found: list[dict[str, Any]] = []
-    for api_version, kind in WORKLOADS:
-        if api_version != "v1" and not kube.exists(client, api_version, kind, namespace):
-            continue
-        found += kube.listing(client, api_version, kind, namespace, labels)
-    return select(job, namespace, found)
+    return select(job, namespace, snapshot.listed(client, [(job, namespace)], list(WORKLOADS))[(job, namespace)])
 
 
 def select(
