@@ -17,6 +17,7 @@ simulated kubelet and Job controller drive the objects through `cluster` directl
 
 from __future__ import annotations
 
+import bisect
 import copy
 import json
 import re
@@ -108,6 +109,7 @@ class Cluster:
         self.version = 1
         self.objects: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in SERVED}
         self.history: dict[tuple[str, str], list[tuple[int, str, dict[str, Any]]]] = {k: [] for k in SERVED}
+        self.versions: dict[tuple[str, str], list[int]] = {k: [] for k in SERVED}  # the history's, sorted
         self.oldest = 0  # watches from before this version get 410 Gone
         self.requests: Counter[tuple[str, str]] = Counter()
         self.writes: list[Write] = []
@@ -123,12 +125,13 @@ class Cluster:
         return obj
 
     def _record(self, collection: tuple[str, str], event: str, obj: dict[str, Any]) -> None:
-        history = self.history[collection]
+        history, versions = self.history[collection], self.versions[collection]
         history.append((self.version, event, obj))
+        versions.append(self.version)
         if len(history) > HISTORY:
-            dropped = history[: len(history) - HISTORY]
+            self.oldest = max(self.oldest, history[len(history) - HISTORY - 1][0])
             del history[: len(history) - HISTORY]
-            self.oldest = max(self.oldest, dropped[-1][0])
+            del versions[: len(versions) - HISTORY]
         self.lock.notify_all()
 
     def put(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -194,7 +197,7 @@ class Cluster:
             with self.lock:
                 if self.generation != generation:
                     return
-                pending = [(v, e, o) for v, e, o in self.history[collection] if v > sent]
+                pending = self.history[collection][bisect.bisect_right(self.versions[collection], sent):]
                 if not pending:
                     self.lock.wait(min(1.0, max(0.0, until - time.monotonic())))
                     continue
@@ -213,6 +216,8 @@ class Cluster:
             self.oldest = self.version + 1
             for history in self.history.values():
                 history.clear()
+            for versions in self.versions.values():
+                versions.clear()
             self.lock.notify_all()
 
     def written(self, method: str, kind: str, namespace: str, name: str, body: dict[str, Any],
@@ -391,6 +396,7 @@ class Handler(BaseHTTPRequestHandler):
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # the listen backlog: a burst of connections is not refused
 
     def __init__(self, cluster: Cluster, port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), Handler)
