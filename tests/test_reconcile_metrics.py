@@ -128,17 +128,33 @@ def test_a_job_queued_many_times_is_taken_once_with_its_first_time() -> None:
     clock.now = 101
     queue.add_all([("ns", "a"), ("ns", "b")])
     assert queue.depth() == 2 and len(woken) == 2
-    assert queue.take() == {("ns", "a"): 100.0, ("ns", "b"): 101.0}
-    assert queue.take() == {} and queue.depth() == 0
+    assert queue.take() == [(("ns", "a"), 100.0, False), (("ns", "b"), 101.0, False)]
+    assert queue.take() == [] and queue.depth() == 0
+
+
+def test_changes_go_before_a_resyncs_jobs_and_a_long_pass_gives_the_rest_back() -> None:
+    clock = Clock()
+    queue = workqueue.WorkQueue(clock=clock)
+    queue.add_all([("ns", "a"), ("ns", "b"), ("ns", "c")], background=True)
+    clock.now = 105
+    queue.add(("ns", "z"))  # a pod of z ended
+    queue.add(("ns", "b"))  # b changed too: no longer only the resync's
+    taken = queue.take()
+    assert taken == [(("ns", "b"), 100.0, False), (("ns", "z"), 105.0, False), (("ns", "a"), 100.0, True),
+                     (("ns", "c"), 100.0, True)]
+    clock.now = 106
+    queue.add(("ns", "y"))
+    queue.give_back(taken[2:])  # the pass reached b and z only
+    assert queue.take() == [(("ns", "y"), 106.0, False), (("ns", "a"), 100.0, True), (("ns", "c"), 100.0, True)]
 
 
 def test_a_job_queued_for_later_is_ready_then_and_a_failing_job_backs_off() -> None:
     clock = Clock()
     queue = workqueue.WorkQueue(clock=clock)
     queue.add_after(("ns", "ttl"), 30)
-    assert queue.take() == {} and queue.next_in() == 30
+    assert queue.take() == [] and queue.next_in() == 30
     clock.now += 30
-    assert queue.take() == {("ns", "ttl"): 130.0}
+    assert queue.take() == [(("ns", "ttl"), 130.0, False)]
     assert [queue.retry(("ns", "bad")) for _ in range(3)] == [0.5, 1.0, 2.0]
     queue.forget(("ns", "bad"))
     assert queue.retry(("ns", "bad")) == 0.5
@@ -187,3 +203,45 @@ def test_ttl_expiries_say_when_to_come_back() -> None:
     stopped = {"apiVersion": "batch/v1", "kind": "Job", "spec": {"suspend": True},
                "metadata": {"name": "j-worker", "annotations": {actions.STOPPED_AT: "2026-01-01T00:00:05Z"}}}
     assert actions.ttl_expiries(indexed, running, [stopped]) == [datetime(2026, 1, 1, 0, 0, 15, tzinfo=timezone.utc)]
+
+
+@pytest.mark.parametrize("target", ["pod", "indexed-job"])
+def test_the_controllers_trimmed_copies_decide_as_the_full_objects(target: str) -> None:
+    """`informer.essentials` drops pod specs and pod templates' specs: every decision
+    (status, actions, the published status's holder) must come out the same on what is left."""
+    from msgen.reconcile import published, watch
+
+    from .fake_kubelet import msjob, rendered
+
+    objects = rendered(msjob("j", 3, ttl=0), "ns", target)
+    if target == "indexed-job":  # the Job controller's pods, from the templates
+        objects += [{"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": f"{o['metadata']['name']}-{i}", "namespace": "ns",
+            "labels": {**o["spec"]["template"]["metadata"]["labels"], "batch.kubernetes.io/job-completion-index": str(i)}},
+            "spec": o["spec"]["template"]["spec"]} for o in list(objects) if o["kind"] == "Job"
+            for i in range(o["spec"]["completions"])]
+    for n, obj in enumerate(o for o in objects if o["kind"] == "Pod"):
+        obj["status"] = {"phase": "Succeeded" if n == 1 else "Running", "startTime": "2026-01-01T00:00:00Z",
+                         "containerStatuses": [{"name": "mindspore", "restartCount": 0, "state": {
+                             "terminated": {"exitCode": 0, "finishedAt": "2026-01-01T00:01:00Z",
+                                            "startedAt": "2026-01-01T00:00:01Z"}} if n == 1 else
+                             {"running": {"startedAt": "2026-01-01T00:00:01Z"}}}]}
+    kept = [informer.essentials(o) for o in objects]
+    assert len(json_size(kept)) < len(json_size(objects))
+
+    def decided(found: list[dict[str, Any]]) -> Any:
+        policy, workloads, pods = watch.select("j", "ns", found)
+        now = datetime(2026, 1, 1, 1, tzinfo=timezone.utc)
+        verdict = status.aggregate(policy, workloads, pods)
+        services = [o for o in found if o["kind"] == "Service"]
+        return (verdict, actions.due(policy, verdict, workloads, pods, now, services),
+                (published.keeper(policy, workloads, services) or {}).get("metadata", {}).get("name"))
+
+    assert decided(kept) == decided(objects)
+    assert decided(objects)[0].phase == "Succeeded" and decided(objects)[1]
+
+
+def json_size(objects: list[dict[str, Any]]) -> str:
+    import json
+
+    return json.dumps(objects)

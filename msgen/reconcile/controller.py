@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, cast
 
 from lightkube import Client
 
@@ -73,7 +73,7 @@ class ClusterView:
             (v, k, {MANAGED_BY: "msgen"}) for v, k in [*watch.WORKLOADS, ("v1", "Service")] if k != "Pod"]
         kinds.append(("v1", "Pod", {JOB_NAME: None}))  # None: the label exists
         self.informers = [informer.Informer(client, v, k, ns, labels, self.changed, notify=self._queue_job,
-                                            recorder=recorder).start()
+                                            recorder=recorder, transform=informer.essentials).start()
                           for ns in namespaces for v, k, labels in kinds]
 
     def _queue_job(self, obj: dict[str, Any]) -> None:
@@ -138,7 +138,7 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
     gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
     services = [o for o in services if (o["kind"], o["metadata"]["name"]) not in gone]
     later = [t for t in actions.ttl_expiries(policy, found, workloads) if t > now]
-    again = (min(later) - now).total_seconds() + 0.5 if later else None  # a margin for second-rounded times
+    again = (min(later) - now).total_seconds() + 0.05 if later else None
     if not found.finished and all(actions.stopped_by_policy(o) for o in workloads):
         return found, again  # what is left of a run that ended (its record went with its Worker Job)
     announced = publish(client, policy, found,
@@ -153,30 +153,36 @@ def _since(queued: float | None) -> float | None:
     return None if queued is None else time.monotonic() - queued
 
 
+#: Seconds a pass runs before it gives the jobs it has not reached back, when changes wait.
+PASS_SLICE = 0.5
+
+
 def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], None], leading: Callable[[], bool],
                      *, writes: Writes, recorder: Recorder, phases: dict[tuple[str, str], str]) -> None:
-    """The queued jobs once each; a failing job never stops the others (it is queued again,
-    with backoff); nothing once leadership is lost. `phases` keeps each job's last phase,
-    for the `msgen_jobs` gauge."""
+    """The queued jobs once each, those a change queued first; a failing job never stops
+    the others (it is queued again, with backoff); nothing once leadership is lost. A pass
+    longer than PASS_SLICE gives the rest back when new changes wait, so they go first.
+    `phases` keeps each job's last phase, for the `msgen_jobs` gauge."""
     ready = view.queue.take()
     if not ready:
         return
     started = time.monotonic()
     jobs = group(view.objects())
-    view.queue.drop(k for k in ready if k not in jobs)
-    for key in [k for k in phases if k not in jobs]:
-        del phases[key]
+    view.queue.drop(k for k, _, _ in ready if k not in jobs)
+    for gone in [k for k in phases if k not in jobs]:
+        del phases[gone]
     writes.expire()
-    for n, key in enumerate(sorted(k for k in ready if k in jobs)):
-        if not leading():
-            view.queue.add_all(sorted(k for k in ready if k in jobs)[n:])
+    ready = [entry for entry in ready if entry[0] in jobs]
+    for n, (key, queued, _) in enumerate(ready):
+        if not leading() or (time.monotonic() - started > PASS_SLICE and view.queue.depth()):
+            view.queue.give_back(ready[n:])
             break
         recorder.working(started, time.monotonic())
         began = time.monotonic()
-        ns, job = key
+        ns, job = cast(tuple[str, str], key)
         try:
-            found, again = reconcile_job(client, ns, job, jobs[key], echo, writes=writes, recorder=recorder,
-                                         queued=ready[key])
+            found, again = reconcile_job(client, ns, job, jobs[(ns, job)], echo, writes=writes, recorder=recorder,
+                                         queued=queued)
         except (kube.KubeError, watch.NotFound, run_policy.PolicyError) as exc:
             echo(f"{ns}/{job}: skipped: {exc}")
             recorder.reconciled("error", time.monotonic() - began)
@@ -184,7 +190,7 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
                 view.queue.retry(key)
             continue
         view.queue.forget(key)
-        phases[key] = found.phase
+        phases[(ns, job)] = found.phase
         if again is not None:
             view.queue.add_after(key, again)
         recorder.reconciled("success" if again is None else "requeue_after", time.monotonic() - began)
@@ -273,7 +279,7 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
                 writes.clear()  # another replica may act meanwhile: the cluster is the record
             can_act = now_leading and view.healthy()
             if can_act and (not acting or time.monotonic() - resynced >= resync):
-                view.queue.add_all(sorted(group(view.objects())))  # every job: a TTL, a change missed
+                view.queue.add_all(sorted(group(view.objects())), background=True)  # a change missed, ...
                 resynced = time.monotonic()
             acting = can_act
             if can_act:

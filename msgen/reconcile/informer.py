@@ -14,7 +14,8 @@ waits on `changed`. What can go wrong is decided by pure functions, tested with 
   server does not serve, retried slowly in case its CRD is installed later).
 
 Each object is kept without its `metadata.managedFields` (`trimmed`): the server's
-bookkeeping of who set which field, often the largest part of a pod, which no decision reads.
+bookkeeping of who set which field, which no decision reads; the controller keeps even less
+(`essentials`: no pod specs, no pod templates beyond their labels).
 `notify` is told of every object that changed (what a relist changed included), so the
 controller queues its job alone; `recorder` counts lists, events, restarts and failures.
 
@@ -76,6 +77,30 @@ def trimmed(obj: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(metadata, dict) or "managedFields" not in metadata:
         return obj
     return {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
+
+
+#: What of a pod's spec the controller's decisions read: none of it, but these stay for a
+#: reader of its copies (a debugger, a log line); containers are kept by name only.
+_POD_SPEC_KEPT = ("nodeName", "restartPolicy", "schedulerName")
+
+
+def essentials(obj: dict[str, Any]) -> dict[str, Any]:
+    """`trimmed`, and without what the controller's decisions never read: a pod's spec
+    (beyond `_POD_SPEC_KEPT` and its containers' names) and a workload's pod template
+    beyond its metadata (the role's labels). A rendered pod is mostly its spec; at a
+    thousand jobs' pods this is most of the controller's memory."""
+    obj = trimmed(obj)
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return obj
+    if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
+        kept = {k: spec[k] for k in _POD_SPEC_KEPT if k in spec}
+        kept["containers"] = [{"name": c.get("name")} for c in spec.get("containers") or [] if isinstance(c, dict)]
+        return {**obj, "spec": kept}
+    template = spec.get("template")
+    if isinstance(template, dict) and "spec" in template:
+        return {**obj, "spec": {**spec, "template": {"metadata": template.get("metadata") or {}}}}
+    return obj
 
 
 def relist_changes(before: Cache, after: Cache) -> list[dict[str, Any]]:
@@ -140,13 +165,15 @@ class Informer:
     def __init__(self, client: Any, api_version: str, kind: str, namespace: str,
                  labels: dict[str, Any], changed: threading.Event, *,
                  lister: Lister | None = None, watcher: Watcher | None = None,
-                 notify: Callable[[dict[str, Any]], None] | None = None, recorder: Recorder = NOTHING) -> None:
+                 notify: Callable[[dict[str, Any]], None] | None = None, recorder: Recorder = NOTHING,
+                 transform: Callable[[dict[str, Any]], dict[str, Any]] = trimmed) -> None:
         from . import kube
 
         self.kind = kind
         self.resource = resource_of(api_version, kind)
         self.notify = notify
         self.recorder = recorder
+        self.transform = transform
         self.namespace = namespace
         self.changed = changed
         self.lister: Lister = lister or (
@@ -214,7 +241,7 @@ class Informer:
                 if relist:
                     items, version = self.lister()
                     self.recorder.watch_listed(self.resource)
-                    before, after = self.cache, relisted([trimmed(o) for o in items], version)
+                    before, after = self.cache, relisted([self.transform(o) for o in items], version)
                     self._set(after)
                     self._tell(relist_changes(before, after))
                     self.served, relist, self.listed = True, False, True
@@ -225,7 +252,7 @@ class Informer:
                 watched = True
                 for event, obj in self.watcher(self.cache.version):
                     self.recorder.watch_event(self.resource, event)
-                    obj = trimmed(obj)
+                    obj = self.transform(obj)
                     self._set(applied(self.cache, event, obj))
                     if event != "BOOKMARK":
                         self._tell([obj])

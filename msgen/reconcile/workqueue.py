@@ -11,6 +11,11 @@ A job queued several times before its pass is reconciled once (a set, as client-
 `workqueue_queue_duration_seconds` histogram and the policy actions' delay measure. A job
 can also be queued for later (`add_after`): a TTL that falls due with no change on the
 cluster, or a reconcile that failed, retried with backoff (`retry`, forgotten on success).
+
+Jobs a resync or a new leader queues all at once are queued in the `background`: a pass
+takes the jobs a change queued first (oldest first), and a long pass gives back what it has
+not reached when new changes are waiting (`give_back`), so that a thousand jobs looked at
+for safety never hold up the one whose pod just ended.
 Thread-safe: the watches add from their threads, the loop takes from its own.
 """
 
@@ -47,11 +52,12 @@ class WorkQueue:
         self._later: list[tuple[float, int, Hashable]] = []
         self._order = itertools.count()
         self._failures: dict[Hashable, int] = {}
+        self._background: set[Hashable] = set()
 
     def add(self, key: Hashable) -> None:
         self.add_all([key])
 
-    def add_all(self, keys: Iterable[Hashable]) -> None:
+    def add_all(self, keys: Iterable[Hashable], background: bool = False) -> None:
         now = self._clock()
         added = 0
         with self._lock:
@@ -59,6 +65,10 @@ class WorkQueue:
                 if key not in self._ready:
                     self._ready[key] = now
                     added += 1
+                    if background:
+                        self._background.add(key)
+                elif not background:
+                    self._background.discard(key)  # a change: no longer only a resync's
             depth = len(self._ready)
         if added:
             for _ in range(added):
@@ -90,19 +100,36 @@ class WorkQueue:
         with self._lock:
             self._failures.pop(key, None)
 
-    def take(self) -> dict[Hashable, float]:
-        """Every key ready now (those queued for later whose time has come included), each
-        with the time it was queued; the queue keeps none of them."""
+    def take(self) -> list[tuple[Hashable, float, bool]]:
+        """Every key ready now (those queued for later whose time has come included), as
+        (key, time queued, background): the changes' first, then the background's, each
+        oldest first. The queue keeps none of them."""
         now = self._clock()
         with self._lock:
             while self._later and self._later[0][0] <= now:
                 when, _, key = heapq.heappop(self._later)
                 self._ready.setdefault(key, when)
             ready, self._ready = self._ready, {}
+            background, self._background = self._background, set()
         self._recorder.queue_depth(0)
         for queued in ready.values():
             self._recorder.queue_waited(max(0.0, now - queued))
-        return ready
+        return sorted(((k, t, k in background) for k, t in ready.items()), key=lambda e: (e[2], e[1]))
+
+    def give_back(self, taken: list[tuple[Hashable, float, bool]]) -> None:
+        """Keys taken but not reached, queued again as they were (a key queued again
+        meanwhile keeps its new entry, unless this one is older)."""
+        with self._lock:
+            for key, queued, background in taken:
+                found = self._ready.get(key)
+                if found is None or queued < found:
+                    self._ready[key] = queued
+                if background and found is None:
+                    self._background.add(key)
+                elif not background:
+                    self._background.discard(key)
+            depth = len(self._ready)
+        self._recorder.queue_depth(depth)
 
     def depth(self) -> int:
         with self._lock:
