@@ -214,7 +214,7 @@ def percentiles(values: list[float]) -> dict[str, float | int]:
             "p99": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 3), "max": round(ordered[-1], 3)}
 
 
-def judged(cluster: Cluster, jobs: list[Job], finished: float) -> dict[str, Any]:
+def judged(cluster: Cluster, jobs: list[Job], started: float) -> dict[str, Any]:
     """Delays, and missed or doubled actions, from what the server saw written."""
     owner = {name: job for job in jobs for name in [*job.pods, job.name, f"{job.name}-scheduler",
                                                     f"{job.name}-worker", f"{job.name}-scheduler-0"]}
@@ -248,18 +248,24 @@ def judged(cluster: Cluster, jobs: list[Job], finished: float) -> dict[str, Any]
         if seen[key] == 2:
             doubled.append(" ".join(key) + " twice")
     missed = []
+    every, _ = cluster.listing(("v1", "pods"), NAMESPACE, "training.kubeflow.org/job-name")
+    by_job: dict[str, list[dict[str, Any]]] = {}
+    for pod in every:
+        by_job.setdefault(pod["metadata"]["labels"]["training.kubeflow.org/job-name"], []).append(pod)
     for job in jobs:
         if job.decided is None:
             continue
         if job.name not in verdict:
             missed.append(f"{job.name}: no verdict Event")
-        pods, _ = cluster.listing(("v1", "pods"), NAMESPACE, f"training.kubeflow.org/job-name={job.name}")
+        pods = by_job.get(job.name, [])
         active = [p["metadata"]["name"] for p in pods if (p.get("status") or {}).get("phase") in ("Pending", "Running")]
         if active:
             missed.append(f"{job.name}: still active after its end: {active}")
         if job.ttl and job.target == "pod" and pods and job.decided_wall + job.ttl < time.time() - 15:
             missed.append(f"{job.name}: TTL passed, {len(pods)} pods left")
-    return {"clean": percentiles(list(clean.values())), "verdict": percentiles(list(verdict.values())),
+    per_job = {job.name: [round((job.decided or 0) - started, 1), job.target, round(clean.get(job.name, -1), 3),
+                          round(verdict.get(job.name, -1), 3)] for job in jobs if job.decided is not None}
+    return {"per_job": per_job, "clean": percentiles(list(clean.values())), "verdict": percentiles(list(verdict.values())),
             "ttl": percentiles(ttl_delays), "missed": missed, "doubled": doubled,
             "all": percentiles([*clean.values(), *verdict.values(), *ttl_delays])}
 
@@ -313,7 +319,7 @@ def main() -> None:
         watch_events += _watch_events(replicas, leader)
     replicas.stop()
     server.shutdown()
-    found = judged(cluster, jobs, time.monotonic())
+    found = judged(cluster, jobs, started)
     decided = sum(1 for j in jobs if j.decided is not None)
     figures = {
         "jobs": args.jobs, "pods": sum(len(j.pods) for j in jobs), "decided": decided,
@@ -327,6 +333,7 @@ def main() -> None:
         "watch_events_per_job_leaders": round(watch_events / args.jobs, 1),
         "delay_s": {k: found[k] for k in ("clean", "verdict", "ttl", "all")},
         "missed": found["missed"], "doubled": found["doubled"], "logs": str(scratch),
+        "per_job (decided at s, target, clean delay, verdict delay)": found["per_job"],
     }
     text = json.dumps(figures, indent=2)
     print(text)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import functools
 import json
 import re
 import secrets
@@ -72,11 +73,7 @@ _TERM = re.compile(r"\s*(!?)([\w./-]+)\s*(?:(==|=|!=)\s*([\w./-]*)|\s+(in|notin)
 
 def selects(selector: str, labels: dict[str, str]) -> bool:
     """Whether `labels` match a label selector's text."""
-    for term in _split(selector):
-        found = _TERM.match(term)
-        if found is None:
-            raise ValueError(f"unparsable label selector term {term!r}")
-        negated, key, operator, value, set_operator, values = found.groups()
+    for negated, key, operator, value, set_operator, values in _terms(selector):
         if set_operator:
             members = {v.strip() for v in values.split(",")}
             if (labels.get(key) in members) != (set_operator == "in"):
@@ -87,6 +84,17 @@ def selects(selector: str, labels: dict[str, str]) -> bool:
         elif (key in labels) == bool(negated):
             return False
     return True
+
+
+@functools.lru_cache(maxsize=1024)
+def _terms(selector: str) -> tuple[tuple[str | None, ...], ...]:
+    out = []
+    for term in _split(selector):
+        found = _TERM.match(term)
+        if found is None:
+            raise ValueError(f"unparsable label selector term {term!r}")
+        out.append(tuple(found.groups()))
+    return tuple(out)
 
 
 def _split(selector: str) -> list[str]:
