@@ -84,9 +84,9 @@ def test_no_label_names_a_job_so_the_series_stay_few_at_any_number_of_jobs() -> 
 
 
 def test_the_resource_label_is_the_resource_as_kubernetes_names_it() -> None:
-    assert metrics.resource_of("v1", "Pod") == "pods"
-    assert metrics.resource_of("batch/v1", "Job") == "jobs.batch"
-    assert metrics.resource_of("batch.volcano.sh/v1alpha1", "Job") == "jobs.batch.volcano.sh"
+    assert informer.resource_of("v1", "Pod") == "pods"
+    assert informer.resource_of("batch/v1", "Job") == "jobs.batch"
+    assert informer.resource_of("batch.volcano.sh/v1alpha1", "Job") == "jobs.batch.volcano.sh"
 
 
 def test_the_probes_serve_metrics_that_prometheus_parses() -> None:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .metrics import NOTHING, Recorder, resource_of
+from .metrics import NOTHING, Recorder
 
 _TRANSIENT = {0, 408, 409, 429, 500, 502, 503, 504}
 
@@ -69,6 +69,15 @@ def _key(obj: dict[str, Any]) -> str:
 
 def relisted(items: list[dict[str, Any]], version: str | None) -> Cache:
     return Cache({_key(o): o for o in items}, version)
+
+
+def resource_of(api_version: str, kind: str) -> str:
+    """`pods`, `jobs.batch`, `jobs.batch.volcano.sh`: the resource as Kubernetes names it
+    (the `resource` label of the watch metrics)."""
+    from .kube import plural
+
+    group = api_version.rpartition("/")[0]
+    return plural(kind) + (f".{group}" if group else "")
 
 
 def trimmed(obj: dict[str, Any]) -> dict[str, Any]:

@@ -79,14 +79,6 @@ class Recorder:
 NOTHING = Recorder()
 
 
-def resource_of(api_version: str, kind: str) -> str:
-    """`pods`, `jobs.batch`, `jobs.batch.volcano.sh`: the resource as Kubernetes names it."""
-    from .kube import plural
-
-    group = api_version.rpartition("/")[0]
-    return plural(kind) + (f".{group}" if group else "")
-
-
 class Metrics(Recorder):
     """The families above, in a registry of their own (so two in one process never clash)."""
 
