@@ -186,7 +186,7 @@ class Informer:
         self.namespace = namespace
         self.changed = changed
         self.lister: Lister = lister or (
-            lambda: kube.listing_with_version(client, api_version, kind, namespace, labels))
+            lambda: kube.listing_with_version(client, api_version, kind, namespace, labels, transform))
         self.watcher: Watcher = watcher or (
             lambda version: kube.watch_events(client, api_version, kind, namespace, labels, version))
         self.synced = threading.Event()

@@ -38,6 +38,7 @@ _RETRIED = {429, 500, 502, 503, 504}
 #: A connection never made: the server is down, or the address or port is wrong.
 _UNREACHABLE = (httpx2.ConnectError, httpx2.ConnectTimeout)
 _ATTEMPTS = 5
+LIST_PAGE = 500  # objects per page of a list (`limit`, then `continue`)
 #: Told of every answer from the API server (method, HTTP status, 200 for any success; 0: none).
 recorder: Recorder = NOTHING
 
@@ -171,22 +172,22 @@ def get(client: Client, api_version: str, kind: str, name: str, namespace: str) 
         raise
 
 
-def listing(
-    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any]
-) -> list[dict[str, Any]]:
+def listing(client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any]) -> list[dict[str, Any]]:
     return listing_with_version(client, api_version, kind, namespace, labels)[0]
 
 
 def listing_with_version(
-    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any]
+    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any],
+    keep: Callable[[dict[str, Any]], dict[str, Any]] = lambda obj: obj,
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """Every object of the selection, and the list's resourceVersion a watch resumes from."""
+    """Every object of the selection (what `keep` keeps of each), and the list's resourceVersion
+    a watch resumes from; LIST_PAGE at a time, so no more is ever held whole (pods: many MB)."""
     res = resource(api_version, kind)
 
     def run() -> tuple[list[dict[str, Any]], str | None]:
-        found = client.list(res, namespace=namespace, labels=_selector(labels))
+        found = client.list(res, namespace=namespace, labels=_selector(labels), chunk_size=LIST_PAGE)
         # List items come without apiVersion and kind; the decisions need both.
-        items = [{**to_dict(o), "apiVersion": api_version, "kind": kind} for o in found]
+        items = [keep({**to_dict(o), "apiVersion": api_version, "kind": kind}) for o in found]
         return items, cast(Any, found).resourceVersion
 
     return call(f"listing {kind} in {_space(namespace)}", run, client)
