@@ -18,8 +18,9 @@ Two controller replicas run as local processes (`msgen controller`, leader elect
 - `--api fake` (default): tests/fake_api.py in this process, with tests/fake_kubelet.py as
   kubelet and Job controller. The controller talks HTTP to it exactly as to a cluster.
   Runs anywhere; what it cannot show is a real API server's own cost and behaviour.
-- `--api cluster`: NOT WRITTEN YET for kwok nodes (see bench/README.md): it needs the live
-  harness's kwok nodes and an API server restart command.
+- `--api cluster`: the cluster MSGEN_TEST_KUBECONFIG names, whose kwok nodes run the pods
+  (bench/kwok_driver.py; `--restart-api COMMAND` restarts its API server). Written before
+  that harness existed: not yet run.
 
 Recorded: each replica's peak RSS and CPU seconds (from /proc), p50/p99/max of the delay
 from the deciding pod end (or the TTL's expiry) to each action (cleanPodPolicy, the
@@ -45,14 +46,14 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fake_api import Cluster, Server  # noqa: E402
+from tests.fake_api import Cluster, Server, Write  # noqa: E402
 from tests.fake_kubelet import end, msjob, place, react, rendered, start  # noqa: E402
 
 NAMESPACE = "bench"
@@ -73,7 +74,6 @@ class Job:
     arrive: float
     start_after: float
     run_for: float
-    pods: list[str] = field(default_factory=list)
     decided: float | None = None  # monotonic time of the deciding pod end
     decided_wall: float | None = None
 
@@ -97,11 +97,54 @@ def role_index(pod: dict[str, Any]) -> tuple[str, int]:
     return str(labels.get(ROLE, "")).lower(), int(index)
 
 
+class FakeDriver:
+    """The jobs on tests/fake_api.py, its kubelet and Job controller played by this process."""
+
+    def __init__(self) -> None:
+        self.cluster = Cluster()
+        self.server = Server(self.cluster).start()
+        react(self.cluster)
+
+    def kubeconfig(self) -> dict[str, Any]:
+        return self.server.kubeconfig(NAMESPACE)
+
+    def place(self, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return place(self.cluster, objects)
+
+    def start(self, pod: str) -> None:
+        start(self.cluster, NAMESPACE, pod)
+
+    def end(self, job: Job, index: int, code: int) -> bool:
+        made = [p for p in self.cluster.listing(("v1", "pods"), NAMESPACE, f"training.kubeflow.org/job-name={job.name}")[0]
+                if role_index(p) == ("worker", index)]
+        return bool(made) and end(self.cluster, NAMESPACE, made[0]["metadata"]["name"], code) is not None
+
+    def writes(self) -> list[Write]:
+        return list(self.cluster.writes)
+
+    def pods(self) -> list[dict[str, Any]]:
+        return self.cluster.listing(("v1", "pods"), NAMESPACE, "training.kubeflow.org/job-name")[0]
+
+    def lease_holder(self) -> str:
+        lease = self.cluster.get("coordination.k8s.io/v1", "leases", NAMESPACE, "msgen-controller") or {}
+        return str((lease.get("spec") or {}).get("holderIdentity") or "")
+
+    def restart(self) -> str:
+        self.cluster.restart(5.0)
+        return "API server restarted (down 5 s, watch history gone)"
+
+    def requests(self) -> dict[str, int]:
+        return {f"{m} {k}": n for (m, k), n in sorted(self.cluster.requests.items())}
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
 class Simulation:
     """Creates the jobs and starts and ends their pods on time, in a thread."""
 
-    def __init__(self, cluster: Cluster, jobs: list[Job], started: float) -> None:
-        self.cluster, self.jobs, self.started = cluster, jobs, started
+    def __init__(self, driver: Any, jobs: list[Job], started: float) -> None:
+        self.driver, self.jobs, self.started = driver, jobs, started
         self.templates: dict[tuple[str, int, int | None], str] = {}
         self.stop = threading.Event()
         self.timeline: list[tuple[float, int, str, Job, str]] = []
@@ -126,17 +169,13 @@ class Simulation:
                 continue
             heapq.heappop(self.timeline)
             if what == "arrive":
-                made = place(self.cluster, self.objects(job))
-                job.pods = [p["metadata"]["name"] for p in made]
-                for name in job.pods:
+                made = self.driver.place(self.objects(job))
+                for name in (p["metadata"]["name"] for p in made):
                     heapq.heappush(self.timeline, (when + job.start_after, order := order + 1, "start", job, name))
-                decider = next(p["metadata"]["name"] for p in made
-                               if role_index(p) == ("worker", job.failing_worker or 0))
-                heapq.heappush(self.timeline, (when + job.start_after + job.run_for, order := order + 1, "end", job,
-                                               decider))
+                heapq.heappush(self.timeline, (when + job.start_after + job.run_for, order := order + 1, "end", job, ""))
             elif what == "start":
-                start(self.cluster, NAMESPACE, pod)
-            elif end(self.cluster, NAMESPACE, pod, 1 if job.failing_worker else 0) is not None:
+                self.driver.start(pod)
+            elif self.driver.end(job, job.failing_worker or 0, 1 if job.failing_worker else 0):
                 job.decided, job.decided_wall = time.monotonic(), time.time()
 
 
@@ -158,7 +197,7 @@ class Replicas:
         out = (self.logs / f"controller-{number}.log").open("wb")
         profiled = ([sys.executable, "-m", "cProfile", "-o", str(self.logs / f"controller-{number}.prof"), "-m", "msgen"]
                     if self.profile else self.msgen)
-        process = subprocess.Popen([*profiled, "controller", "--lease-namespace", NAMESPACE, "--health-port",
+        process = subprocess.Popen([*profiled, "controller", "-n", NAMESPACE, "--lease-namespace", NAMESPACE, "--health-port",
                                     str(port), "--kubeconfig", str(self.kubeconfig)], stdout=out,
                                    stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         with self.lock:
@@ -178,9 +217,8 @@ class Replicas:
                 self.peak_rss[pid] = max([self.peak_rss[pid], *rss])  # none: it has ended
                 self.cpu[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    def leader(self, cluster: Cluster) -> int | None:
-        lease = cluster.get("coordination.k8s.io/v1", "leases", NAMESPACE, "msgen-controller") or {}
-        holder = str((lease.get("spec") or {}).get("holderIdentity") or "")
+    def leader(self, driver: Any) -> int | None:
+        holder = driver.lease_holder()
         return next((pid for pid in self.running if f"_{pid}_" in holder), None)
 
     def kill(self, pid: int) -> None:
@@ -214,24 +252,27 @@ def percentiles(values: list[float]) -> dict[str, float | int]:
             "p99": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 3), "max": round(ordered[-1], 3)}
 
 
-def judged(cluster: Cluster, jobs: list[Job], started: float) -> dict[str, Any]:
+def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:
     """Delays, and missed or doubled actions, from what the server saw written."""
-    owner = {name: job for job in jobs for name in [*job.pods, job.name, f"{job.name}-scheduler",
-                                                    f"{job.name}-worker", f"{job.name}-scheduler-0"]}
+    by_name = {job.name: job for job in jobs}
+
+    def owner_of(name: str) -> Job | None:
+        return by_name.get(name.split("-", 1)[0])  # every object's name begins with its job's
+
     clean: dict[str, float] = {}
     verdict: dict[str, float] = {}
     ttl_delays: list[float] = []
     doubled: list[str] = []
     seen: dict[tuple[str, str, str], int] = {}
-    for write in cluster.writes:
+    for write in driver.writes():
         if write.kind == "Event":
             involved, reason = write.body["involvedObject"]["name"], write.body["reason"]
-            job = owner.get(involved)
+            job = owner_of(involved)
             if job is not None and reason in ("JobSucceeded", "JobFailed") and job.decided:
                 verdict.setdefault(job.name, write.at - job.decided)
             key = ("event", involved, reason)
         elif write.method == "DELETE" or (write.method == "PATCH" and (write.body.get("spec") or {}).get("suspend")):
-            job = owner.get(write.name)
+            job = owner_of(write.name)
             if job is None or job.decided is None:
                 continue
             due = (int(job.decided_wall or 0) + job.ttl - time.time() + time.monotonic()) if job.ttl else None
@@ -248,7 +289,7 @@ def judged(cluster: Cluster, jobs: list[Job], started: float) -> dict[str, Any]:
         if seen[key] == 2:
             doubled.append(" ".join(key) + " twice")
     missed = []
-    every, _ = cluster.listing(("v1", "pods"), NAMESPACE, "training.kubeflow.org/job-name")
+    every = driver.pods()
     by_job: dict[str, list[dict[str, Any]]] = {}
     for pod in every:
         by_job.setdefault(pod["metadata"]["labels"]["training.kubeflow.org/job-name"], []).append(pod)
@@ -275,7 +316,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--duration", type=float, default=1800.0, help="seconds (default: 30 minutes)")
     parser.add_argument("--seed", type=int, default=34)
-    parser.add_argument("--api", choices=["fake"], default="fake")
+    parser.add_argument("--api", choices=["fake", "cluster"], default="fake",
+                        help="cluster: MSGEN_TEST_KUBECONFIG's, with kwok nodes (bench/kwok_driver.py)")
+    parser.add_argument("--restart-api", metavar="COMMAND",
+                        help="with --api cluster: a shell command that restarts the API server (else none)")
     parser.add_argument("--msgen", default=f"{sys.executable} -m msgen", help="the command that runs msgen")
     parser.add_argument("--no-restarts", action="store_true", help="no API server restart, no leader kill")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -283,29 +327,33 @@ def main() -> None:
                         "beside their logs; read with python -m pstats)")
     args = parser.parse_args()
     jobs = scenario(args.jobs, args.duration, args.seed)
-    cluster = Cluster()
-    server = Server(cluster).start()
-    react(cluster)
     scratch = Path(tempfile.mkdtemp(prefix="msgen-controller-scale-"))
     config = scratch / "kubeconfig"
-    config.write_text(json.dumps(server.kubeconfig(NAMESPACE)))
+    if args.api == "fake":
+        driver: Any = FakeDriver()
+        config.write_text(json.dumps(driver.kubeconfig()))
+    else:
+        from kwok_driver import KwokDriver
+
+        driver = KwokDriver(NAMESPACE, args.restart_api)
+        config = driver.kubeconfig_path
     replicas = Replicas(args.msgen.split(), config, scratch, args.profile)
     replicas.add(), replicas.add()
     started = time.monotonic()
-    simulation = Simulation(cluster, jobs, started)
+    simulation = Simulation(driver, jobs, started)
     threading.Thread(target=simulation.run, name="simulation", daemon=True).start()
     happened: list[str] = []
     restart_at, kill_at = 0.4 * args.duration, 0.7 * args.duration
     last = max(j.arrive + j.start_after + j.run_for + (j.ttl or 0) for j in jobs) + 30
     watch_events = 0.0
+    doubled_deletes = 0.0
     while (elapsed := time.monotonic() - started) < max(args.duration, last):
         replicas.sample()
         if not args.no_restarts and restart_at is not None and elapsed >= restart_at:
-            cluster.restart(5.0)
-            happened.append(f"{elapsed:.0f}s: API server restarted (down 5 s, watch history gone)")
+            happened.append(f"{elapsed:.0f}s: {driver.restart()}")
             restart_at = None  # type: ignore[assignment]
         if not args.no_restarts and kill_at is not None and elapsed >= kill_at:
-            leader = replicas.leader(cluster)
+            leader = replicas.leader(driver)
             if leader is not None:
                 watch_events += _watch_events(replicas, leader)
                 replicas.kill(leader)
@@ -314,22 +362,26 @@ def main() -> None:
                 kill_at = None  # type: ignore[assignment]
         time.sleep(2.0)
     simulation.stop.set()
-    leader = replicas.leader(cluster)
+    leader = replicas.leader(driver)
     if leader is not None:
         watch_events += _watch_events(replicas, leader)
+        doubled_deletes = _not_found_deletes(replicas, leader)
     replicas.stop()
-    server.shutdown()
-    found = judged(cluster, jobs, started)
+    found = judged(driver, jobs, started)
+    writes = driver.writes()
+    requests = driver.requests()
+    driver.stop()
     decided = sum(1 for j in jobs if j.decided is not None)
     figures = {
-        "jobs": args.jobs, "pods": sum(len(j.pods) for j in jobs), "decided": decided,
+        "jobs": args.jobs, "pods": sum(j.workers + 1 for j in jobs), "decided": decided,
         "duration_s": round(time.monotonic() - started), "happened": happened,
         "bench_process_cpu_s": round(sum(os.times()[:2]), 1), "load_average": os.getloadavg(),
         "peak_rss_mib": {str(pid): round(kib / 1024, 1) for pid, kib in replicas.peak_rss.items()},
         "cpu_s": {str(pid): round(cpu, 1) for pid, cpu in replicas.cpu.items()},
-        "api_requests_per_job": round(sum(cluster.requests.values()) / args.jobs, 1),
-        "api_requests": {f"{m} {k}": n for (m, k), n in sorted(cluster.requests.items())},
-        "kubernetes_events_per_job": round(sum(1 for w in cluster.writes if w.kind == "Event") / args.jobs, 2),
+        "api_requests_per_job": round(sum(requests.values()) / args.jobs, 1),
+        "api_requests": requests,
+        "kubernetes_events_per_job": round(sum(1 for w in writes if w.kind == "Event") / args.jobs, 2),
+        "last_leaders_deletes_of_what_was_gone": doubled_deletes,
         "watch_events_per_job_leaders": round(watch_events / args.jobs, 1),
         "delay_s": {k: found[k] for k in ("clean", "verdict", "ttl", "all")},
         "missed": found["missed"], "doubled": found["doubled"], "logs": str(scratch),
@@ -339,6 +391,16 @@ def main() -> None:
     print(text)
     if args.json:
         args.json.write_text(text)
+
+
+def _not_found_deletes(replicas: Replicas, pid: int) -> float:
+    """DELETEs the leader was answered 404 for: an action done twice (seen from the client)."""
+    try:
+        found = replicas.metrics(pid)["rest_client_requests"]
+    except (OSError, KeyError):
+        return 0.0
+    return float(sum(s.value for s in found.samples if s.labels.get("method") == "DELETE"
+                     and s.labels.get("code") == "404" and s.name.endswith("_total")))
 
 
 def _watch_events(replicas: Replicas, pid: int) -> float:

@@ -426,6 +426,13 @@ class Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), Handler)
         self.cluster = cluster
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone mid-answer (a restart, a killed controller) is no error here."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
