@@ -175,3 +175,13 @@ def test_once_no_workload_is_left_a_service_of_the_job_keeps_its_status() -> Non
         "msgen/status": json.dumps({"phase": "Succeeded", "conditions": []})}}}
     assert published.read([services[0], ended]) == {"phase": "Succeeded", "conditions": []}
     assert published.keeper(POLICY, [], []) is None
+
+
+def test_a_status_left_on_a_former_holder_does_not_hide_the_holders() -> None:
+    """The Scheduler Job held the status while the Worker Job was not there yet; once the
+    Worker Job holds it, its Running is read back, not the Created left behind (else every
+    pass would announce Running again)."""
+    left = pod("scheduler", 0, {"msgen/status": json.dumps({"phase": "Created", "conditions": []})})
+    holder = pod("worker", 0, {"msgen/status": json.dumps({"phase": "Running", "conditions": []})})
+    assert published.read([left, holder])["phase"] == "Running"
+    assert not published.announce(published.read([left, holder]), {"phase": "Running"})

@@ -245,3 +245,13 @@ def json_size(objects: list[dict[str, Any]]) -> str:
     import json
 
     return json.dumps(objects)
+
+
+def test_a_job_queued_for_later_is_no_longer_background_work_when_due() -> None:
+    """A TTL falling due for a job a resync had queued must not wait behind every change."""
+    clock = Clock()
+    queue = workqueue.WorkQueue(clock=clock)
+    queue.add_after(("ns", "ttl"), 5)
+    queue.add_all([("ns", "ttl"), ("ns", "other")], background=True)
+    clock.now += 5
+    assert queue.take() == [(("ns", "ttl"), 100.0, False), (("ns", "other"), 100.0, True)]

@@ -161,7 +161,8 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
                      *, writes: Writes, recorder: Recorder, phases: dict[tuple[str, str], str]) -> None:
     """The queued jobs once each, those a change queued first; a failing job never stops
     the others (it is queued again, with backoff); nothing once leadership is lost. A pass
-    longer than PASS_SLICE gives the rest back when new changes wait, so they go first.
+    longer than PASS_SLICE gives the background jobs it has not reached back when new
+    changes wait, so they go first.
     `phases` keeps each job's last phase, for the `msgen_jobs` gauge."""
     ready = view.queue.take()
     if not ready:
@@ -173,8 +174,8 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
         del phases[gone]
     writes.expire()
     ready = [entry for entry in ready if entry[0] in jobs]
-    for n, (key, queued, _) in enumerate(ready):
-        if not leading() or (time.monotonic() - started > PASS_SLICE and view.queue.depth()):
+    for n, (key, queued, background) in enumerate(ready):
+        if not leading() or (background and time.monotonic() - started > PASS_SLICE and view.queue.depth()):
             view.queue.give_back(ready[n:])
             break
         recorder.working(started, time.monotonic())

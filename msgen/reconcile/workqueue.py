@@ -107,8 +107,9 @@ class WorkQueue:
         now = self._clock()
         with self._lock:
             while self._later and self._later[0][0] <= now:
-                when, _, key = heapq.heappop(self._later)
-                self._ready.setdefault(key, when)
+                when, _, key = heapq.heappop(self._later)  # due now: no longer background work
+                self._ready[key] = min(when, self._ready.get(key, when))
+                self._background.discard(key)
             ready, self._ready = self._ready, {}
             background, self._background = self._background, set()
         self._recorder.queue_depth(0)
