@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 import httpx2
 from lightkube import Client
 from lightkube.core.exceptions import ApiError, ConfigError
+from lightkube.models.meta_v1 import ObjectMeta, Status
 from lightkube.generic_resource import (
     GenericNamespacedResource,
     create_namespaced_resource,
@@ -68,6 +69,11 @@ def connect(kubeconfig: str | None, context: str | None) -> Client:
         where = kubeconfig or "$KUBECONFIG, ~/.kube/config or the in-cluster service account"
         raise KubeError(f"cannot load a cluster configuration from {where}: {exc}") from None
     _WHERE[client] = f"{config.cluster.server} (context {config.context_name})"
+    # lightkube reads an error's Status and objects' metadata with msgspec, whose first use of
+    # a type is not safe in two threads at once (the controller crashed, SIGSEGV): first here.
+    Status.from_dict({"kind": "Status", "code": 404, "details": {"causes": [{"field": "f"}]}})
+    ObjectMeta.from_dict({"name": "n", "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "n", "uid": "u"}],
+                          "managedFields": [{"manager": "m"}]})
     return client
 
 
@@ -181,14 +187,30 @@ def listing_with_version(
     keep: Callable[[dict[str, Any]], dict[str, Any]] = lambda obj: obj,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """Every object of the selection (what `keep` keeps of each), and the list's resourceVersion
-    a watch resumes from; LIST_PAGE at a time, so no more is ever held whole (pods: many MB)."""
-    res = resource(api_version, kind)
+    a watch resumes from; LIST_PAGE at a time, so no more is ever held whole (pods: many MB).
+    Read as the watches are (plain JSON): lightkube's decoding of an error's Status in
+    several threads at once crashed the process (msgspec, at its first use)."""
+    url = api_path(api_version, kind, namespace)
+    asked: dict[str, Any] = {"limit": LIST_PAGE, **({"labelSelector": selector_text(labels)} if labels else {})}
 
     def run() -> tuple[list[dict[str, Any]], str | None]:
-        found = client.list(res, namespace=namespace, labels=_selector(labels), chunk_size=LIST_PAGE)
-        # List items come without apiVersion and kind; the decisions need both.
-        items = [keep({**to_dict(o), "apiVersion": api_version, "kind": kind}) for o in found]
-        return items, cast(Any, found).resourceVersion
+        items: list[dict[str, Any]] = []
+        page = dict(asked)
+        while True:
+            answer = _watch_http(client).get(url, params=page, timeout=TIMEOUT)
+            if answer.status_code in _RETRIED:
+                answer.raise_for_status()
+            if answer.status_code != 200:
+                recorder.request("GET", answer.status_code)
+                raise _refusal(f"listing {kind} in {_space(namespace)}", answer)
+            body = answer.json()
+            # List items come without apiVersion and kind; the decisions need both.
+            items += [keep({**o, "apiVersion": api_version, "kind": kind}) for o in body.get("items") or []]
+            metadata = body.get("metadata") or {}
+            if not metadata.get("continue"):
+                return items, metadata.get("resourceVersion")
+            recorder.request("GET", 200)
+            page = {**asked, "continue": metadata["continue"]}
 
     return call(f"listing {kind} in {_space(namespace)}", run, client)
 
@@ -247,13 +269,6 @@ def selector_text(labels: dict[str, Any]) -> str:
                     else f"{key}={value}" for key, value in sorted(labels.items()))
 
 
-def _selector(labels: dict[str, Any]) -> dict[str, Any] | None:
-    from lightkube import operators
-
-    return {k: operators.exists() if v is None else operators.in_(v) if isinstance(v, list) else v
-            for k, v in labels.items()} or None
-
-
 def _space(namespace: str) -> str:
     return "every namespace" if namespace == "*" else namespace
 
@@ -304,34 +319,6 @@ def pod_log(client: Client, namespace: str, pod: str, container: str | None, lin
     if answer.status_code != 200:
         raise _refusal("", answer)
     return answer.text.splitlines()
-
-
-def served_api_versions(client: Client) -> frozenset[str]:
-    """Every `group/version` the API server serves (`v1` for the core group), from
-    discovery (/api, /apis), in the form Argo CD's KUBE_API_VERSIONS lists them."""
-    def run() -> frozenset[str]:
-        found: set[str] = set()
-        for path in ("/api", "/apis"):
-            answer = _watch_http(client).get(path, timeout=TIMEOUT)
-            if answer.status_code != 200:
-                raise _refusal(f"reading {path}", answer)
-            body = answer.json()
-            found.update(str(v) for v in body.get("versions") or [])
-            found.update(str(v.get("groupVersion")) for g in body.get("groups") or [] for v in g.get("versions") or [])
-        return frozenset(found)
-
-    return call("reading the served APIs", run, client)
-
-
-def server_version(client: Client) -> str:
-    """The API server's version (`v1.36.2`), from /version."""
-    def run() -> str:
-        answer = _watch_http(client).get("/version", timeout=TIMEOUT)
-        if answer.status_code != 200:
-            raise _refusal("reading the server version", answer)
-        return str(answer.json().get("gitVersion") or "")
-
-    return call("reading the server version", run, client)
 
 
 def exists(client: Client, api_version: str, kind: str, namespace: str) -> bool:
