@@ -11,7 +11,7 @@ import pytest
 
 from msgen.reconcile import actions, informer, metrics, status, workqueue
 from msgen.reconcile.writes import KEEP_SECONDS, Writes
-from msgen.run_policy import RoleRule, RunPolicy
+from msgen.model.run_policy import JobPolicy, RoleRule
 
 pytest.importorskip("prometheus_client")
 
@@ -193,12 +193,12 @@ def test_the_informer_keeps_objects_without_managed_fields_and_tells_what_a_reli
 
 
 def test_ttl_expiries_say_when_to_come_back() -> None:
-    policy = RunPolicy(job="j", target="pod", roles={"Worker": RoleRule(1, "Never")}, ttl_seconds_after_finished=60)
+    policy = JobPolicy(job="j", target="pod", roles={"Worker": RoleRule(1, "Never")}, ttl_seconds_after_finished=60)
     ended = status.JobStatus(job="j", phase="Succeeded", completion_time="2026-01-01T00:00:00Z")
     assert actions.ttl_expiries(policy, ended, []) == [datetime(2026, 1, 1, 0, 1, tzinfo=timezone.utc)]
     running = status.JobStatus(job="j", phase="Running")
     assert actions.ttl_expiries(policy, running, []) == []
-    indexed = RunPolicy(job="j", target="indexed-job", roles={"Worker": RoleRule(1, "Never")},
+    indexed = JobPolicy(job="j", target="indexed-job", roles={"Worker": RoleRule(1, "Never")},
                         ttl_seconds_after_finished=10)
     stopped = {"apiVersion": "batch/v1", "kind": "Job", "spec": {"suspend": True},
                "metadata": {"name": "j-worker", "annotations": {actions.STOPPED_AT: "2026-01-01T00:00:05Z"}}}

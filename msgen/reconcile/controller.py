@@ -30,7 +30,7 @@ from typing import Any, cast
 
 from lightkube import Client
 
-from .. import run_policy
+from ..model import run_policy
 from ..targets.labels import JOB_NAME, MANAGED_BY
 from . import actions, informer, kube, published, status, watch
 from .lease import Elector

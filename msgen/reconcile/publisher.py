@@ -13,7 +13,7 @@ from typing import Any
 
 from lightkube import Client
 
-from .. import run_policy
+from ..model import run_policy
 from . import kube, published, status
 from .writes import Writes
 
@@ -22,7 +22,7 @@ STATUS_ANNOTATION = published.ANNOTATION
 COMPONENT = "msgen-controller"
 
 
-def publish(client: Client, policy: run_policy.RunPolicy, found: status.JobStatus,
+def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatus,
             workloads: list[dict[str, Any]], echo: Callable[[str], None],
             services: list[dict[str, Any]] | None = None, writes: Writes | None = None) -> str | None:
     """Publish `found` merged with what was published before (what `writes` remembers this
