@@ -189,7 +189,27 @@ def test_the_informer_keeps_objects_without_managed_fields_and_tells_what_a_reli
     assert "managedFields" in heavy["metadata"]  # not changed in place
     before = informer.relisted([pod("a", "1"), pod("b", "2"), pod("c", "3")], "3")
     after = informer.relisted([pod("a", "1"), pod("b", "9"), pod("d", "9")], "9")
-    assert sorted(o["metadata"]["name"] for o in informer.relist_changes(before, after)) == ["b", "c", "d"]
+    assert sorted((o["metadata"]["name"], gone) for o, gone in informer.relist_changes(before, after)) == [
+        ("b", False), ("c", True), ("d", False)]
+
+
+def test_the_view_keeps_objects_by_job_and_queues_each_change() -> None:
+    """A pass looks up the jobs it takes; only jobs with a workload msgen rendered count."""
+    from msgen.reconcile.controller import ClusterView
+
+    def labelled(name: str, job: str, **annotations: str) -> dict[str, Any]:
+        return pod(name, "1", labels={"training.kubeflow.org/job-name": job}, annotations=annotations)
+
+    view = ClusterView(None, [])  # no namespace: no watch starts; changes are told by hand
+    ours = labelled("a-worker-0", "a", **{"msgen/run-policy": "{}"})
+    view._changed(ours, False)
+    view._changed(labelled("a-scheduler-0", "a"), False)
+    view._changed(labelled("b-worker-0", "b"), False)  # not rendered by msgen
+    assert [k for k, _, _ in view.queue.take()] == [("ns", "a"), ("ns", "b")]
+    assert {k: sorted(o["metadata"]["name"] for o in objs) for k, objs in view.jobs().items()} == {
+        ("ns", "a"): ["a-scheduler-0", "a-worker-0"]}
+    view._changed(ours, True)
+    assert view.jobs() == {} and view.jobs([("ns", "a")]) == {}
 
 
 def test_ttl_expiries_say_when_to_come_back() -> None:

@@ -46,13 +46,14 @@ def group(objects: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str,
     """Pure: (namespace, job) → the job's objects, for jobs with a workload msgen rendered."""
     found: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for obj in objects:
-        metadata = obj.get("metadata") or {}
-        job = (metadata.get("labels") or {}).get(JOB_NAME)
-        if job:
-            found.setdefault((str(metadata.get("namespace")), str(job)), []).append(obj)
-    return {key: objs for key, objs in found.items()
-            if any(run_policy.ANNOTATION in ((o.get("metadata") or {}).get("annotations") or {})
-                   for o in objs)}
+        key = job_key(obj)
+        if key is not None:
+            found.setdefault(key, []).append(obj)
+    return {key: objs for key, objs in found.items() if _rendered(objs)}
+
+
+def _rendered(objects: list[dict[str, Any]]) -> bool:
+    return any(run_policy.ANNOTATION in ((o.get("metadata") or {}).get("annotations") or {}) for o in objects)
 
 
 def job_key(obj: dict[str, Any]) -> tuple[str, str] | None:
@@ -63,23 +64,44 @@ def job_key(obj: dict[str, Any]) -> tuple[str, str] | None:
 
 
 class ClusterView:
-    """Every msgen workload and every job's pods in `namespaces` (["*"]: all), kept current;
-    each change queues its job (`queue`)."""
+    """Every msgen workload and every job's pods in `namespaces` (["*"]: all), kept current
+    and by job; each change queues its job (`queue`)."""
 
     def __init__(self, client: Client, namespaces: list[str], recorder: Recorder = NOTHING) -> None:
         self.changed = threading.Event()
         self.queue = WorkQueue(recorder, wake=self.changed.set)
+        self._lock = threading.Lock()
+        #: (namespace, job) → its objects by (apiVersion, kind, name): a pass looks up the
+        #: jobs it takes, never every object (grouping 11,000 objects took 15-45 ms a pass)
+        self._by_job: dict[tuple[str, str], dict[tuple[str, str, str], dict[str, Any]]] = {}
         kinds: list[tuple[str, str, dict[str, str | None]]] = [
             (v, k, {MANAGED_BY: "msgen"}) for v, k in [*watch.WORKLOADS, ("v1", "Service")] if k != "Pod"]
         kinds.append(("v1", "Pod", {JOB_NAME: None}))  # None: the label exists
-        self.informers = [informer.Informer(client, v, k, ns, labels, self.changed, notify=self._queue_job,
+        self.informers = [informer.Informer(client, v, k, ns, labels, self.changed, notify=self._changed,
                                             recorder=recorder, transform=informer.essentials).start()
                           for ns in namespaces for v, k, labels in kinds]
 
-    def _queue_job(self, obj: dict[str, Any]) -> None:
+    def _changed(self, obj: dict[str, Any], deleted: bool) -> None:
         key = job_key(obj)
-        if key is not None:
-            self.queue.add(key)
+        if key is None:
+            return
+        name = (str(obj.get("apiVersion")), str(obj.get("kind")), str((obj.get("metadata") or {}).get("name")))
+        with self._lock:
+            objects = self._by_job.setdefault(key, {})
+            if deleted:
+                objects.pop(name, None)
+                if not objects:
+                    del self._by_job[key]
+            else:
+                objects[name] = obj
+        self.queue.add(key)
+
+    def jobs(self, keys: list[tuple[str, str]] | None = None) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        """The objects of each of `keys` (None: every job) that has a workload msgen rendered."""
+        with self._lock:
+            found = {k: list(self._by_job[k].values()) for k in (self._by_job if keys is None else keys)
+                     if k in self._by_job}
+        return {k: objs for k, objs in found.items() if _rendered(objs)}
 
     def objects(self) -> list[dict[str, Any]]:
         return [o for i in self.informers for o in i.items()]
@@ -168,10 +190,10 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
     if not ready:
         return
     started = time.monotonic()
-    jobs = group(view.objects())
+    jobs = view.jobs([cast(tuple[str, str], k) for k, _, _ in ready])
     view.queue.drop(k for k, _, _ in ready if k not in jobs)
-    for gone in [k for k in phases if k not in jobs]:
-        del phases[gone]
+    for gone in [cast(tuple[str, str], k) for k, _, _ in ready if k not in jobs]:
+        phases.pop(gone, None)
     writes.expire()
     ready = [entry for entry in ready if entry[0] in jobs]
     for n, (key, queued, background) in enumerate(ready):
@@ -280,7 +302,10 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
                 writes.clear()  # another replica may act meanwhile: the cluster is the record
             can_act = now_leading and view.healthy()
             if can_act and (not acting or time.monotonic() - resynced >= resync):
-                view.queue.add_all(sorted(group(view.objects())), background=True)  # a change missed, ...
+                known = view.jobs()
+                view.queue.add_all(sorted(known), background=True)  # a change missed, ...
+                for gone in [k for k in phases if k not in known]:
+                    del phases[gone]
                 resynced = time.monotonic()
             acting = can_act
             if can_act:

@@ -16,8 +16,8 @@ waits on `changed`. What can go wrong is decided by pure functions, tested with 
 Each object is kept without its `metadata.managedFields` (`trimmed`): the server's
 bookkeeping of who set which field, which no decision reads; the controller keeps even less
 (`essentials`: no pod specs, no pod templates beyond their labels).
-`notify` is told of every object that changed (what a relist changed included), so the
-controller queues its job alone; `recorder` counts lists, events, restarts and failures.
+`notify` is told of every object that changed or went (what a relist changed included), so
+the controller queues its job alone and keeps its objects by job; `recorder` counts lists, events, restarts and failures.
 
 Every request has a timeout: lists the client's, watches the server's `timeoutSeconds`
 (`kube.WATCH_SECONDS`) plus a margin on reads, so a silent connection is noticed. A watch never dies quietly: whatever
@@ -112,12 +112,12 @@ def essentials(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def relist_changes(before: Cache, after: Cache) -> list[dict[str, Any]]:
-    """The objects a relist added, changed (another resourceVersion) or removed: what a
-    watch would have reported had it not been interrupted."""
-    changed = [o for key, o in after.objects.items()
+def relist_changes(before: Cache, after: Cache) -> list[tuple[dict[str, Any], bool]]:
+    """The objects a relist added, changed (another resourceVersion) or removed (True):
+    what a watch would have reported had it not been interrupted."""
+    changed = [(o, False) for key, o in after.objects.items()
                if _version(before.objects.get(key)) != _version(o) or key not in before.objects]
-    return changed + [o for key, o in before.objects.items() if key not in after.objects]
+    return changed + [(o, True) for key, o in before.objects.items() if key not in after.objects]
 
 
 def _version(obj: dict[str, Any] | None) -> str | None:
@@ -174,7 +174,7 @@ class Informer:
     def __init__(self, client: Any, api_version: str, kind: str, namespace: str,
                  labels: dict[str, Any], changed: threading.Event, *,
                  lister: Lister | None = None, watcher: Watcher | None = None,
-                 notify: Callable[[dict[str, Any]], None] | None = None, recorder: Recorder = NOTHING,
+                 notify: Callable[[dict[str, Any], bool], None] | None = None, recorder: Recorder = NOTHING,
                  transform: Callable[[dict[str, Any]], dict[str, Any]] = trimmed) -> None:
         from . import kube
 
@@ -236,10 +236,11 @@ class Informer:
             self.problem, self.failing_since, self.refused = None, None, False
             self.changed.set()
 
-    def _tell(self, objects: list[dict[str, Any]]) -> None:
+    def _tell(self, changes: list[tuple[dict[str, Any], bool]]) -> None:
+        """`notify` each (object, deleted)."""
         if self.notify is not None:
-            for obj in objects:
-                self.notify(obj)
+            for obj, deleted in changes:
+                self.notify(obj, deleted)
 
     def _run(self) -> None:
         attempt = 0
@@ -264,7 +265,7 @@ class Informer:
                     obj = self.transform(obj)
                     self._set(applied(self.cache, event, obj))
                     if event != "BOOKMARK":
-                        self._tell([obj])
+                        self._tell([(obj, event == "DELETED")])
                     self._recovered()
                     attempt = 0
                     if self._stop.is_set():
@@ -282,6 +283,7 @@ class Informer:
                     self.refused = code != 404
                     if code == 404:  # not served (yet): an empty set, looked at again later
                         self.served, self.listed = False, True
+                        self._tell([(o, True) for o in self.items()])
                         self._set(Cache())
                     self.synced.set()
                     relist = True
