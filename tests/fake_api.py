@@ -222,7 +222,7 @@ class Cluster:
         with self.lock:
             self.generation += 1
             self.down_until = time.monotonic() + down
-            self.oldest = self.version + 1
+            self.oldest = self.version  # a watch from a list made now is fine, as after a real restart
             for history in self.history.values():
                 history.clear()
             for versions in self.versions.values():

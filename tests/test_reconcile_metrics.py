@@ -275,3 +275,20 @@ def test_a_job_queued_for_later_is_no_longer_background_work_when_due() -> None:
     queue.add_all([("ns", "ttl"), ("ns", "other")], background=True)
     clock.now += 5
     assert queue.take() == [(("ns", "ttl"), 100.0, False), (("ns", "other"), 100.0, True)]
+
+
+def test_a_replica_that_stopped_leading_does_no_more_of_a_jobs_actions() -> None:
+    """Leadership checked before each action: a slow API server must not let a replica whose
+    Lease ran out go on deleting (client None: any call would fail the test)."""
+    from msgen.reconcile.controller import reconcile_job
+
+    from .fake_kubelet import msjob, rendered
+
+    objects = rendered(msjob("j", 2), "ns", "pod")
+    for n, obj in enumerate(o for o in objects if o["kind"] == "Pod"):
+        obj["status"] = {"phase": "Succeeded" if n == 1 else "Running", "containerStatuses": [{
+            "name": "mindspore", "state": {"terminated": {"exitCode": 0, "finishedAt": "2026-01-01T00:01:00Z"}}
+            if n == 1 else {"running": {"startedAt": "2026-01-01T00:00:01Z"}}}]}
+    said: list[str] = []
+    found, again = reconcile_job(None, "ns", "j", objects, said.append, leading=lambda: False)
+    assert found.phase == "Succeeded" and again is None and said == []

@@ -133,12 +133,13 @@ def _where(namespace: str) -> str:
 
 def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[str, Any]],
                   echo: Callable[[str], None], *, writes: Writes | None = None, recorder: Recorder = NOTHING,
-                  queued: float | None = None) -> tuple[status.JobStatus, float | None]:
+                  queued: float | None = None,
+                  leading: Callable[[], bool] = lambda: True) -> tuple[status.JobStatus, float | None]:
     """One job: status, due actions, published status and Event; and in how many seconds
     it must be looked at again with no change on the cluster (a TTL that falls due), if any.
     `writes` keeps this replica from acting again on what its watches do not show yet;
     `queued` (monotonic) is when the change that queued the job was seen, for the delay of
-    each action the recorder is told of."""
+    each action the recorder is told of; nothing is done once `leading` says no more."""
     policy, workloads, pods = watch.select(job, namespace, objects)
     found = status.aggregate(policy, workloads, pods)
     services = [o for o in objects if o.get("kind") == "Service"]
@@ -156,7 +157,12 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
                  if action.policy == actions.TTL and expired else _since(queued))
         recorder.action(action.policy, action.verb, action.kind, ok, delay)
 
-    watch.carry_out(client, namespace, due, workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done)
+    for action in due:  # each only while leading: a slow API server must not outlast the Lease
+        if not leading():
+            return found, None
+        watch.carry_out(client, namespace, [action], workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done)
+    if not leading():
+        return found, None
     gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
     services = [o for o in services if (o["kind"], o["metadata"]["name"]) not in gone]
     later = [t for t in actions.ttl_expiries(policy, found, workloads) if t > now]
@@ -205,7 +211,7 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
         ns, job = cast(tuple[str, str], key)
         try:
             found, again = reconcile_job(client, ns, job, jobs[(ns, job)], echo, writes=writes, recorder=recorder,
-                                         queued=queued)
+                                         queued=queued, leading=leading)
         except (kube.KubeError, watch.NotFound, run_policy.PolicyError) as exc:
             echo(f"{ns}/{job}: skipped: {exc}")
             recorder.reconciled("error", time.monotonic() - began)
@@ -298,8 +304,6 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
                 echo(f"{'leading' if now_leading else 'not leading'} (Lease {elector.namespace}/{elector.name}, "
                      f"identity {elector.identity})")
                 was_leading = now_leading
-            if not now_leading:
-                writes.clear()  # another replica may act meanwhile: the cluster is the record
             can_act = now_leading and view.healthy()
             if can_act and (not acting or time.monotonic() - resynced >= resync):
                 known = view.jobs()

@@ -10,7 +10,8 @@ published status is the one written). Once the copy has another version (or the 
 gone), the watch caught up and the memory is dropped: the cluster is the record again, as
 after a restart. Entries older than `KEEP_SECONDS` are dropped too (an object whose change
 never came back, deleted meanwhile), so the memory stays as small as the writes in flight.
-Used by the controller's loop thread only.
+It stays through a loss of leadership: another replica's write changes the version, which
+drops the memory. Used by the controller's loop thread only.
 """
 
 from __future__ import annotations
@@ -58,10 +59,6 @@ class Writes:
         oldest = self._clock() - KEEP_SECONDS
         for key in [k for k, (_, _, when) in self._written.items() if when < oldest]:
             del self._written[key]
-
-    def clear(self) -> None:
-        """Leadership lost: another replica may write meanwhile; the cluster is the record."""
-        self._written.clear()
 
     def __len__(self) -> int:
         return len(self._written)
