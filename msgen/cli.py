@@ -68,6 +68,8 @@ ELSEWHERE = {
     "kustomize-plugin": "msgen.plugin_commands",
     "argocd-generate": "msgen.plugin_commands",
     "argocd-discover": "msgen.plugin_commands",
+    "helm-post-renderer": "msgen.helm_commands",
+    "install-helm-plugin": "msgen.helm_commands",
     "apply": "msgen.reconcile.commands",
     "diff": "msgen.reconcile.commands",
     "status": "msgen.reconcile.commands",
