@@ -18,9 +18,13 @@ or upgrade before it applies anything and shows the post-renderer's stderr (Helm
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .source import Source
+
+if TYPE_CHECKING:
+    from .driver import AroundDocument, Compilation
+    from .plan import Options
 
 #: A YAML document marker line: `---` alone or followed by a space and more.
 _MARKER = re.compile(r"---(?:[ \t].*)?\r?\n?\Z")
@@ -96,10 +100,10 @@ class Rendered(NamedTuple):
     """What the post-renderer writes, or the findings that stop it."""
 
     text: str
-    compilation: Any  # driver.Compilation
+    compilation: Compilation
 
 
-def post_render(text: str, options: Any, around_document: Any = None) -> Rendered:
+def post_render(text: str, options: Options, around_document: AroundDocument | None = None) -> Rendered:
     """`text` (Helm's stream) with every job document replaced by its objects; the
     Compilation says whether that succeeded (when not, `text` must not be used)."""
     from contextlib import nullcontext
@@ -125,15 +129,20 @@ def post_render(text: str, options: Any, around_document: Any = None) -> Rendere
         if driver.add_source(Source(name, body)):
             compiled[index] = [_under(obj, template) for obj in current]
     out = []
+    follows_compiled = False
     for index, piece in enumerate(pieces):
         if index not in compiled:
-            out.append(piece.text)
+            # A document that followed `...` without `---` must not run on into the last
+            # compiled object.
+            separate = follows_compiled and not _MARKER.match(piece.text.partition("\n")[0] + "\n")
+            out.append(("---\n" if separate else "") + piece.text)
+            follows_compiled = False
             continue
         head = piece.head if piece.head.startswith("---") else "---\n" + piece.head
         for obj in compiled[index]:
             out.append(head + to_yaml([obj]))
+        follows_compiled = bool(compiled[index])
     return Rendered("".join(out), driver.result)
-
 
 
 def template_of(body: str) -> str | None:

@@ -4,7 +4,7 @@ A rename *before* msgen compiles the job (in the overlay that runs `msgen-krm` a
 transformer, or in a kustomization holding a generator's job file, or anywhere under an Argo
 CD application whose jobs the plugin compiles after the build) reaches msgen as the job's
 name, so every name msgen derives follows it: the output equals `msgen render` of the renamed
-job, and every name the objects use for each other agrees (`tests/name_references.py`). A
+job, and every name the objects use for each other agrees (`msgen/name_references.py`). A
 rename *after* msgen compiled the job (an overlay above) would leave the Workers'
 `$(<JOB>_SCHEDULER_0_SERVICE_HOST)`, the pods' `subdomain` and the DNS names pointing at
 objects that no longer exist: the configuration every msgen overlay lists
@@ -28,10 +28,10 @@ from typing import Any, Callable
 import pytest
 import yaml
 
+from msgen.name_references import problems
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import ROOT, kustomize_binary, msgen
-from .name_references import problems
 from .test_gitops_argocd import PLUGIN, argocd_env, run_command
 
 OVERLAYS = ROOT / "overlays"
@@ -303,3 +303,16 @@ def test_a_namespace_above_msgen_is_still_fine(kustomize: str, tmp_path: Path) -
     done = run_kustomize(kustomize, *EXEC)(OVERLAYS / "production")
     assert done.returncode == 0, done.stderr
     assert problems(objects(done.stdout)) == []
+
+
+def test_argo_cd_refuses_a_renamed_job_even_without_the_configuration(kustomize: str, tmp_path: Path) -> None:
+    """An overlay copied before msgen-renamed.yaml existed: the plugin sees the final objects
+    and refuses the job whose names no longer agree, printing nothing."""
+    build, app = host_build("argocd", tmp_path, kustomize, "cluster-ip", "prefix", before=False)
+    kustomization = tmp_path / "gpu" / "kustomization.yaml"
+    kustomization.write_text(kustomization.read_text().replace("configurations:\n  - msgen-renamed.yaml\n", ""))
+    done = build.run(app)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "Job prod-resnet50-worker: subdomain resnet50 names no Service of the output" in done.stderr
+    assert "were renamed after it (namePrefix or nameSuffix in an overlay above the one that runs msgen-krm)" \
+        in done.stderr

@@ -115,6 +115,13 @@ def test_every_other_document_comes_back_byte_for_byte() -> None:
     assert middle.count("# Source: c/templates/job.yaml\n") == len(rendered(job))
 
 
+def test_a_document_after_an_end_marker_stays_its_own() -> None:
+    job = (ROOT / "samples" / "mindspore" / "lenet-cpu.yaml").read_text()
+    done = post_renderer(input=job + "...\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: after}\n")
+    assert done.returncode == 0, done.stderr
+    assert documents(done.stdout) == [*rendered(job), {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after"}}]
+
+
 def test_an_empty_stream_stays_empty() -> None:
     done = post_renderer(input="")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

@@ -94,8 +94,7 @@ def test_a_chart_installs_upgrades_rolls_back_and_uninstalls(namespace: str) -> 
     second = run_name(namespace, "train")
     assert second != first, "a changed job is a new run"
     trained(namespace, second, 1, logs, started)
-    assert not kubectl("get", "jobs", "-n", namespace, "-l", f"training.kubeflow.org/job-name={first}",
-                       "-o", "name").stdout.strip(), "the upgrade removed the first run"
+    assert gone(namespace, f"training.kubeflow.org/job-name={first}"), "the upgrade removed the first run"
 
     logs, started = PodLogs(namespace), time.monotonic()
     rolled = helm(namespace, "rollback", "train", "1")
@@ -105,9 +104,20 @@ def test_a_chart_installs_upgrades_rolls_back_and_uninstalls(namespace: str) -> 
 
     removed = helm(namespace, "uninstall", "train", "--wait")
     assert removed.returncode == 0, removed.stderr
-    left = kubectl("get", "jobs,services,configmaps,serviceaccounts", "-n", namespace, "-l",
-                   "app.kubernetes.io/managed-by=Helm", "-o", "name").stdout.split()
-    assert left == []
+    assert gone(namespace, "app.kubernetes.io/managed-by=Helm"), "uninstall removed every object"
+
+
+def gone(namespace: str, selector: str, timeout: float = 120) -> bool:
+    """Whether no Job, Service, ConfigMap or ServiceAccount matches `selector` within `timeout`
+    (deletion by the API server and the garbage collector takes a moment)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = kubectl("get", "jobs,services,configmaps,serviceaccounts", "-n", namespace, "-l", selector,
+                       "-o", "name").stdout.split()
+        if not left:
+            return True
+        time.sleep(2)
+    return False
 
 
 def test_a_bad_job_fails_the_install_and_applies_nothing(namespace: str) -> None:

@@ -5,9 +5,15 @@ the variable of a ClusterIP Service that is there and selects the Scheduler's po
 `subdomain` (a StatefulSet's `serviceName`) must name a headless Service that selects it; a
 DNS name `<host>.<subdomain>` in `MS_SCHED_HOST` (and MXNet's `DMLC_PS_ROOT_URI`, the 2020
 MSJob's `MASTER_ADDR`) must be a host name some pod of the output gets, under its subdomain;
-a `configMap` volume must name a ConfigMap of the output. `problems` lists every name that
-does not agree, so a test of a kustomize overlay that renames objects can tell a job that
-trains from one that never forms its cluster, without a cluster.
+a `configMap` volume must name a ConfigMap of the output. msgen's output always agrees; a tool
+that renames objects after msgen (kustomize's namePrefix in an overlay above `msgen-krm`)
+breaks it without a word, and the job never forms its cluster. So the Argo CD plugin checks
+the output of every kustomize build it runs with `problems`, and the tests of renames read
+with it whether a build gives a job that can train, without a cluster.
+
+Only msgen's pods are read (their template is labelled `app.kubernetes.io/managed-by: msgen`),
+and only the variables msgen writes host names into: a user's own `$(REDIS_SERVICE_HOST)` or
+subdomain may name what another application deploys.
 
 Host names are the workload controllers' (contracts §8): an Indexed Job's pods `<job>-<i>`,
 a StatefulSet's `<sts>-<i>`, a JobSet's `<jobset>-<replicated job>-<job index>-<pod index>`
@@ -21,8 +27,9 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from msgen.names import service_env_prefix
+from .names import service_env_prefix
 
+MANAGED_BY = "app.kubernetes.io/managed-by"
 #: Env values that hold a host name of another pod, per framework.
 HOST_VARIABLES = ("MS_SCHED_HOST", "DMLC_PS_ROOT_URI", "MASTER_ADDR")
 SERVICE_HOST = re.compile(r"\$\(([A-Z0-9_]+)_SERVICE_HOST\)")
@@ -81,27 +88,31 @@ def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
-def problems(objects: list[dict[str, Any]]) -> list[str]:
-    """Every name one object of `objects` uses for another that does not agree; [] if all do."""
+def problems(objects: list[dict[str, Any]], config_maps: bool = True) -> list[str]:
+    """Every name one of msgen's objects uses for another that does not agree; [] if all do.
+    `config_maps`: check `configMap` volumes too (an application may mount one it does not
+    deploy)."""
     services = {o["metadata"]["name"]: o.get("spec") or {} for o in objects if o.get("kind") == "Service"}
-    config_maps = {o["metadata"]["name"] for o in objects if o.get("kind") == "ConfigMap"}
+    maps = {o["metadata"]["name"] for o in objects if o.get("kind") == "ConfigMap"}
     templates = pod_templates(objects)
     found: list[str] = []
     by_host: dict[str, PodTemplate] = {host: t for t in templates for host in t.hostnames}
     for template in templates:
+        if template.labels.get(MANAGED_BY) != "msgen":
+            continue
         found += _subdomain_problems(template, services)
         for container in template.spec.get("containers") or []:
             defined: set[str] = set()
             for env in container.get("env") or []:
                 value = env.get("value")
-                if isinstance(value, str):
+                if isinstance(value, str) and env["name"] in HOST_VARIABLES:
                     found += _service_host_problems(template, env["name"], value, defined, services, templates)
-                    if env["name"] in HOST_VARIABLES and "$(" not in value:
+                    if "$(" not in value:
                         found += _dns_name_problems(template, env["name"], value, by_host)
                 defined.add(env["name"])
-        for volume in template.spec.get("volumes") or []:
+        for volume in template.spec.get("volumes") or [] if config_maps else []:
             wanted = (volume.get("configMap") or {}).get("name")
-            if wanted is not None and wanted not in config_maps:
+            if wanted is not None and wanted not in maps:
                 found.append(f"{template.where}: volume {volume['name']} names ConfigMap {wanted}, which is not there")
     return found
 
