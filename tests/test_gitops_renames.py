@@ -4,7 +4,7 @@ A rename *before* msgen compiles the job (in the overlay that runs `msgen-krm` a
 transformer, or in a kustomization holding a generator's job file, or anywhere under an Argo
 CD application whose jobs the plugin compiles after the build) reaches msgen as the job's
 name, so every name msgen derives follows it: the output equals `msgen render` of the renamed
-job, and every name the objects use for each other agrees (`msgen/name_references.py`). A
+job, and every name the objects use for each other agrees (`msgen/checks/name_references.py`). A
 rename *after* msgen compiled the job (an overlay above) would leave the Workers'
 `$(<JOB>_SCHEDULER_0_SERVICE_HOST)`, the pods' `subdomain` and the DNS names pointing at
 objects that no longer exist: the configuration every msgen overlay lists
@@ -28,7 +28,7 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from msgen.name_references import problems
+from msgen.checks.name_references import problems
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import ROOT, kustomize_binary, msgen

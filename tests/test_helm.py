@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from msgen.helm_post_renderer import STDIN, split
+from msgen.hosts.helm_post_renderer import STDIN, split
 
 from .conftest import ROOT, msgen
 
