@@ -5,7 +5,8 @@ Service. Through msgen the MSJob comes out as what `msgen render` makes of it, a
 and every other document exactly as Helm wrote it; a bad job fails `helm` with msgen's message
 and its position in the template, and prints no manifest. Helm is built from the Go module
 proxy (`python tests/live/harness/components/helm.py build`); without it those tests skip,
-saying so. The stream handling itself is tested without Helm.
+saying so. The stream handling itself is tested without Helm in
+`tests/test_hosts_helm_post_renderer.py`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from msgen.hosts.helm_post_renderer import STDIN, split
+from msgen.hosts.helm_post_renderer import split
 
 from .conftest import ROOT, msgen
 
@@ -64,10 +65,6 @@ def run(argv: list[str], env: dict[str, str] | None = None, input: str | None = 
                           env={**base, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), **(env or {})})
 
 
-def post_renderer(*args: str, input: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return run([f"{BIN}/msgen", "helm-post-renderer", *args], env=env, input=input)
-
-
 def documents(text: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(text) if d]
 
@@ -76,77 +73,6 @@ def rendered(job_text: str, *args: str) -> list[dict[str, Any]]:
     done = msgen("render", "-", *args, input=job_text)
     assert done.exit_code == 0, done.stderr
     return documents(done.stdout)
-
-
-# ---- the stream, without Helm --------------------------------------------------------------------
-
-STREAMS = [
-    "",
-    "---\n# Source: c/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
-    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}",
-    "--- # a comment on the marker\na: 1\n...\n---\nb: |\n  ---not a marker\n  text\n--- \r\nc: 3\r\n",
-    "# Source: only a comment\n---\n---\n",
-]
-
-
-@pytest.mark.parametrize("text", STREAMS)
-def test_the_stream_is_cut_into_documents_that_join_back(text: str) -> None:
-    pieces = split(text)
-    assert "".join(p.text for p in pieces) == text
-    for piece in pieces:
-        assert piece.text.endswith(piece.body)
-
-
-def test_a_document_knows_its_template_from_helms_comment() -> None:
-    pieces = split(STREAMS[1] + "---\nkind: X\n")
-    assert [p.source for p in pieces] == ["c/templates/a.yaml", STDIN]
-    assert pieces[0].body.startswith("apiVersion: v1")
-
-
-def test_every_other_document_comes_back_byte_for_byte() -> None:
-    job = (ROOT / "samples" / "mindspore" / "lenet-cpu.yaml").read_text()
-    before = "---\n# Source: c/templates/x.yaml\n# kept\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: {k: 'v'}\n"
-    after = "---\n# Source: c/templates/z.yaml\napiVersion: v1\nkind: Secret\nmetadata: {name: z}\n"
-    done = post_renderer(input=before + "---\n# Source: c/templates/job.yaml\n" + job + after)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(before) and done.stdout.endswith(after)
-    middle = done.stdout[len(before) : -len(after)]
-    assert documents(middle) == rendered(job)
-    assert middle.count("# Source: c/templates/job.yaml\n") == len(rendered(job))
-
-
-def test_a_document_after_an_end_marker_stays_its_own() -> None:
-    job = (ROOT / "samples" / "mindspore" / "lenet-cpu.yaml").read_text()
-    done = post_renderer(input=job + "...\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: after}\n")
-    assert done.returncode == 0, done.stderr
-    assert documents(done.stdout) == [*rendered(job), {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after"}}]
-
-
-def test_an_empty_stream_stays_empty() -> None:
-    done = post_renderer(input="")
-    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-
-
-def test_text_that_is_not_utf8_is_one_error() -> None:
-    done = subprocess.run([f"{BIN}/msgen", "helm-post-renderer"], input=b"kind: MSJob\n\xff\n", capture_output=True)
-    assert done.returncode == 1 and done.stdout == b""
-    assert b"<stdin>:2:1: error: not UTF-8 text (byte 0xff); accepted: YAML in UTF-8" in done.stderr
-
-
-def test_options_from_the_environment_and_the_arguments() -> None:
-    job = (ROOT / "samples" / "mindspore" / "lenet-cpu.yaml").read_text()
-    by_env = post_renderer(input=job, env={"HELM_MSGEN_TARGET": "pod"})
-    assert by_env.returncode == 0, by_env.stderr
-    assert documents(by_env.stdout) == rendered(job, "--target", "pod")
-    both = post_renderer("--target", "jobset", input=job, env={"HELM_MSGEN_TARGET": "pod"})
-    assert documents(both.stdout) == rendered(job, "--target", "jobset")
-    assert "HELM_MSGEN_TARGET='pod' is overridden by --target='jobset'" in both.stderr
-
-
-def test_a_misspelt_variable_is_an_error() -> None:
-    done = post_renderer(input="", env={"HELM_MSGEN_TARGT": "pod"})
-    assert done.returncode == 1 and done.stdout == ""
-    assert "unknown msgen variable 'HELM_MSGEN_TARGT' (did you mean HELM_MSGEN_TARGET?)" in done.stderr
 
 
 # ---- Helm 3: --post-renderer runs msgen ----------------------------------------------------------

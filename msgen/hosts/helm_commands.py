@@ -10,13 +10,14 @@ from its arguments (`--post-renderer-args`) or the environment (`HELM_MSGEN_<OPT
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import click
 
 from .cli import render_options
 from .click_settings import CONTEXT as _CONTEXT
-from .compile_command import EXIT_INPUT, report, write_output
+from .compile_command import EXIT_INPUT, report
 
 
 @click.command("helm-post-renderer", context_settings=_CONTEXT)
@@ -52,7 +53,8 @@ def helm_post_renderer(**kwargs: Any) -> None:
     report(compilation.diagnostics, compilation.sources)
     if not compilation.ok:
         raise SystemExit(EXIT_INPUT)
-    write_output(rendered.text, None)
+    sys.stdout.write(rendered.text)
+    sys.stdout.flush()
 
 
 def _options(kwargs: dict[str, Any]) -> Any:

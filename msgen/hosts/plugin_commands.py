@@ -14,7 +14,7 @@ import click
 
 from .cli import compile_options
 from .click_settings import CONTEXT as _CONTEXT
-from .compile_command import EXIT_INPUT, compile_paths, no_documents, options_from, report, write_output
+from .compile_command import EXIT_INPUT, compile_paths, no_documents, options_from, print_objects, report
 
 if TYPE_CHECKING:
     from ..compile.driver import Compilation
@@ -59,13 +59,12 @@ def install_kustomize_plugin(plugin_home: str | None) -> None:
 @compile_options
 def kustomize_plugin(**kwargs: Any) -> None:
     """What the installed kustomize plugin runs: render the config file kustomize passes."""
-    from ..yamlio.emit import to_yaml
     from .kustomize_plugin import locate_in
 
     root = os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd()
     paths = list(kwargs.pop("paths"))
     compilation = compile_paths(paths, _with_host_options(kwargs), locate_in(root))
-    write_output(to_yaml(compilation.objects), None)
+    print_objects(compilation.objects)
 
 
 def _with_host_options(kwargs: dict[str, Any]) -> Options:
@@ -122,7 +121,6 @@ def argocd_generate(directory: str) -> None:
     from ..options.argocd_env import options_from_env
     from .argocd_kustomize import KustomizeError, kustomization_in
     from .argocd_kustomize import build as build_kustomization
-    from ..yamlio.emit import to_yaml
     from ..options.option_layers import to_env
 
     try:
@@ -142,7 +140,7 @@ def argocd_generate(directory: str) -> None:
             raise SystemExit(EXIT_INPUT) from None
         compilation = compile_built(f"kustomize build {directory}", built, options)
         _names_agree(directory, compilation.objects)
-    write_output(to_yaml(compilation.objects), None)
+    print_objects(compilation.objects)
 
 
 def _names_agree(directory: str, objects: list[dict[str, Any]]) -> None:

@@ -35,6 +35,12 @@ def libyaml_loads() -> bool:
     return _LIBYAML
 
 
+def tokens(text: str) -> Iterator[Any]:
+    """The tokens of `text` as the parser msgen loads with scans them (for `msgen convert`,
+    which must find the same gaps between tokens that a render's loading found)."""
+    return yaml.scan(text, Loader=_BaseLoader)
+
+
 class _Loader(_BaseLoader):
     """The safe loader, remembering how each short scalar resolves.
 
