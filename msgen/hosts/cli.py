@@ -68,6 +68,8 @@ ELSEWHERE = {
     "kustomize-plugin": "msgen.hosts.plugin_commands",
     "argocd-generate": "msgen.hosts.plugin_commands",
     "argocd-discover": "msgen.hosts.plugin_commands",
+    "helm-post-renderer": "msgen.hosts.helm_commands",
+    "install-helm-plugin": "msgen.hosts.helm_commands",
     "apply": "msgen.hosts.reconcile.commands",
     "diff": "msgen.hosts.reconcile.commands",
     "status": "msgen.hosts.reconcile.commands",

@@ -139,7 +139,29 @@ def argocd_generate(directory: str) -> None:
             click.echo(f"msgen: {exc}", err=True)
             raise SystemExit(EXIT_INPUT) from None
         compilation = compile_built(f"kustomize build {directory}", built, options)
+        _names_agree(directory, compilation.objects)
     print_objects(compilation.objects)
+
+
+def _names_agree(directory: str, objects: list[dict[str, Any]]) -> None:
+    """Exit 1 when a job msgen compiled inside the build cannot find its Scheduler any more:
+    an overlay above the one that runs msgen-krm renamed its objects (namePrefix, nameSuffix)
+    and the overlay does not list msgen-renamed.yaml, which would have failed the build."""
+    from ..checks.name_references import problems
+
+    found = problems(objects, config_maps=False)
+    if not found:
+        return
+    for problem in found:
+        click.echo(f"msgen: error: {problem}", err=True)
+    click.echo(
+        f"msgen: the objects msgen compiled in {directory} were renamed after it (namePrefix or "
+        "nameSuffix in an overlay above the one that runs msgen-krm): the job would never find "
+        "its Scheduler; rename the job before msgen compiles it, in that overlay (see msgen's "
+        "docs/gitops.md, Renames), and list msgen-renamed.yaml under its configurations:",
+        err=True,
+    )
+    raise SystemExit(EXIT_INPUT)
 
 
 def compile_built(name: str, text: str, options: Options) -> Compilation:

@@ -22,10 +22,11 @@ from typing import Any, NamedTuple
 from ..model.plan import Options
 
 #: The hosts an option can come from: msgen's command line (`msgen render`, `validate`, the
-#: kustomize plugin, the reconciler's commands), a job's `msgen/<option>` annotation, the KRM
-#: function config's `data`, the Argo CD plugin (env `ARGOCD_ENV_MSGEN_<OPTION>` and the
-#: Application's parameter `<option>`, announced in plugin.yaml).
-HOSTS = frozenset({"cli", "annotation", "krm", "argocd"})
+#: kustomize plugin, the reconciler's commands, the Helm post-renderer's arguments), a job's
+#: `msgen/<option>` annotation, the KRM function config's `data`, the Argo CD plugin (env
+#: `ARGOCD_ENV_MSGEN_<OPTION>` and the Application's parameter `<option>`, announced in
+#: plugin.yaml), the Helm post-renderer's env (`HELM_MSGEN_<OPTION>`).
+HOSTS = frozenset({"cli", "annotation", "krm", "argocd", "helm"})
 
 
 class Row(NamedTuple):
