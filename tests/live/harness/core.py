@@ -194,7 +194,7 @@ class Harness:
     def import_image(self, tarball: Path) -> None:
         """A docker-archive or OCI tarball into the node's containerd (namespace k8s.io)."""
         self.log(f"importing {tarball.name}")
-        self.ctr("images", "import", "--no-unpack", str(tarball))
+        self.ctr("images", "import", str(tarball))
 
     def tag_image(self, source: str, *targets: str) -> None:
         for target in targets:
@@ -206,7 +206,7 @@ class Harness:
 
         Base images the Containerfile names must be in buildah's local storage (`buildah_load`)."""
         tarball = self.images / (ref.rsplit("/", 1)[-1].replace(":", "-") + ".tar")
-        argv = ["buildah", "bud", "--isolation", "chroot", "--pull", "never", "--layers=false", "-f", str(containerfile),
+        argv = ["buildah", "bud", "--isolation", "chroot", "--pull=never", "--layers=false", "-f", str(containerfile),
                 "-t", ref]
         for key, value in (build_args or {}).items():
             argv += ["--build-arg", f"{key}={value}"]
