@@ -25,7 +25,8 @@ from .core import GO_MODULES, Harness
 PAUSE = "registry.k8s.io/pause:3.10.1"
 DEBIAN = "localhost/msgen-debian:bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
-DEBIAN_PACKAGES = "python3,python3-pip,python-is-python3,ca-certificates,procps,iproute2"
+DEBIAN_PACKAGES = "python3,python3-pip,python-is-python3,ca-certificates,procps,iproute2,libgomp1"
+LOCAL_CAS = "/usr/local/share/ca-certificates"
 MINDSPORE = "localhost/mindspore-cpu:2.10.0"
 MINDSPORE_REQUIREMENTS = ("mindspore==2.10.0", "numpy<2")
 #: The names the samples (and tests/live_cluster.py) use for a MindSpore image.
@@ -45,13 +46,17 @@ def _buildah_has(ref: str) -> bool:
     return subprocess.run(["buildah", "inspect", "--type", "image", ref], capture_output=True).returncode == 0
 
 
-def _from_scratch(h: Harness, ref: str, content: list[tuple[Path, str]], config: list[str]) -> None:
-    """An image of `content` ((host path, image path); a .tar is unpacked) committed into buildah."""
+def _from_scratch(h: Harness, ref: str, content: list[tuple[Path, str]], config: list[str],
+                  run: list[str] | None = None) -> None:
+    """An image of `content` ((host path, image path); a .tar is unpacked) committed into buildah,
+    after `run` ran in it."""
     container = h.sh(["buildah", "from", "scratch"]).strip()
     try:
         for source, target in content:
             verb = "add" if source.suffix == ".tar" else "copy"
             h.sh(["buildah", verb, container, str(source), target], log="buildah")
+        if run:
+            h.sh(["buildah", "run", "--isolation", "chroot", container, "--", *run], log="buildah")
         h.sh(["buildah", "config", *config, container], log="buildah")
         h.sh(["buildah", "commit", "--quiet", container, ref], log="buildah")
     finally:
@@ -93,7 +98,12 @@ def debian(h: Harness) -> None:
         h.sh(["tar", "-C", str(root), "--numeric-owner", "-cf", f"{tarball}.new", "."])
         Path(f"{tarball}.new").rename(tarball)
         shutil.rmtree(root)
-    _from_scratch(h, DEBIAN, [(tarball, "/")], ["--cmd", '["python3"]', "--env", "LANG=C.UTF-8"])
+    # The machine's own CA certificates (a TLS-inspecting proxy's, as on msgen's build machines)
+    # go in too: pip in a Dockerfile's RUN reaches PyPI through the same network as the host.
+    local_cas = sorted(Path(LOCAL_CAS).glob("*.crt"))
+    _from_scratch(h, DEBIAN, [(tarball, "/"), *((ca, f"{LOCAL_CAS}/{ca.name}") for ca in local_cas)],
+                  ["--cmd", '["python3"]', "--env", "LANG=C.UTF-8"],
+                  ["update-ca-certificates"] if local_cas else None)
 
 
 def mindspore(h: Harness) -> Path:
