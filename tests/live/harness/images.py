@@ -133,7 +133,9 @@ KUSTOMIZE = "localhost/kustomize:v5.5.0"
 def kustomize(h: Harness) -> None:
     """The image overlays/argocd/Dockerfile's first stage copies /app/kustomize from (KUSTOMIZE
     build argument), as registry.k8s.io's kustomize image holds it: our build of the same release."""
-    binary = h.go_build(GO_MODULES / "kustomize", "sigs.k8s.io/kustomize/kustomize/v5", h.bin / "kustomize-v5")
+    version = KUSTOMIZE.rsplit(":", 1)[1]
+    binary = h.go_build(GO_MODULES / "kustomize", "sigs.k8s.io/kustomize/kustomize/v5", h.bin / "kustomize-v5",
+                        [f"-X sigs.k8s.io/kustomize/api/provenance.version={version}"])
     if not _buildah_has(KUSTOMIZE):
         _from_scratch(h, KUSTOMIZE, [(binary, "/app/kustomize")], ["--entrypoint", '["/app/kustomize"]'])
 
