@@ -73,9 +73,21 @@ def _save(h: Harness, ref: str) -> Path:
 
 def pause(h: Harness) -> Path:
     binary = h.go_build(GO_MODULES / "pause", ".", h.bin / "pause")
-    if not _buildah_has(PAUSE):
-        _from_scratch(h, PAUSE, [(binary, "/pause")], ["--entrypoint", '["/pause"]', "--user", "65535:65535"])
+    if _binary_image(h, PAUSE, binary, "/pause", ["--entrypoint", '["/pause"]', "--user", "65535:65535"]):
+        (h.images / (PAUSE.rsplit("/", 1)[-1].replace(":", "-") + ".tar")).unlink(missing_ok=True)
     return _save(h, PAUSE)
+
+
+def _binary_image(h: Harness, ref: str, binary: Path, path: str, config: list[str]) -> bool:
+    """A one-binary image `ref` in buildah's storage, remade when the binary changed; True then."""
+    stamp = h.images / (ref.rsplit("/", 1)[-1].replace(":", "-") + ".binary")
+    digest = hashlib.sha256(binary.read_bytes()).hexdigest()
+    if _buildah_has(ref) and stamp.exists() and stamp.read_text() == digest:
+        return False
+    h.sh(["buildah", "rmi", "--force", ref], check=False)
+    _from_scratch(h, ref, [(binary, path)], config)
+    stamp.write_text(digest)
+    return True
 
 
 def debian(h: Harness) -> None:
@@ -130,14 +142,13 @@ def mindspore(h: Harness) -> Path:
 KUSTOMIZE = "localhost/kustomize:v5.5.0"
 
 
-def kustomize(h: Harness) -> None:
+def kustomize(h: Harness) -> bool:
     """The image overlays/argocd/Dockerfile's first stage copies /app/kustomize from (KUSTOMIZE
     build argument), as registry.k8s.io's kustomize image holds it: our build of the same release."""
     version = KUSTOMIZE.rsplit(":", 1)[1]
     binary = h.go_build(GO_MODULES / "kustomize", "sigs.k8s.io/kustomize/kustomize/v5", h.bin / "kustomize-v5",
                         [f"-X sigs.k8s.io/kustomize/api/provenance.version={version}"])
-    if not _buildah_has(KUSTOMIZE):
-        _from_scratch(h, KUSTOMIZE, [(binary, "/app/kustomize")], ["--entrypoint", '["/app/kustomize"]'])
+    return _binary_image(h, KUSTOMIZE, binary, "/app/kustomize", ["--entrypoint", '["/app/kustomize"]'])
 
 
 def source_digest(repo: Path) -> str:
@@ -152,11 +163,14 @@ def source_digest(repo: Path) -> str:
     return digest.hexdigest()[:12]
 
 
-def msgen_image(h: Harness, ref: str, dockerfile: Path, build_args: dict[str, str]) -> str:
+def msgen_image(h: Harness, ref: str, dockerfile: Path, build_args: dict[str, str], also: str = "") -> str:
     """One of msgen's Dockerfiles built by buildah from the checkout, as a user builds it, on the
     harness's base images, and imported into containerd as `ref` and `<ref's name>:src-<digest>`
     (the tag says which sources an imported image has; an image of the same sources is reused)."""
-    source_ref = f"{ref.rsplit(':', 1)[0]}:src-{source_digest(h.repo)}"
+    digest = source_digest(h.repo)
+    if also:
+        digest = hashlib.sha256(f"{digest}\0{also}".encode()).hexdigest()[:12]
+    source_ref = f"{ref.rsplit(':', 1)[0]}:src-{digest}"
     if h.image_present(source_ref):
         h.tag_image(source_ref, ref)
         return source_ref
@@ -181,7 +195,9 @@ def controller(h: Harness) -> str:
 
 def cmp(h: Harness) -> str:
     kustomize(h)
-    return msgen_image(h, CMP, h.repo / "overlays" / "argocd" / "Dockerfile", {"KUSTOMIZE": KUSTOMIZE})
+    binary = (h.images / (KUSTOMIZE.rsplit("/", 1)[-1].replace(":", "-") + ".binary")).read_text()
+    return msgen_image(h, CMP, h.repo / "overlays" / "argocd" / "Dockerfile", {"KUSTOMIZE": KUSTOMIZE},
+                       also=binary)  # a new kustomize makes a new image of the same msgen sources
 
 
 def build(h: Harness) -> None:
