@@ -102,6 +102,18 @@ def apply(h: Any, docs: list[str]) -> None:
               input="---\n".join(docs))
 
 
+def crds_established(h: Any, *names: str) -> None:
+    """Wait until the API server serves each CRD (`kubectl wait` fails on one whose status is
+    not written yet, right after it was created)."""
+    def established() -> bool:
+        found = json.loads(h.kubectl("get", "crd", *names, "-o", "json"))
+        items = found.get("items", [found]) if found.get("kind") == "List" else [found]
+        return len(items) == len(names) and all(
+            any(c.get("type") == "Established" and c.get("status") == "True" for c in (i.get("status") or {}).get("conditions") or [])
+            for i in items)
+    h.wait_for(f"the CRDs {', '.join(names)}", established, 120)
+
+
 def as_document(obj: dict[str, Any]) -> str:
     return json.dumps(obj, indent=1) + "\n"
 

@@ -64,7 +64,7 @@ def up(h: Any) -> dict[str, str]:
     manifests = h.kubectl("kustomize", str(directory / "config" / "default"))
     docs = addons.select(manifests, lambda kind, name: kind == "Deployment" or (kind, name) == ("Service", WEBHOOK_SERVICE))
     addons.apply(h, [d for d in docs if addons.kind_and_name(d)[0] in ("Namespace", "CustomResourceDefinition")])
-    h.kubectl("wait", "--for=condition=Established", "crd/jobsets.jobset.x-k8s.io", "--timeout=60s")
+    addons.crds_established(h, "jobsets.jobset.x-k8s.io")
     addons.replace_selector_service(h, WEBHOOK_SERVICE, NAMESPACE)
     addons.apply(h, docs + addons.host_service(WEBHOOK_SERVICE, NAMESPACE, h.node_ip, {"https": (443, PORTS["webhook"])}))
     addons.spawn_with_private_tmp(h, NAME, [str(Path(h.bin) / BINARY), f"--config={config(h)}",

@@ -56,7 +56,7 @@ def up(h: Any) -> dict[str, str]:
     kustomize = directory / "kustomize"
     crds = h.kubectl("kustomize", str(kustomize / "crd"))
     addons.apply(h, addons.documents(crds))
-    h.kubectl("wait", "--for=condition=Established", "crd/stages.kwok.x-k8s.io", "--timeout=60s")
+    addons.crds_established(h, "stages.kwok.x-k8s.io")
     stages = [h.kubectl("kustomize", str(kustomize / "stage" / part))
               for part in ("node/fast", "node/heartbeat-with-lease", "pod/general")]
     addons.apply(h, [d for text in stages for d in addons.documents(text)])

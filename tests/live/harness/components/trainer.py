@@ -68,8 +68,7 @@ def up(h: Any) -> dict[str, str]:
     docs = addons.select(manifests(h, directory), lambda kind, name: kind == "Deployment" or (kind, name) == ("Service", SERVICE))
     namespace = addons.as_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     addons.apply(h, [namespace] + [d for d in docs if addons.kind_and_name(d)[0] == "CustomResourceDefinition"])
-    h.kubectl("wait", "--for=condition=Established", "crd/trainjobs.trainer.kubeflow.org",
-              "crd/trainingruntimes.trainer.kubeflow.org", "crd/clustertrainingruntimes.trainer.kubeflow.org", "--timeout=60s")
+    addons.crds_established(h, "trainjobs.trainer.kubeflow.org", "trainingruntimes.trainer.kubeflow.org", "clustertrainingruntimes.trainer.kubeflow.org")
     addons.replace_selector_service(h, SERVICE, NAMESPACE)
     secret = addons.as_document({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SECRET, "namespace": NAMESPACE}})
     addons.apply(h, [namespace, secret] + docs + addons.host_service(

@@ -76,8 +76,7 @@ def up(h: Any) -> dict[str, str]:
     docs = addons.select(manifests, lambda kind, name: kind in ("Deployment", "Job")
                          or (kind, name) == ("Service", WEBHOOK_SERVICE))
     addons.apply(h, [d for d in docs if addons.kind_and_name(d)[0] in ("Namespace", "CustomResourceDefinition")])
-    h.kubectl("wait", "--for=condition=Established", "crd/jobs.batch.volcano.sh", "crd/podgroups.scheduling.volcano.sh",
-              "crd/queues.scheduling.volcano.sh", "--timeout=60s")
+    addons.crds_established(h, "jobs.batch.volcano.sh", "podgroups.scheduling.volcano.sh", "queues.scheduling.volcano.sh")
     addons.replace_selector_service(h, WEBHOOK_SERVICE, NAMESPACE)
     ports = addons.PORTS
     addons.apply(h, docs + addons.host_service(WEBHOOK_SERVICE, NAMESPACE, h.node_ip,
