@@ -100,16 +100,19 @@ def up(h: Any) -> dict[str, str]:
         f"--scheduler-conf={config_file(h, 'volcano-scheduler-configmap', 'volcano-scheduler.conf')}",
         f"--listen-address=:{ports['volcano-scheduler']['metrics']}",
         f"--healthz-address=:{ports['volcano-scheduler']['health']}"])
-    for process, health in (("volcano-admission", ports["volcano-admission"]["health"]),
-                            ("volcano-controllers", ports["volcano-controllers"]["health"]),
-                            ("volcano-scheduler", ports["volcano-scheduler"]["health"])):
-        h.wait_for(f"{process}'s health endpoint",
-                   lambda health=health: addons.http_ok(f"http://127.0.0.1:{health}/healthz"), 180)
+    for process in DEPLOYMENTS:
+        h.wait_for(f"{process}'s health endpoint", lambda process=process: healthy(process), 180)
     h.wait_for("Volcano's admission webhooks", lambda: addons.dry_run_ok(h, PROBE), 180)
     h.wait_for("Volcano's default queue",
                lambda: bool(h.kubectl("get", "queues.scheduling.volcano.sh", "default", "--ignore-not-found",
                                       "-o", "name").strip()), 120)
     return {"MSGEN_TEST_VOLCANO_VERSION": version}
+
+
+def healthy(process: str) -> bool:
+    """The process's health endpoint answers (the webhook manager serves it over its TLS)."""
+    scheme = "https" if process == "volcano-admission" else "http"
+    return addons.http_ok(f"{scheme}://127.0.0.1:{addons.PORTS[process]['health']}/healthz")
 
 
 def down(h: Any) -> None:
@@ -118,9 +121,4 @@ def down(h: Any) -> None:
 
 
 def status(h: Any) -> str:
-    ports = addons.PORTS
-    states = []
-    for process in DEPLOYMENTS:
-        healthy = addons.http_ok(f"http://127.0.0.1:{ports[process]['health']}/healthz")
-        states.append(f"{process}: {'ready' if healthy else 'not ready'}")
-    return ", ".join(states)
+    return ", ".join(f"{process}: {'ready' if healthy(process) else 'not ready'}" for process in DEPLOYMENTS)
