@@ -42,7 +42,7 @@ GO_DIR = Path(__file__).resolve().parents[1] / "go"
 #: 10248-10259) and of each other: the release defaults (8080, 8081, 8443, 9443) collide.
 PORTS = {
     "jobset": {"webhook": 19443, "metrics": 18443, "health": 18081},
-    "kueue": {"webhook": 19444, "metrics": 18444, "health": 18082, "visibility": 18445},
+    "kueue": {"webhook": 19444, "metrics": 18444, "health": 18082},
     "trainer": {"webhook": 19445, "metrics": 18446, "health": 18083},
     "volcano-admission": {"webhook": 19446, "health": 18084},
     "volcano-scheduler": {"metrics": 18085, "health": 18086},

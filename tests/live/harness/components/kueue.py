@@ -1,9 +1,15 @@
 """Kueue (`sigs.k8s.io/kueue`): admits the jobs msgen labels with `--kueue-queue`.
 
 Installed from the release's own kustomize tree (`config/default`) without its Deployment (the
-controller runs on the host, see `harness/addons.py`) and without the visibility APIServices:
-an aggregated API whose server is not reachable breaks discovery, and with it namespace
-deletion, for the whole cluster; the live tests read Workloads, not the visibility API.
+controller runs on the host, see `harness/addons.py`) and without the visibility API (its
+APIServices, and the feature gate `VisibilityOnDemand` off): its server authenticates through
+the pod's in-cluster configuration, which a host process has not, and Kueue exits when it
+cannot start it; an aggregated API whose server is not reachable would also break discovery,
+and with it namespace deletion, for the whole cluster. The live tests read Workloads.
+
+Kueue's pod webhook (`failurePolicy: Fail`, every namespace but kube-system and kueue-system)
+refuses every pod while Kueue is down: `up` waits for it, and `down` removes the webhook
+configurations before it stops Kueue, so a stopped Kueue blocks nobody.
 
 Integrations: `batch/job`, `jobset.x-k8s.io/jobset`, `pod` (msgen's `indexed-job`, `jobset` and
 `pod` targets) and `trainer.kubeflow.org/trainjob`, which Kueue sets up once Trainer's CRDs are
@@ -74,7 +80,7 @@ def up(h: Any) -> dict[str, str]:
     addons.replace_selector_service(h, WEBHOOK_SERVICE, NAMESPACE)
     addons.apply(h, docs + addons.host_service(WEBHOOK_SERVICE, NAMESPACE, h.node_ip, {"https": (443, PORTS["webhook"])}))
     addons.spawn_with_private_tmp(h, NAME, [str(Path(h.bin) / BINARY), f"--config={config(h)}",
-                                            f"--visibility-server-port={PORTS['visibility']}",
+                                            "--feature-gates=VisibilityOnDemand=false",
                                             "--zap-log-level=info"])
     addons.project_secret(h, NAME, "kueue-webhook-server-cert", NAMESPACE)
     h.wait_for("Kueue's health endpoint", lambda: addons.http_ok(f"http://127.0.0.1:{PORTS['health']}/readyz"), 180)
@@ -83,6 +89,8 @@ def up(h: Any) -> dict[str, str]:
 
 
 def down(h: Any) -> None:
+    h.kubectl("delete", "mutatingwebhookconfiguration", "kueue-mutating-webhook-configuration", "--ignore-not-found")
+    h.kubectl("delete", "validatingwebhookconfiguration", "kueue-validating-webhook-configuration", "--ignore-not-found")
     h.stop(NAME)
 
 
