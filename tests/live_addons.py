@@ -111,7 +111,8 @@ def kueue_queues(namespace: str, cluster_queue: str, pods_quota: int) -> None:
     }
     local = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
              "metadata": {"name": cluster_queue, "namespace": namespace}, "spec": {"clusterQueue": cluster_queue}}
-    text = "\n---\n".join(json.dumps(o) for o in (flavor, queue, local))
+    # A YAML stream: kubectl reads one that starts with `{` as JSON, which has no `---`.
+    text = "".join(f"---\n{json.dumps(o)}\n" for o in (flavor, queue, local))
     kubectl_with_input(text, "apply", "--server-side", "--force-conflicts", "-f", "-")
 
 

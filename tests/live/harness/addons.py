@@ -96,10 +96,16 @@ def select(text: str, drop: Callable[[str, str], bool]) -> list[str]:
     return [d for d in documents(text) if not drop(*kind_and_name(d))]
 
 
+def stream(docs: list[str]) -> str:
+    """Documents, YAML or JSON, as one YAML stream. It starts with `---`: kubectl reads a stream
+    whose first character is `{` as JSON and then fails at the first separator."""
+    return "".join(f"---\n{d}" for d in docs)
+
+
 def apply(h: Any, docs: list[str]) -> None:
     """Server-side apply (CRDs are too large for the last-applied annotation)."""
     h.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=msgen-harness", "-f", "-",
-              input="---\n".join(docs))
+              input=stream(docs))
 
 
 def crds_established(h: Any, *names: str) -> None:

@@ -64,7 +64,7 @@ def up(h: Any) -> dict[str, str]:
                    f"--config={kustomize / 'kwok' / 'kwok.yaml'}", f"--node-ip={h.node_ip}"])
     h.wait_for("kwok's health endpoint", lambda: addons.http_ok(f"http://127.0.0.1:{HEALTH_PORT}/healthz"), 120)
     names = [f"kwok-node-{i}" for i in range(node_count())]
-    h.kubectl("apply", "-f", "-", input="---\n".join(addons.as_document(fake_node(n)) for n in names))
+    h.kubectl("apply", "-f", "-", input=addons.stream([addons.as_document(fake_node(n)) for n in names]))
     h.kubectl("wait", "--for=condition=Ready", *(f"node/{n}" for n in names), "--timeout=120s")
     return {"MSGEN_TEST_KWOK_VERSION": version, "MSGEN_TEST_KWOK_NODES": ",".join(names)}
 
