@@ -3,7 +3,7 @@ it declares (`Target.facts`, `Target.support`) is true of what it renders.
 
 A fault here names the target that broke (the test ids are target names), where the golden
 files would show a diff of every sample. A new target adds its row to `SHAPES`, or a test file
-of its own, `test_target_<module>.py`, that calls `check_facts`.
+of its own, `test_targets_<module>.py`, that calls `check_facts`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from msgen import apirules, run_policy, targets
+from msgen.checks import apirules
+from msgen.model import run_policy
+from msgen import targets
 from msgen.reconcile import actions, status
 from msgen.targets import indexed_job, jobset, pod, statefulset, support, volcano
 from msgen.targets.limits import INDEXED_JOB_LIMIT, replica_problems
@@ -103,7 +105,7 @@ def test_names_worker_pods(module: ModuleType) -> None:
 
 
 def render_options(module: ModuleType) -> Any:
-    from msgen.plan import Options
+    from msgen.model.plan import Options
 
     return Options(target=module.TARGET.name)
 

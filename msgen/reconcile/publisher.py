@@ -13,7 +13,7 @@ from typing import Any
 
 from lightkube import Client
 
-from .. import run_policy
+from ..model import run_policy
 from . import kube, published, status
 
 STATUS_ANNOTATION = published.ANNOTATION
@@ -21,7 +21,7 @@ STATUS_ANNOTATION = published.ANNOTATION
 COMPONENT = "msgen-controller"
 
 
-def publish(client: Client, policy: run_policy.RunPolicy, found: status.JobStatus,
+def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatus,
             workloads: list[dict[str, Any]], echo: Callable[[str], None],
             services: list[dict[str, Any]] | None = None) -> None:
     before = published.read([*workloads, *(services or [])])
