@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model.run_policy import RunPolicy
+from ..model.run_policy import JobPolicy
 from .pods import killed, pod_role
 
 
 def failures_by_role(
-    policy: RunPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
+    policy: JobPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
 ) -> dict[str, int]:
     """Each counted role's failures so far (roles without any are left out)."""
     worker = policy.worker_type()
@@ -50,7 +50,7 @@ def failures_by_role(
 
 
 def past_backoff_limit(
-    policy: RunPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
+    policy: JobPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
 ) -> tuple[str, str, str] | None:
     """("Failed", reason, message) once the job's failures, over all its roles, pass its
     backoffLimit; None before, or without a limit."""
@@ -69,7 +69,7 @@ def past_backoff_limit(
     )
 
 
-def _job_role(obj: dict[str, Any], policy: RunPolicy) -> str | None:
+def _job_role(obj: dict[str, Any], policy: JobPolicy) -> str | None:
     """A batch Job's role, from the labels of the pods it makes."""
     if obj.get("kind") != "Job" or not str(obj.get("apiVersion", "")).startswith("batch/"):
         return None
