@@ -66,6 +66,7 @@ def render_options(func: Callable[..., Any]) -> Callable[..., Any]:
 ELSEWHERE = {
     "install-kustomize-plugin": "msgen.plugin_commands",
     "kustomize-plugin": "msgen.plugin_commands",
+    "krm-step": "msgen.plugin_commands",
     "argocd-generate": "msgen.plugin_commands",
     "argocd-discover": "msgen.plugin_commands",
     "apply": "msgen.reconcile.commands",

@@ -68,6 +68,25 @@ def kustomize_plugin(**kwargs: Any) -> None:
     write_output(to_yaml(compilation.objects), None)
 
 
+@click.command("krm-step", hidden=True, context_settings=_CONTEXT)
+@click.argument("config", type=click.Path(exists=True, dir_okay=False))
+def krm_step(config: str) -> None:
+    """What the Argo CD sidecar's build runs for msgen's own KRM function (msgen.krm_step)."""
+    import sys
+
+    from .krm_step import run_step
+
+    with open(config, encoding="utf-8") as stream:
+        config_text = stream.read()
+    root = os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd()
+    status, output, messages = run_step(config_text, sys.stdin.read(), root)
+    for message in messages:
+        click.echo(message, err=True)
+    if status != 0:
+        raise SystemExit(status)
+    write_output(output, None)
+
+
 def _with_host_options(kwargs: dict[str, Any]) -> Options:
     """The plugin's flags (`argsOneLiner`), between the facts and the choices of the host
     whose build runs it (the Argo CD plugin's MSGEN_HOST_OPTIONS, msgen.option_layers)."""
@@ -110,9 +129,11 @@ def argocd_generate(directory: str) -> None:
     job's msgen/<option> annotations. A value that loses to another is reported; a misspelt
     variable or parameter is an error. KUBE_API_VERSIONS: a job whose objects need an API
     the cluster does not serve is an error. A directory with a kustomization.yaml is built
-    with `kustomize build --enable-alpha-plugins --enable-exec` (msgen-krm on PATH, the
-    options handed to it), then the jobs left in the build are compiled. Prints nothing
-    unless the whole render succeeded, so Argo CD never prunes on a broken commit.
+    with kustomize, without exec functions: msgen's own (exec: {path: msgen-krm}) runs as
+    msgen's code, any other function the repository declares is refused (the sidecar's
+    MSGEN_ARGOCD_EXEC_FUNCTIONS=allow lets kustomize run them); then the jobs left in the
+    build are compiled. Prints nothing unless the whole render succeeded, so Argo CD never
+    prunes on a broken commit.
 
     \b
     Example (what the cmp-server runs, in the application's directory):
@@ -176,5 +197,5 @@ def argocd_discover(directory: str) -> None:
 
 def register(main: click.Group) -> None:
     """Add the plug-in hosts' commands to the `msgen` group."""
-    for command in (install_kustomize_plugin, kustomize_plugin, argocd_generate, argocd_discover):
+    for command in (install_kustomize_plugin, kustomize_plugin, krm_step, argocd_generate, argocd_discover):
         main.add_command(command)
