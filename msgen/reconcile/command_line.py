@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from .. import versions
+from .. import run_policy, versions
 from ..click_settings import CONTEXT as CONTEXT
 from ..compile_command import compile_paths, options_from
 
@@ -166,7 +166,7 @@ def follow_job(client: Client, job: str, namespace: str, timeout: float | None, 
         raise SystemExit(130) from None
     except TimeoutError as exc:
         fail(f"timed out; the job keeps running: {exc}", watch.EXIT_TIMEOUT)
-    except (watch.NotFound, kube.KubeError) as exc:
+    except (watch.NotFound, kube.KubeError, run_policy.PolicyError) as exc:
         fail(str(exc), 1)
     for line in watch.summary(found, time.monotonic() - started):
         echo(line)

@@ -69,6 +69,7 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
     import yaml
 
     client = connect(kwargs)
+    from .. import run_policy
     from . import kube, published
     from . import status as aggregate
     from . import watch as watching
@@ -81,7 +82,7 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
             continue
         try:
             policy, workloads, pods = watching.observe(client, job, namespace)
-        except (watching.NotFound, kube.KubeError) as exc:
+        except (watching.NotFound, kube.KubeError, run_policy.PolicyError) as exc:
             ended = _published_end(client, job, namespace) if isinstance(exc, watching.NotFound) else None
             if ended is None:
                 fail(str(exc), 1)
