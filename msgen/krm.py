@@ -32,7 +32,7 @@ from .diagnostics import (
 )
 from .emit import to_yaml
 from .driver import Driver
-from .origin import find_original, yaml_files
+from .origin import OriginFiles, find_original, yaml_files
 from .plan import Options
 from .source import Document, Source
 from .yaml_loader import load_documents
@@ -157,11 +157,12 @@ def _compile_items(
     results: list[dict[str, Any]] = [_result(d, None) for d in config_found]
     driver = Driver(options, output.extend, bounded=True, around_document=collector.paused)
     driver.result.sources[resource_list.source.name] = resource_list.source
+    files = OriginFiles(cwd)
     for index, item in enumerate(items):
         if not (isinstance(item, dict) and _is_job(item)):
             output.append(item)
             continue
-        document = _item_document(resource_list, index, item, cwd)
+        document = _item_document(resource_list, index, item, cwd, files)
         for diag in distinct(driver.add_document(document)):
             if len(results) < MAX_REPORTED:
                 results.append(_result(diag, item))
@@ -179,7 +180,12 @@ def _compile_items(
     }
     if results:
         reply["results"] = _bounded(results, unshown[0])
-    return 0, to_yaml([reply]), messages
+    text = to_yaml([reply])
+    too_much = driver.bound.check_text(len(text))
+    if too_much is not None:  # the items that passed through count too
+        problem = resource_list.diagnostic(("items",), too_much)
+        return _failed(config_found + [problem], compilation.sources, results, unshown)
+    return 0, text, messages
 
 
 def _options(resource_list: Document, config: Any) -> tuple[Options, list[Diagnostic]]:
@@ -268,14 +274,17 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def _item_document(resource_list: Document, index: int, item: dict[str, Any], cwd: str) -> Document:
-    """The job as a document, positioned in its own file when that can be found."""
+def _item_document(
+    resource_list: Document, index: int, item: dict[str, Any], cwd: str, files: OriginFiles
+) -> Document:
+    """The job as a document, positioned in its own file when that can be found inside the
+    kustomization's root (`files`: a path annotation naming a file elsewhere is not read)."""
     metadata = item.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     annotations = annotations if isinstance(annotations, dict) else {}
-    named = [os.path.join(cwd, str(annotations[a])) for a in PATH_ANNOTATIONS if a in annotations]
+    named = [str(annotations[a]) for a in PATH_ANNOTATIONS if a in annotations]
     positions = resource_list.positions.within(("items", index))
-    original = find_original(named + yaml_files(cwd), item, positions)
+    original = find_original(named + yaml_files(cwd), item, positions, files)
     if original is not None:
         return original
     return Document(resource_list.source, 0, item, positions)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import kinds
-from .origin import find_original, yaml_files
+from .origin import OriginFiles, find_original, yaml_files
 from .source import Document
 
 
@@ -110,10 +110,12 @@ def _write(home: Path, api_version: str, kind: str, script: str) -> Path:
 def locate_in(directory: str) -> Callable[[Document], Document]:
     """Re-position the config kustomize copied to a temporary file onto the user's own file."""
 
+    files = OriginFiles(directory)
+
     def locate(document: Document) -> Document:
         if not isinstance(document.data, dict):
             return document
-        found = find_original(yaml_files(directory), document.data, document.positions)
+        found = find_original(yaml_files(directory), document.data, document.positions, files)
         return found if found is not None else document
 
     return locate

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
     from .source import Document
 
 ANNOTATION_PREFIX = "msgen/"
-QUANTITY = re.compile(r"^[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?$")
-LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+#: Matched whole (`fullmatch`): `$` would also match before a final line break.
+QUANTITY = re.compile(r"[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?")
+LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+COUNT = re.compile(r"[1-9][0-9]{0,17}")
 
 
 class OptionError(ValueError):
@@ -143,8 +145,12 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
             return versions.parse(text)
         except ValueError as exc:
             raise OptionError(key, f"{key}: {exc}") from None
+    if row.check == "count":
+        if not COUNT.fullmatch(text):
+            raise OptionError(key, f"{key}: {text!r} is not accepted; accepted: a whole number, 1 or more")
+        return int(text)
     if row.check == "quantity":
-        if not QUANTITY.match(text):
+        if not QUANTITY.fullmatch(text):
             raise OptionError(
                 key, f"{key}: {text!r} is not accepted; accepted: a size such as 16Gi or 512Mi"
             )
@@ -160,7 +166,7 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
 
 
 def _label_value(text: str) -> str | None:
-    if LABEL_VALUE.match(text):
+    if LABEL_VALUE.fullmatch(text):
         return None
     return (
         "is not a label value; accepted: at most 63 letters, digits, '-', '_' or '.', "

@@ -17,7 +17,7 @@ from .click_settings import CONTEXT as _CONTEXT
 from .compile_command import EXIT_INPUT, compile_paths, no_documents, options_from, report, write_output
 
 if TYPE_CHECKING:
-    from .driver import Compilation
+    from .driver import Compilation, Sink
     from .plan import Options
 
 
@@ -59,13 +59,14 @@ def install_kustomize_plugin(plugin_home: str | None) -> None:
 @compile_options
 def kustomize_plugin(**kwargs: Any) -> None:
     """What the installed kustomize plugin runs: render the config file kustomize passes."""
-    from .emit import to_yaml
     from .kustomize_plugin import locate_in
+    from .spool import Spool
 
     root = os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd()
     paths = list(kwargs.pop("paths"))
-    compilation = compile_paths(paths, _with_host_options(kwargs), locate_in(root))
-    write_output(to_yaml(compilation.objects), None)
+    with Spool() as spool:  # written whole or not at all, memory bounded (spool.py)
+        compile_paths(paths, _with_host_options(kwargs), locate_in(root), sink=spool.add)
+        spool.deliver()
 
 
 @click.command("krm-step", hidden=True, context_settings=_CONTEXT)
@@ -143,7 +144,6 @@ def argocd_generate(directory: str) -> None:
     from .argocd_env import options_from_env
     from .argocd_kustomize import KustomizeError, kustomization_in
     from .argocd_kustomize import build as build_kustomization
-    from .emit import to_yaml
     from .option_layers import to_env
 
     try:
@@ -153,25 +153,33 @@ def argocd_generate(directory: str) -> None:
         raise SystemExit(EXIT_INPUT) from None
     for override in overrides:
         click.echo(f"msgen: warning: {override.message()}", err=True)
-    if kustomization_in(directory) is None:
-        compilation = compile_paths([directory], options)
-    else:
-        try:
-            built = build_kustomization(directory, os.environ, to_env(handoff))
-        except KustomizeError as exc:
-            click.echo(f"msgen: {exc}", err=True)
-            raise SystemExit(EXIT_INPUT) from None
-        compilation = compile_built(f"kustomize build {directory}", built, options)
-    write_output(to_yaml(compilation.objects), None)
+    from .spool import Spool
+
+    # Written job by job to a spool, shown only when every job compiled: the memory of one
+    # job however many the application holds, and never a partial stream (spool.py).
+    with Spool() as spool:
+        if kustomization_in(directory) is None:
+            compile_paths([directory], options, sink=spool.add)
+        else:
+            try:
+                built = build_kustomization(directory, os.environ, to_env(handoff))
+            except KustomizeError as exc:
+                click.echo(f"msgen: {exc}", err=True)
+                raise SystemExit(EXIT_INPUT) from None
+            compile_built(f"kustomize build {directory}", built, options, spool.add)
+        spool.deliver()
 
 
-def compile_built(name: str, text: str, options: Options) -> Compilation:
-    """Compile a stream another tool built; report; exit 1 on errors or an empty stream."""
+def compile_built(name: str, text: str, options: Options, sink: Sink) -> Compilation:
+    """Compile a stream another tool built, into `sink`; report; exit 1 on errors or an
+    empty stream."""
     from . import collector
-    from .driver import compile_sources
+    from .driver import compile_stream
     from .source import Source
 
-    compilation = compile_sources([Source(name, text)], options, around_document=collector.paused)
+    source = Source(name, text)
+    compilation = compile_stream([source], options, sink, around_document=collector.paused)
+    compilation.sources.setdefault(name, source)
     if compilation.ok and compilation.documents == 0:
         compilation.diagnostics.append(no_documents(name, name))
     report(compilation.diagnostics, compilation.sources)
