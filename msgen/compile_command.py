@@ -85,7 +85,7 @@ def compile_paths(
     """
     from . import collector
     from .driver import compile_sources, compile_stream
-    from .inputs import MissingPath, expand_paths, open_source, read_source
+    from .inputs import MissingPath, Refused, expand_paths, open_source, read_source, refusal
 
     try:
         paths = expand_paths(given)
@@ -97,6 +97,9 @@ def compile_paths(
 
     def sources() -> Iterator[Source]:
         for path in paths:
+            if isinstance(path, Refused):
+                read_errors.append(refusal(path))
+                continue
             source, error = (read_source if sink is None else open_source)(path)
             if error is not None:
                 read_errors.append(error)

@@ -64,6 +64,7 @@ def kustomize_plugin(**kwargs: Any) -> None:
 
     root = os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd()
     paths = list(kwargs.pop("paths"))
+    _only_inside(root, paths[1:])
     with Spool() as spool:  # written whole or not at all, memory bounded (spool.py)
         compile_paths(paths, _with_host_options(kwargs), locate_in(root), sink=spool.add)
         spool.deliver()
@@ -86,6 +87,22 @@ def krm_step(config: str) -> None:
     if status != 0:
         raise SystemExit(status)
     write_output(output, None)
+
+
+def _only_inside(root: str, paths: list[str]) -> None:
+    """The paths after the config kustomize wrote come from the config's `argsOneLiner`,
+    which a repository writes: files outside the kustomization's root are refused unread, so
+    no message shows a line of them."""
+    inside = os.path.realpath(root)
+    for path in paths:
+        real = os.path.realpath(os.path.join(root, path))
+        if real != inside and not real.startswith(inside + os.sep):
+            click.echo(
+                f"msgen: {path}: outside the kustomization's directory {root}, not read; "
+                "accepted: files inside it (the plug-in's argsOneLiner names them)",
+                err=True,
+            )
+            raise SystemExit(EXIT_INPUT)
 
 
 def _with_host_options(kwargs: dict[str, Any]) -> Options:

@@ -20,7 +20,7 @@ STANDARD = ("cpu", "memory", "ephemeral-storage")
 #: The API server's quantity syntax (`resource.ParseQuantity`): a number, then an SI or binary
 #: suffix or a decimal exponent.
 _QUANTITY = re.compile(
-    r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$"
+    r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?\Z"
 )
 _FACTORS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -242,7 +242,7 @@ _DIVISORS = {
 }
 
 
-_PLAIN_NUMBER = re.compile(r"^\d+$")
+_PLAIN_NUMBER = re.compile(r"^\d+\Z")
 
 
 def check_divisor(found: Findings, resource: str, divisor: Any, path: Path) -> None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 EXIT_USAGE = 2
 #: The modules of the `msgen[apply]` extra the reconciler imports itself.
 CLIENT_MODULES = ("httpx2", "lightkube", "lightkube.models")
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?\Z")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
 
 
