@@ -28,6 +28,8 @@ from .yaml_loader import iter_documents
 #: Receives the objects of each compiled document, in output order; a sink that writes them
 #: returns the size of the text it wrote (counted against the run's bound, `output_bound`).
 Sink = Callable[[list[dict[str, Any]]], "int | None"]
+#: How many objects of a document the sink gets at a time (`Driver._compile`).
+_SINK_PIECE = 64
 #: What each document compiles and is written within (a console command's collector pause).
 AroundDocument = Callable[[], AbstractContextManager[None]]
 
@@ -148,11 +150,15 @@ class Driver:
             objects, diagnostics, is_job = compile_document(document, self.options, self.memos)
             found = sorted(diagnostics, key=_position_key)
             found.extend(duplicate_objects(document, objects, self.seen, added))
-            if objects and not self.bound.passed:
-                written = self.sink(objects)
-                passed = self.bound.add(document, len(objects), written)
+            # A few objects at a time, so that one job past the bound stops there (a job of
+            # 9,999 pods with a 50 KB env value would otherwise be written whole first).
+            for start in range(0, len(objects), _SINK_PIECE):
+                piece = objects[start : start + _SINK_PIECE]
+                passed = self.bound.add(document, len(piece), self.sink(piece))
                 if passed is not None:
                     found.append(passed)
+                if self.bound.passed:
+                    break
             # Dropped within `around_document`: a streaming sink has written them, and a
             # collection that follows need not walk them.
             del objects
