@@ -59,8 +59,7 @@ def owned_pods(
     job's run-policy annotation as its workloads carry it; `objects`, everything watched."""
     if facts_of(policy.target).bare_pods:
         names = rendered_pod_names(policy)
-        return [p for p in pods if policy_text(p) == text and _metadata(p).get("name") in names
-                and _controller(p) is None]
+        return [p for p in pods if policy_text(p) == text and _metadata(p).get("name") in names]
     trusted = {str(_metadata(w).get("uid")) for w in workloads if _metadata(w).get("uid")}
     jobsets = {str(_metadata(w).get("name")) for w in workloads if w.get("kind") == "JobSet"}
     grown = True
