@@ -31,7 +31,7 @@ SAMPLE = ROOT / "samples" / "mindspore" / "widedeep-gpu-dataparallel.yaml"
 sys.path.insert(0, str(ROOT))
 
 import msgen  # noqa: E402
-from msgen import emit, yaml_writer  # noqa: E402
+from msgen.yamlio import emit, yaml_writer  # noqa: E402
 
 NEVER = re.compile(r"(?!)")  # matches nothing: every scalar and key asks PyYAML
 

@@ -11,24 +11,24 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .driver import Compilation
-    from .plan import Options
+    from .compile.driver import Compilation
+    from .model.plan import Options
 
 
 def compile_documents(text: str, name: str = "<input>", options: Options | None = None) -> Compilation:
     """Compile every document of `text`; returns objects and diagnostics, never raises for input."""
-    from .driver import compile_sources
-    from .plan import Options
-    from .source import Source
+    from .compile.driver import compile_sources
+    from .model.plan import Options
+    from .model.source import Source
 
     return compile_sources([Source(name, text)], options or Options())
 
 
 def render(text: str, options: Options | None = None, **option_values: Any) -> str:
     """YAML in, YAML out; raises `InputError` when the input has errors."""
-    from .diagnostics import InputError
-    from .emit import to_yaml
-    from .plan import Options
+    from .model.diagnostics import InputError
+    from .yamlio.emit import to_yaml
+    from .model.plan import Options
 
     result = compile_documents(text, options=options or Options(**option_values))
     if not result.ok:

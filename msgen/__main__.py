@@ -1,3 +1,3 @@
-from .entry import main
+from .hosts.entry import main
 
 main()

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from msgen import versions
+from msgen.model import versions
 
 from .conftest import GOLDEN, ROOT, SAMPLES, msgen, portable
 

@@ -1,7 +1,7 @@
 """An offline judge of rendered objects, for the property campaign that runs without a server.
 
 Written from Kubernetes' validation rules and the CRDs' markers, separately from
-`msgen.apirules` (which checks the *input*, at positions): this reads the *output*, as the API
+`msgen.checks.apirules` (which checks the *input*, at positions): this reads the *output*, as the API
 server would, for the rules the hostile-input rounds found broken. It is a smaller judge than
 the real server (tests/test_api_server_differential.py holds msgen to that); each rule here
 names the class of bug it catches.

@@ -20,7 +20,7 @@ import kubernetes_validate
 import yaml
 from referencing import Registry, Resource
 
-from msgen import versions
+from msgen.model import versions
 
 from .conftest import shared
 

@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar
 import yaml
 
 from msgen import kinds
-from msgen.plan import Options
+from msgen.model.plan import Options
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import SAMPLES, shared_files

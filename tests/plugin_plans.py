@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from msgen import kinds, pipeline
-from msgen.diagnostics import Diagnostic, has_errors
-from msgen.plan import Options, Plan
-from msgen.source import Source
-from msgen.yaml_loader import load_documents
+from msgen import kinds
+from msgen.compile import pipeline
+from msgen.model.diagnostics import Diagnostic, has_errors
+from msgen.model.plan import Options, Plan
+from msgen.model.source import Source
+from msgen.yamlio.yaml_loader import load_documents
 
 
 def job(

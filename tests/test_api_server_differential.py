@@ -118,8 +118,8 @@ class Campaign:
 
 
 def _render_unchecked(text: str, options: Any) -> Any:
-    """What msgen would write for `text` without the API-server rules (`msgen.apirules`)."""
-    from msgen import apirules
+    """What msgen would write for `text` without the API-server rules (`msgen.checks.apirules`)."""
+    from msgen.checks import apirules
 
     # Each call is a compile session of its own: no template is remembered from a call with
     # the rules.

@@ -27,8 +27,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msgen import compile_documents, krm
-from msgen.plan import Options
+from msgen import compile_documents
+from msgen.hosts import krm
+from msgen.model.plan import Options
 
 from . import kube_oracle
 from .conftest import SAMPLES, msgen
@@ -155,7 +156,7 @@ def test_input_without_documents_is_an_error_at_line_1(tmp_path_factory: Any, pa
     target=st.sampled_from(["pod", "indexed-job"]),
 )
 def test_env_repeated_in_every_pod_stays_bounded(replicas: int, kind: str, target: str) -> None:
-    from msgen.output_size import MAX_REPEATED_ENV_BYTES
+    from msgen.checks.output_size import MAX_REPEATED_ENV_BYTES
 
     text = (SAMPLES / kind).read_text()
     text = text.replace("replicas: 2", f"replicas: {replicas}").replace("replicas: 3", f"replicas: {replicas}")

@@ -3,7 +3,7 @@
 One minimised job per rule: each passed with exit 0 before (the schema check sees field names
 and types only), and the cluster then refused the objects (or, for a StatefulSet or a device
 count, accepted objects that could never work). The rules and their sources are in
-`msgen.apirules`; tests/test_api_server_differential.py checks them against a real API server.
+`msgen.checks.apirules`; tests/test_api_server_differential.py checks them against a real API server.
 """
 
 from __future__ import annotations

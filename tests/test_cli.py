@@ -147,8 +147,8 @@ def test_console_script_is_installed() -> None:
 
 def test_public_api() -> None:
     import msgen as package
-    from msgen.diagnostics import InputError
-    from msgen.plan import Options
+    from msgen.model.diagnostics import InputError
+    from msgen.model.plan import Options
 
     text = SAMPLE.read_text()
     assert package.render(text) == msgen("render", str(SAMPLE)).stdout

@@ -113,7 +113,7 @@ def test_every_write_rbac_cannot_narrow_is_narrowed_by_admission(overlay: str) -
 def test_the_admission_policies_are_valid_kubernetes_from_1_30() -> None:
     import kubernetes_validate
 
-    from msgen import versions
+    from msgen.model import versions
 
     documents = [d for d in built("controller") if d["apiVersion"].startswith("admissionregistration.k8s.io/")]
     assert len(documents) == 8

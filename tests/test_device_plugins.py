@@ -6,13 +6,13 @@ names), where the golden files would show a diff of every sample that uses it.
 
 from __future__ import annotations
 
-from msgen import devices, processes
+from msgen import devices, launchers
 from msgen.devices import ascend, gpu
-from msgen.patch import field_ref, literal
-from msgen.plan import Options, Plan, PodSlot, Role
-from msgen.processes import ascend as ascend_settings
-from msgen.processes import launcher
-from msgen.processes import mindspore as mindspore_processes
+from msgen.model.patch import field_ref, literal
+from msgen.model.plan import Options, Plan, PodSlot, Role
+from msgen.launchers import ascend as ascend_settings
+from msgen.launchers import launcher
+from msgen.launchers import mindspore as mindspore_processes
 
 from .plugin_plans import job, plan
 
@@ -63,11 +63,11 @@ def test_devices_contribute_only_for_the_kinds_a_job_uses() -> None:
 
 
 def test_process_contributors_are_chosen_by_device_and_framework() -> None:
-    assert processes.contributors(plan(), Options()) == [mindspore_processes]
-    assert processes.contributors(plan(NPU_JOB), Options()) == [ascend_settings, mindspore_processes]
+    assert launchers.contributors(plan(), Options()) == [mindspore_processes]
+    assert launchers.contributors(plan(NPU_JOB), Options()) == [ascend_settings, mindspore_processes]
     # an Ascend option on a job without NPUs loads the Ascend settings, to say they do nothing
     asked = Options(accelerator_type="module-910b-8")
-    assert processes.contributors(plan(), asked) == [ascend_settings, mindspore_processes]
+    assert launchers.contributors(plan(), asked) == [ascend_settings, mindspore_processes]
 
 
 def test_ascend_settings_give_npu_pods_shared_memory() -> None:

@@ -2,7 +2,7 @@
 
 The code cites the contracts page as "contracts §N" (or "§N-M", "§N, §M"). Each cited section
 must exist and keep its topic, so renumbering the page cannot silently re-point a citation;
-and the page's version-gate table must equal `msgen.versions.GATES`, the one table the
+and the page's version-gate table must equal `msgen.model.versions.GATES`, the one table the
 code reads.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from msgen import versions
+from msgen.model import versions
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACTS = ROOT / "docs" / "contracts.md"

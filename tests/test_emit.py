@@ -17,7 +17,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msgen import emit, yaml_dumper
+from msgen.yamlio import emit, yaml_dumper
 
 from .golden_cases import EXPECTED, discover
 

@@ -331,7 +331,7 @@ def test_a_misspelt_plugin_variable_is_an_error(app: Path, variable: str, hint: 
 
 
 def test_plugin_announces_every_option_as_a_parameter() -> None:
-    from msgen.option_table import names
+    from msgen.options.option_table import names
 
     announced = [p["name"] for p in PLUGIN["spec"]["parameters"]["static"]]
     assert announced == names("argocd")

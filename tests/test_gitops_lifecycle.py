@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from msgen import run_policy
+from msgen.model import run_policy
 from msgen.reconcile import actions, status, watch
 
 from .conftest import SAMPLES, msgen

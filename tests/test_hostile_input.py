@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
-from msgen import krm
-from msgen.diagnostics import MAX_REPORTED, InputError
-from msgen.source import Source
-from msgen.yaml_builder import MAX_DEPTH
-from msgen.yaml_loader import load_documents
+from msgen.hosts import krm
+from msgen.model.diagnostics import MAX_REPORTED, InputError
+from msgen.model.source import Source
+from msgen.yamlio.yaml_builder import MAX_DEPTH
+from msgen.yamlio.yaml_loader import load_documents
 
 from .conftest import SAMPLES, msgen
 
@@ -132,7 +132,7 @@ def test_many_errors_are_capped_and_counted() -> None:
 def test_error_reporting_indexes_each_source_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each excerpt used to re-split the whole source: 10x the jobs took 50x the time. Counted,
     not timed: the source is split into lines once, however many excerpts are printed."""
-    from msgen import diagnostics
+    from msgen.model import diagnostics
 
     splits: list[int] = []
     real = diagnostics.LINE_BREAK

@@ -91,8 +91,8 @@ def test_a_final_line_break_is_no_name(tmp_path: Path, where: str, value: str) -
 
 
 def test_a_final_line_break_is_no_option_value() -> None:
-    from msgen import options
-    from msgen.option_table import BY_NAME
+    from msgen.options import text as options
+    from msgen.options.option_table import BY_NAME
 
     for name, text in (("kueue-queue", "queue\n"), ("accelerator-type", "module\n"), ("shm-size", "16Gi\n")):
         with pytest.raises(options.OptionError):

@@ -1,6 +1,6 @@
 """The input models' fast checker against pydantic, which explains errors from the same declarations.
 
-A render accepts valid input through `msgen.kinds.model`'s checker without importing pydantic;
+A render accepts valid input through `msgen.checks.input_model`'s checker without importing pydantic;
 anything the checker does not accept goes to pydantic. These tests hold the two in step, for
 every kind and whatever fields the models gain: the checker accepts every sample, never accepts
 what pydantic refuses (on the samples and hundreds of mutations of them), and gives to_plan the
@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from msgen import kinds
-from msgen.kinds.model import BaseModel, field_names, pydantic_model
-from msgen.kinds.model_check import model_checker, validate
+from msgen.checks.input_model import BaseModel, field_names, pydantic_model
+from msgen.checks.input_model_check import model_checker, validate
 
 from .conftest import needs_shared, sample_files, shared_files
 
@@ -136,9 +136,9 @@ class _Ratio(BaseModel):
 
 
 def test_where_the_checker_defers_pydantic_decides() -> None:
-    from msgen.kinds.validation import validate_model
-    from msgen.source import Source
-    from msgen.yaml_loader import load_documents
+    from msgen.checks.validation import validate_model
+    from msgen.model.source import Source
+    from msgen.yamlio.yaml_loader import load_documents
 
     for text, accepted in (("value: 1.5\n", True), ("value: 2\n", True), ("value: x\n", False)):
         document = load_documents(Source("ratio.yaml", text))[0]

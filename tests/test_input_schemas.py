@@ -12,7 +12,7 @@ import pytest
 
 from msgen import kinds
 from msgen.kinds import podtemplate
-from msgen.schemas import schema_file_name, schema_for
+from msgen.hosts.schemas import schema_file_name, schema_for
 
 from .conftest import ROOT, msgen
 
@@ -101,13 +101,13 @@ def test_kubernetes_fields_carry_kubernetes_own_words() -> None:
 
 
 def test_the_kubernetes_descriptions_are_those_kubernetes_validate_bundles(update_golden: bool) -> None:
-    from msgen.kinds import kubernetes_docs_build
+    from .generators import kubernetes_docs_build
 
     built = kubernetes_docs_build.build()
     if update_golden:
         kubernetes_docs_build.OUTPUT.write_text(built, encoding="utf-8")
     assert kubernetes_docs_build.OUTPUT.read_text(encoding="utf-8") == built, (
-        "msgen/kinds/kubernetes_docs.json is out of date: run python -m msgen.kinds.kubernetes_docs_build "
+        "msgen/checks/kubernetes_docs.json is out of date: run python -m tests.generators.kubernetes_docs_build "
         "(or pytest --update-golden)"
     )
 
@@ -115,7 +115,7 @@ def test_the_kubernetes_descriptions_are_those_kubernetes_validate_bundles(updat
 def test_the_schemas_regenerate_without_the_test_dependencies() -> None:
     """`msgen schema` (and so --update-golden in a fresh clone) reads only msgen's own files."""
     code = ("import sys, json; sys.modules['kubernetes_validate'] = None; "
-            "from msgen import kinds; from msgen.schemas import schema_for; "
+            "from msgen import kinds; from msgen.hosts.schemas import schema_for; "
             "print(json.dumps(schema_for(kinds.lookup('mindspore.gitee.com/v1', 'MSJob')), indent=2, sort_keys=True))")
     import subprocess
     import sys

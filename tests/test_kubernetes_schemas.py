@@ -25,7 +25,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from msgen import versions
+from msgen.model import versions
 from msgen.targets import NAMES as TARGETS
 
 from . import expected_refusals

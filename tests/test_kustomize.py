@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from msgen import versions
+from msgen.model import versions
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import SAMPLES, kustomize_binary, msgen

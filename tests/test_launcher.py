@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from msgen.processes.launcher import script
+from msgen.launchers.launcher import script
 
 def _shells() -> list[list[str]]:
     """Every distinct POSIX shell here (`sh` is often one of the others under another name)."""

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from msgen import compile_documents
-from msgen.convert import convert_source
-from msgen.plan import Options
-from msgen.source import Source
+from msgen.hosts.convert import convert_source
+from msgen.model.plan import Options
+from msgen.model.source import Source
 
 from .conftest import SAMPLES
 from .test_robustness import assert_clean, json_values, paths

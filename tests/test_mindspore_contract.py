@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from msgen import versions
-from msgen.processes import resolve
+from msgen.model import versions
+from msgen.launchers import resolve
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import SAMPLES, msgen

@@ -8,7 +8,7 @@ by `tests/test_live_training.py`; these tests pin the statements and the rendere
 from __future__ import annotations
 
 from msgen.frameworks.mindspore import PS_RELEASES
-from msgen.processes.launcher import MSRUN_LOG_DIR, MSRUN_LOG_VOLUME
+from msgen.launchers.launcher import MSRUN_LOG_DIR, MSRUN_LOG_VOLUME
 
 from .conftest import ROOT, SAMPLES, msgen
 from .test_mindspore_contract import env_of, pod_templates, render, role_of

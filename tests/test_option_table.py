@@ -1,5 +1,5 @@
-"""`msgen.option_table` is the one list of options: every host reads it, the documents repeating
-it are generated from it (`python -m msgen.option_documents --write`), and what it derives from
+"""`msgen.options.option_table` is the one list of options: every host reads it, the documents repeating
+it are generated from it (`python -m tests.generators.option_documents --write`), and what it derives from
 `plan.Options` (choices, defaults, flags) is what each host accepts."""
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ import click
 import pytest
 import yaml
 
-from msgen import option_documents, option_table, options
-from msgen.cli import render
-from msgen.option_table import ROWS, Row
-from msgen.plan import Options, TargetName
+from .generators import option_documents
+from msgen.options import option_table, text as options
+from msgen.hosts.cli import render
+from msgen.options.option_table import ROWS, Row
+from msgen.model.plan import Options, TargetName
 from msgen.targets import NAMES as TARGET_NAMES
 
 from .conftest import ROOT, SAMPLES, msgen
@@ -27,7 +28,7 @@ NOT_OPTIONS = {"served_apis", "origins"}
 def test_plugin_yaml_announces_what_the_table_says() -> None:
     text = option_documents.PLUGIN.read_text(encoding="utf-8")
     assert option_documents.with_parameters(text) == text, (
-        "overlays/argocd/plugin.yaml's parameters are stale: run python -m msgen.option_documents --write"
+        "overlays/argocd/plugin.yaml's parameters are stale: run python -m tests.generators.option_documents --write"
     )
     announced = yaml.safe_load(text)["spec"]["parameters"]["static"]
     assert announced == [
@@ -45,7 +46,7 @@ def test_the_generator_mends_stale_announcements() -> None:
 
 def test_the_check_command_passes_on_the_checked_in_files() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "msgen.option_documents", "--check"], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "tests.generators.option_documents", "--check"], capture_output=True, text=True, cwd=ROOT
     )
     assert (done.returncode, done.stderr) == (0, "")
 
@@ -85,7 +86,7 @@ def test_the_command_line_is_the_table() -> None:
 
 
 def test_each_host_takes_the_rows_that_name_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from msgen import argocd_env
+    from msgen.options import argocd_env
 
     only_cli = Row("gitops", "gitops", help="", title="", tooltip="", help_order=0, hosts=frozenset({"cli"}))
     rows = tuple(only_cli if row.name == "gitops" else row for row in ROWS)

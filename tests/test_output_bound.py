@@ -16,8 +16,9 @@ from pathlib import Path
 
 import yaml
 
-from msgen import krm, origin
-from msgen.emit import to_yaml
+from msgen.hosts import krm
+from msgen.yamlio import origin
+from msgen.yamlio.emit import to_yaml
 
 from .conftest import SAMPLES, msgen, msgen_process
 

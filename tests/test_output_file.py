@@ -70,7 +70,7 @@ def test_an_unwritable_directory_is_an_input_error(tmp_path: Path) -> None:
 # The signal arrives at the worst moment: the temporary file is written, not yet renamed.
 _SIGNALLED_WRITE = """
 import os, signal, sys
-import msgen.atomic_file as atomic_file
+import msgen.yamlio.atomic_file as atomic_file
 real_replace = os.replace
 def replace(src, dst):
     os.kill(os.getpid(), signal.{signal})

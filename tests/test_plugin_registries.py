@@ -13,8 +13,10 @@ from typing import get_args
 
 import pytest
 
-from msgen import devices, frameworks, kinds, option_table, plan, processes, targets
-from msgen.processes import launcher
+from msgen import devices, frameworks, kinds, launchers, targets
+from msgen.options import option_table
+from msgen.model import plan
+from msgen.launchers import launcher
 
 
 @pytest.mark.parametrize("name", targets.NAMES)
@@ -73,15 +75,15 @@ def test_no_resource_names_two_devices() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    [entry.module for entry in processes._BY_DEVICE.values()] + list(processes._BY_FRAMEWORK.values()),
+    [entry.module for entry in launchers._BY_DEVICE.values()] + list(launchers._BY_FRAMEWORK.values()),
 )
 def test_processes(module: str) -> None:
-    assert isinstance(importlib.import_module(module), processes.Process)
+    assert isinstance(importlib.import_module(module), launchers.Process)
 
 
 def test_process_keys_are_known_devices_and_frameworks() -> None:
-    assert set(processes._BY_DEVICE) <= set(get_args(devices.DeviceKind))
-    assert set(processes._BY_FRAMEWORK) <= set(frameworks._REGISTRY)
+    assert set(launchers._BY_DEVICE) <= set(get_args(devices.DeviceKind))
+    assert set(launchers._BY_FRAMEWORK) <= set(frameworks._REGISTRY)
 
 
 def test_launchers_are_the_option_values_in_order() -> None:

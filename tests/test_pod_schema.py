@@ -8,7 +8,8 @@ import sys
 import kubernetes_validate
 import pytest
 
-from msgen.kinds import pod_schema, pod_schema_build
+from msgen.checks import pod_schema
+from .generators import pod_schema_build
 
 from .conftest import ROOT, SAMPLES, msgen
 
@@ -20,8 +21,8 @@ WORKER = "spec.msReplicaSpecs.worker.template.spec"
 def test_the_checked_in_schema_is_built_from_the_newest_bundled_kubernetes() -> None:
     built = pod_schema_build.build()
     assert pod_schema_build.OUTPUT.read_text() == built, (
-        "msgen/kinds/pod_template_schema.json is out of date: "
-        "run python -m msgen.kinds.pod_schema_build"
+        "msgen/checks/pod_template_schema.json is out of date: "
+        "run python -m tests.generators.pod_schema_build"
     )
     latest = kubernetes_validate.utils.major_minor(kubernetes_validate.utils.latest_version())
     assert pod_schema.kubernetes_version() == latest
@@ -118,8 +119,8 @@ def test_the_typed_fields_keep_their_own_messages() -> None:
 
 def test_the_schema_is_read_on_first_use_not_at_import() -> None:
     code = (
-        "import msgen.cli, msgen.pipeline, msgen.krm\n"
-        "from msgen.kinds import pod_schema\n"
+        "import msgen.hosts.cli, msgen.compile.pipeline, msgen.hosts.krm\n"
+        "from msgen.checks import pod_schema\n"
         "print(pod_schema._schema.cache_info().currsize)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

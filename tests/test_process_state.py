@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import msgen
-from msgen import driver
-from msgen.compile_command import compile_paths
-from msgen.plan import Options
+from msgen.compile import driver
+from msgen.hosts.compile_command import compile_paths
+from msgen.model.plan import Options
 
 from .conftest import SAMPLES
 

@@ -1,12 +1,12 @@
-"""The README's generated blocks equal what the code says (`python -m msgen.reference --write`
+"""The README's generated blocks equal what the code says (`python -m tests.generators.reference --write`
 rewrites them; `pytest --update-golden` does not: it rewrites golden/ and schemas/ only)."""
 
 from __future__ import annotations
 
 import pytest
 
-from msgen import reference
-from msgen.reference import BLOCKS, block
+from .generators import reference
+from .generators.reference import BLOCKS, block
 
 from .conftest import ROOT
 
@@ -20,7 +20,7 @@ def test_readme_block_matches_the_code(name: str) -> None:
     assert found is not None, f"README.md has no <!-- msgen:{name} --> block"
     expected = BLOCKS[name]() + "\n"
     assert found.group(2) == expected, (
-        f"README.md block {name} is stale; run python -m msgen.reference --write"
+        f"README.md block {name} is stale; run python -m tests.generators.reference --write"
     )
 
 

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from msgen.reconcile import controller, lease, published, status
-from msgen.run_policy import RoleRule, RunPolicy
+from msgen.model.run_policy import RoleRule, RunPolicy
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 POLICY = RunPolicy(job="j", target="pod",
@@ -99,7 +99,7 @@ def test_the_controller_overlay_is_valid_kubernetes_at_every_supported_version()
     import pytest
     import yaml
 
-    from msgen import versions
+    from msgen.model import versions
 
     from .conftest import ROOT, kustomize_binary
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from msgen import run_policy
+from msgen.model import run_policy
 from msgen.reconcile import actions, ownership, status, watch
 
 from .test_reconcile_decisions import NOW

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from msgen.reconcile import actions, applyset, published, status
-from msgen.run_policy import RoleRule
+from msgen.model.run_policy import RoleRule
 
 from .conftest import msgen
 from .test_reconcile_decisions import NOW, job, pod, policy, terminated

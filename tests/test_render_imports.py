@@ -33,17 +33,17 @@ NOT_ON_THE_RENDER_PATH = {
     "difflib": "did-you-mean hints, for mistakes only",
     "tempfile": "importlib.resources and others pull it in",
     "shutil": "importlib.resources and others pull it in",
-    "dataclasses": "the render path's records are NamedTuples and slotted classes (msgen.plan)",
+    "dataclasses": "the render path's records are NamedTuples and slotted classes (msgen.model.plan)",
     "inspect": "imported by dataclasses; ~6 ms with ast, dis and tokenize",
-    "copy": "plain data is copied by kinds.shared.copy_data; copy imports weakref",
+    "copy": "plain data is copied by model.patch.copy_data; copy imports weakref",
 }
 
 _WRAPPER = """
 import io, json, sys
 entry, out = sys.argv[1], sys.argv[2]
 sys.argv = [entry, *sys.argv[3:]]
-module, _, function = {"msgen": "msgen.entry:run", "msgen-krm": "msgen.krm:run_function",
-                          "msgen-script": "msgen.entry:main"}[entry].partition(":")
+module, _, function = {"msgen": "msgen.hosts.entry:run", "msgen-krm": "msgen.hosts.krm:run_function",
+                          "msgen-script": "msgen.hosts.entry:main"}[entry].partition(":")
 try:
     getattr(__import__(module, fromlist=[function]), function)()
 except SystemExit as exc:
@@ -104,7 +104,7 @@ def test_the_krm_function_imports_nothing_heavy(tmp_path: Path) -> None:
 
 
 def test_decimal_is_loaded_only_for_a_podgroup_that_sums_requests(tmp_path: Path) -> None:
-    # PodGroup minResources are summed exactly (msgen.quantity, with decimal); nothing else needs it
+    # PodGroup minResources are summed exactly (msgen.model.quantity, with decimal); nothing else needs it
     _, plain, _ = imported(tmp_path, "msgen", "render", str(TYPICAL))
     code, gang, _ = imported(tmp_path, "msgen", "render", "--gang-scheduler", "volcano", str(TYPICAL))
     assert code in (0, None)
@@ -112,14 +112,14 @@ def test_decimal_is_loaded_only_for_a_podgroup_that_sums_requests(tmp_path: Path
 
 
 def test_ascend_modules_load_only_for_ascend_work(tmp_path: Path) -> None:
-    ascend = {"msgen.devices.ascend", "msgen.processes.ascend"}
+    ascend = {"msgen.devices.ascend", "msgen.launchers.ascend"}
     _, gpu_job, _ = imported(tmp_path, "msgen", "render", str(TYPICAL), top_level=False)
     npu_sample = SAMPLES / "mindspore" / "ascend-single-npu.yaml"
     _, npu_job, _ = imported(tmp_path, "msgen", "render", str(npu_sample), top_level=False)
     _, option, _ = imported(tmp_path, "msgen", "render", "--accelerator-type", "module-910b-8",
                             str(TYPICAL), top_level=False)
     assert not ascend & gpu_job
-    assert ascend <= npu_job and "msgen.processes.ascend" in option
+    assert ascend <= npu_job and "msgen.launchers.ascend" in option
 
 
 def test_an_invalid_input_does_load_pydantic_to_explain_it(tmp_path: Path) -> None:
@@ -132,13 +132,13 @@ def test_an_invalid_input_does_load_pydantic_to_explain_it(tmp_path: Path) -> No
 
 
 def test_commands_loaded_on_first_use_are_the_ones_their_modules_register() -> None:
-    # `msgen.cli.ELSEWHERE` names the commands other modules add, so that a render does not
+    # `msgen.hosts.cli.ELSEWHERE` names the commands other modules add, so that a render does not
     # import them; a command added there but not named here would be missing from `msgen`.
     import importlib
 
     import click
 
-    from msgen.cli import ELSEWHERE
+    from msgen.hosts.cli import ELSEWHERE
 
     for module in set(ELSEWHERE.values()):
         group = click.Group()
@@ -150,15 +150,15 @@ def test_a_plain_render_does_not_load_click_nor_the_commands(tmp_path: Path) -> 
     # TYPICAL warns (cleanPodPolicy: None is partly expressed): its warning needs no click
     code, modules, stderr = imported(tmp_path, "msgen", "render", str(TYPICAL), top_level=False)
     assert code in (0, None) and b"warning:" in stderr
-    assert "msgen.pipeline" in modules
-    assert not {"click", "msgen.cli", "msgen.reconcile.commands", "msgen.plugin_commands", "msgen.output_name"} & modules
+    assert "msgen.compile.pipeline" in modules
+    assert not {"click", "msgen.hosts.cli", "msgen.hosts.reconcile.commands", "msgen.hosts.plugin_commands", "msgen.yamlio.output_name"} & modules
 
 
 def test_clicks_commands_do_not_load_the_other_commands(tmp_path: Path) -> None:
     code, modules, _ = imported(tmp_path, "msgen", "validate", str(TYPICAL), top_level=False)
     assert code in (0, None)
-    assert "msgen.cli" in modules
-    assert not {"msgen.reconcile.commands", "msgen.plugin_commands", "msgen.convert"} & modules
+    assert "msgen.hosts.cli" in modules
+    assert not {"msgen.hosts.reconcile.commands", "msgen.hosts.plugin_commands", "msgen.hosts.convert"} & modules
 
 
 def test_the_console_script_runs_clicks_commands_collecting_without_the_render_modules(
@@ -172,6 +172,6 @@ def test_the_console_script_runs_clicks_commands_collecting_without_the_render_m
     subprocess.run([sys.executable, "-c", wrapper, "msgen-script", str(out), "--version"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env, check=False)
     found = json.loads(out.read_text())
-    assert found["code"] in (0, None) and "msgen.cli" in found["modules"]
+    assert found["code"] in (0, None) and "msgen.hosts.cli" in found["modules"]
     assert found["collecting"] is True
-    assert "msgen.pipeline" not in found["modules"]
+    assert "msgen.compile.pipeline" not in found["modules"]

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from msgen import compile_documents
-from msgen.emit import to_yaml
+from msgen.yamlio.emit import to_yaml
 
 from .conftest import SAMPLES, msgen
 
@@ -99,7 +99,7 @@ def test_env_listing_every_replica_in_every_pod_is_bounded_in_all() -> None:
     2000-replica cap that was 173 MB of output. The framework env repeated over all pods is
     bounded (output_size.MAX_REPEATED_ENV_BYTES), an error at `replicas`, found from the
     first pod, before the others are built."""
-    from msgen.output_size import MAX_REPEATED_ENV_BYTES
+    from msgen.checks.output_size import MAX_REPEATED_ENV_BYTES
 
     text = (SAMPLES / "caffe2" / "resnet50-redis.yaml").read_text()
     many = text.replace("replicas: 2", "replicas: 2000")

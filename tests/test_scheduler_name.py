@@ -1,7 +1,7 @@
 """`--scheduler-address dns`: the name resolver that wraps PS and Worker commands.
 
 MindSpore takes `MS_SCHED_HOST` as an IP address only, so in `dns` mode msgen wraps the main
-container's command in a small POSIX-sh resolver (`msgen/processes/resolve_scheduler.sh`, inlined
+container's command in a small POSIX-sh resolver (`msgen/launchers/resolve_scheduler.sh`, inlined
 as `/bin/sh -c`). These tests run that script, as the rendered pods carry it, with real shells,
 a stub program and stand-in resolvers; `tests/test_live_training.py` runs it on a cluster.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from msgen.processes import resolve
+from msgen.launchers import resolve
 
 from .conftest import SAMPLES, msgen
 from .test_launcher import SHELLS

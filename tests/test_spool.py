@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from msgen import emit, inputs
-from msgen.yaml_loader import libyaml_loads
+from msgen.yamlio import emit, inputs
+from msgen.yamlio.yaml_loader import libyaml_loads
 
 from .conftest import SAMPLES, msgen, msgen_process
 
@@ -177,7 +177,7 @@ def test_the_in_memory_api_keeps_no_objects_of_a_source_that_breaks_part_way() -
 
 def test_a_spool_beyond_memory_moves_to_a_file_and_keeps_the_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small output stays in memory (no tempfile import); larger output spills to a file."""
-    from msgen import spool
+    from msgen.yamlio import spool
 
     text = _stream(JOBS)
     held = msgen("render", "-", input=text)
@@ -199,10 +199,10 @@ def test_a_spool_beyond_memory_moves_to_a_file_and_keeps_the_bytes(monkeypatch: 
 
 def test_a_stream_keeps_only_the_findings_it_prints(tmp_path: Path) -> None:
     """One warning per job of a long stream: 200 are kept and printed, the rest counted."""
-    from msgen.diagnostics import MAX_REPORTED
-    from msgen.driver import compile_stream
-    from msgen.plan import Options
-    from msgen.source import Source
+    from msgen.model.diagnostics import MAX_REPORTED
+    from msgen.compile.driver import compile_stream
+    from msgen.model.plan import Options
+    from msgen.model.source import Source
 
     assert "cleanPodPolicy: None" in SAMPLE  # which indexed-job expresses only partly: a warning
     jobs = MAX_REPORTED + 30
@@ -225,8 +225,8 @@ def test_a_streamed_source_reads_the_lines_a_report_needs_as_lines_counts_them(p
     """YAML's line breaks (\\r\\n, \\r, \\n, NEL, LS, PS), one \\r\\n straddling the 1 MiB piece."""
     import io
 
-    from msgen.diagnostics import Lines
-    from msgen.source import StreamedSource
+    from msgen.model.diagnostics import Lines
+    from msgen.model.source import StreamedSource
 
     head = "a: 1\r\nb: 2\rc: 3\nd: \u00e9\u0085e: 5\u2028f: 6\u2029g: 7\n"
     filler = "x" * ((1 << 20) - len(head.encode()) - 1 - pad) + "\r\n"

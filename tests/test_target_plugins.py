@@ -14,7 +14,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from msgen import apirules, run_policy, targets
+from msgen.checks import apirules
+from msgen.model import run_policy
+from msgen import targets
 from msgen.reconcile import actions, status
 from msgen.targets import indexed_job, jobset, pod, statefulset, support, volcano
 from msgen.targets.limits import INDEXED_JOB_LIMIT, replica_problems
@@ -103,7 +105,7 @@ def test_names_worker_pods(module: ModuleType) -> None:
 
 
 def render_options(module: ModuleType) -> Any:
-    from msgen.plan import Options
+    from msgen.model.plan import Options
 
     return Options(target=module.TARGET.name)
 

@@ -19,7 +19,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from msgen import run_policy, versions
+from msgen.model import run_policy, versions
 from msgen.reconcile import status
 from msgen.targets import NAMES as TARGETS
 

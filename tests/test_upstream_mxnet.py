@@ -19,7 +19,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from msgen import versions
+from msgen.model import versions
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import msgen, needs_shared, shared_files

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from msgen import versions
+from msgen.model import versions
 
 
 def test_gates_follow_contracts_table() -> None:

@@ -21,9 +21,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msgen.emit import to_yaml
-from msgen.source import Source
-from msgen.yaml_loader import load_documents
+from msgen.yamlio.emit import to_yaml
+from msgen.model.source import Source
+from msgen.yamlio.yaml_loader import load_documents
 
 from .conftest import kustomize_binary, msgen
 
@@ -178,7 +178,7 @@ def test_every_reader_reads_back_every_string(values: list[str], tmp_path: Path)
 
 
 def test_the_pure_python_dumper_quotes_the_same() -> None:
-    from msgen.yaml_dumper import make_dumper, pyyaml_dump
+    from msgen.yamlio.yaml_dumper import make_dumper, pyyaml_dump
 
     pure = make_dumper(yaml.SafeDumper)
     assert pyyaml_dump([config_map(TRICKY)], pure) == to_yaml([config_map(TRICKY)])

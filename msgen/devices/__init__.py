@@ -13,9 +13,9 @@ from __future__ import annotations
 import importlib
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
-from ..diagnostics import Diagnostic
-from ..patch import Patch
-from ..plan import Plan, PodSlot, Role
+from ..model.diagnostics import Diagnostic
+from ..model.patch import Patch
+from ..model.plan import Plan, PodSlot, Role
 
 DeviceKind = Literal["cpu", "gpu", "ascend"]
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..patch import EnvValue, Patch, field_ref, literal
-from ..plan import Plan, Role
-from ..source import Document
+from ..model.patch import EnvValue, Patch, field_ref, literal
+from ..model.plan import Plan, Role
+from ..model.source import Document
 from . import ASCEND_RESOURCE_PREFIXES as RESOURCE_PREFIXES
 from . import role_request
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..patch import Patch, literal
-from ..plan import Plan, Role
+from ..model.patch import Patch, literal
+from ..model.plan import Plan, Role
 from . import container_request
 
 VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"

@@ -11,10 +11,10 @@ import importlib
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..diagnostics import Diagnostic
-    from ..patch import Patch
-    from ..plan import Options, Plan, PodSlot
-    from ..source import Path
+    from ..model.diagnostics import Diagnostic
+    from ..model.patch import Patch
+    from ..model.plan import Options, Plan, PodSlot
+    from ..model.source import Path
     from ..targets.addressing import Addressing, Endpoint
 
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..diagnostics import Diagnostic, Severity
-from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
-from ..plan import Options, Plan, PodSlot, Role
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.patch import ALL_CONTAINERS, EnvValue, Patch, literal
+from ..model.plan import Options, Plan, PodSlot, Role
 from ..targets.addressing import Addressing, Endpoint
 from .jsonenv import INDEX, with_index
 from .ports import check_listed_replicas

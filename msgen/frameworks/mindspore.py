@@ -23,7 +23,7 @@ because MindSpore 2.x no longer trains with parameter servers (`PS_RELEASES`).
 
 MindSpore runs one process per device (contracts §2). A Worker pod that asks for N > 1 devices
 runs N processes: it gets `MS_LOCAL_WORKER` = N and `MS_NODE_RANK` = its index instead of
-`MS_NODE_ID`, which each process gets from whoever starts it (`msgen.processes`). A job
+`MS_NODE_ID`, which each process gets from whoever starts it (`msgen.launchers`). A job
 without a Scheduler (a standalone Worker) gets no MindSpore env and no Service, as with
 ms-operator.
 
@@ -37,10 +37,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..diagnostics import Diagnostic, Severity
-from ..patch import EnvValue, Patch, field_ref, literal
-from ..plan import Options, Plan, PodSlot, Role
-from ..source import Path
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.patch import EnvValue, Patch, field_ref, literal
+from ..model.plan import Options, Plan, PodSlot, Role
+from ..model.source import Path
 from ..targets.addressing import Addressing, Endpoint
 from .. import devices, targets
 

@@ -5,7 +5,7 @@ On every container of every pod (contracts §5):
 - `MX_CONFIG`: `{"cluster":{<rt>:[{"url":<host>,"port":P},...]},"labels":{<rt>:<key>},
   "task":{"type":<rt>,"index":<i>}}`, cluster and labels keyed by every replica type; a
   label is the TVM RPC key a tuning job's TunerServer registers under (`genLabelsSpec`),
-  which the kind puts in the plan's settings (`kinds/mxjob_labels.py`), `""` without one;
+  which the kind puts in the plan's settings (`kinds/mxjob/labels.py`), `""` without one;
 - in training mode, for the ps-lite roles Scheduler, Server and Worker: `DMLC_PS_ROOT_PORT`,
   `DMLC_PS_ROOT_URI` (scheduler 0), `DMLC_NUM_SERVER`, `DMLC_NUM_WORKER`, `DMLC_ROLE`,
   `DMLC_USE_KUBERNETES=1` (ps-lite then binds the scheduler to every interface);
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..diagnostics import Diagnostic
-from ..patch import ALL_CONTAINERS, EnvValue, Patch, literal
-from ..plan import Options, Plan, PodSlot
+from ..model.diagnostics import Diagnostic
+from ..model.patch import ALL_CONTAINERS, EnvValue, Patch, literal
+from ..model.plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing, Endpoint
 from .jsonenv import INDEX, with_index
 from .ports import check_listed_replicas, every_replica_by_name, main_port

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..diagnostics import Diagnostic
-from ..patch import EnvValue, Patch, literal
-from ..plan import Options, Plan, PodSlot
+from ..model.diagnostics import Diagnostic
+from ..model.patch import EnvValue, Patch, literal
+from ..model.plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing, Endpoint
 from .ports import main_port
 

@@ -7,8 +7,8 @@ cannot fail for a plan that passed its kind's checks.
 
 from __future__ import annotations
 
-from ..diagnostics import Diagnostic
-from ..plan import Plan, Role
+from ..model.diagnostics import Diagnostic
+from ..model.plan import Plan, Role
 from ..targets.addressing import Endpoint
 
 #: Frameworks whose env lists every replica in every pod grow as replicas squared: past this

@@ -11,11 +11,11 @@ import importlib
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from .model import BaseModel
+    from ..checks.input_model import BaseModel
 
-    from ..diagnostics import Diagnostic
-    from ..plan import Options, Plan
-    from ..source import Document
+    from ..model.diagnostics import Diagnostic
+    from ..model.plan import Options, Plan
+    from ..model.source import Document
 
 
 @runtime_checkable
@@ -32,9 +32,9 @@ class JobKind(Protocol):
 
 _REGISTRY: dict[tuple[str, str], str] = {
     ("mindspore.gitee.com/v1", "MSJob"): "msgen.kinds.msjob",
-    ("kubeflow.org/v1", "MXJob"): "msgen.kinds.mxjob",
-    ("mxnet.mlkube.io/v1beta1", "MxJob"): "msgen.kinds.mxjob_v1beta1",
-    ("mlkube.io/v1beta1", "MxJob"): "msgen.kinds.mxjob_v1beta1:SEED_KIND",
+    ("kubeflow.org/v1", "MXJob"): "msgen.kinds.mxjob.v1",
+    ("mxnet.mlkube.io/v1beta1", "MxJob"): "msgen.kinds.mxjob.v1beta1",
+    ("mlkube.io/v1beta1", "MxJob"): "msgen.kinds.mxjob.v1beta1:SEED_KIND",
     ("kubeflow.org/v1", "MSJob"): "msgen.kinds.msjob_legacy",
     ("kubeflow.org/v1alpha1", "Caffe2Job"): "msgen.kinds.caffe2job",
     ("mindxdl.gitee.com/v1", "AscendJob"): "msgen.kinds.ascendjob",

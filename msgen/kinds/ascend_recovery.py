@@ -22,8 +22,8 @@ position, so nobody believes the job recovers the way it did under ascend-operat
 
 from __future__ import annotations
 
-from ..diagnostics import Diagnostic, Severity
-from ..source import Document
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.source import Document
 
 RECOVER_STRATEGY = "recover-strategy"
 POD_RESCHEDULING = "pod-rescheduling"

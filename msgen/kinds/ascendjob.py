@@ -19,16 +19,17 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from . import JobKind
-from .model import BaseModel, Field
+from ..checks.input_model import BaseModel, Field
 
-from ..diagnostics import Diagnostic, Severity
-from ..plan import Options, Plan, Role
-from ..source import Document, Path
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.plan import Options, Plan, Role
+from ..model.source import Document, Path
 from .msjob import MSReplicaSpec, MSRunPolicy, MSSchedulingPolicy, to_run_policy
 from .podtemplate import INT32_MAX, ObjectMeta, _Model
 from . import ascend_recovery as recovery
-from .shared import copy_data, job_name, replica_type_of
-from .validation import validate_model
+from ..model.patch import copy_data
+from .shared import job_name, replica_type_of
+from ..checks.validation import validate_model
 
 API_VERSION = "mindxdl.gitee.com/v1"
 KIND_NAME = "AscendJob"

@@ -10,14 +10,15 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from . import JobKind
-from .model import BaseModel, Field
+from ..checks.input_model import BaseModel, Field
 
-from ..diagnostics import Diagnostic, Severity
-from ..plan import CleanPodPolicy, Options, Plan, Role, RunPolicy, SchedulingPolicy
-from ..source import Document, Path
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.plan import CleanPodPolicy, Options, Plan, Role, RunPolicy, SchedulingPolicy
+from ..model.source import Document, Path
 from .podtemplate import INT32_MAX, INT64_MAX, ObjectMeta, PodTemplateSpec, Quantity, _Model
-from .shared import copy_data, job_name
-from .validation import validate_model
+from ..model.patch import copy_data
+from .shared import job_name
+from ..checks.validation import validate_model
 
 API_VERSION = "mindspore.gitee.com/v1"
 KIND_NAME = "MSJob"

@@ -18,14 +18,15 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from . import JobKind
-from .model import BaseModel, Field
+from ..checks.input_model import BaseModel, Field
 
-from ..diagnostics import Diagnostic
-from ..plan import Options, Plan, Role, RunPolicy
-from ..source import Document, Path
+from ..model.diagnostics import Diagnostic
+from ..model.plan import Options, Plan, Role, RunPolicy
+from ..model.source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
-from .shared import check_volumes, copy_data, ensure_port, job_name, main_container
-from .validation import validate_model
+from ..model.patch import copy_data
+from .shared import check_volumes, ensure_port, job_name, main_container
+from ..checks.validation import validate_model
 
 API_VERSION = "kubeflow.org/v1"
 KIND_NAME = "MSJob"

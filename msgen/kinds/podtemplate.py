@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from .model import BaseModel, ConfigDict, Field, create_model, field_names
+from ..checks.input_model import BaseModel, ConfigDict, Field, create_model, field_names
 
 Quantity = int | float | str
 #: The largest values of Kubernetes' int32 and int64 fields (counts, seconds).

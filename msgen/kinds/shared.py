@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..diagnostics import Diagnostic, Severity
-from ..names import dns1035_problem
-from ..source import Document, Path
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.names import dns1035_problem
+from ..model.source import Document, Path
+from ..checks.validation import VOLUME_SOURCES
 
 VOLUME_MOUNT_FIELDS = (
     "name", "mountPath", "readOnly", "subPath", "subPathExpr", "mountPropagation",
     "recursiveReadOnly",
-)  # fmt: skip
-VOLUME_SOURCES = (
-    "hostPath", "emptyDir", "configMap", "secret", "persistentVolumeClaim", "nfs", "projected",
 )  # fmt: skip
 
 
@@ -209,17 +207,3 @@ def replica_type_of(
     seen[replica_type] = key
     return replica_type
 
-
-def copy_data(value: Any) -> Any:
-    """A copy of parsed YAML data (mappings, lists, scalars) that shares no mapping or list.
-
-    Each role's template is copied before msgen fills it in; `copy.deepcopy` spent most of
-    its time on its memo and per-scalar dispatch, which data straight from the loader does
-    not need (parts repeated through YAML aliases come out as separate copies, so filling in
-    one never changes another).
-    """
-    if isinstance(value, dict):
-        return {key: copy_data(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [copy_data(item) for item in value]
-    return value

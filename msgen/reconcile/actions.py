@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..run_policy import RunPolicy
+from ..model.run_policy import RunPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
 from .status import JobStatus, pod_role

@@ -26,7 +26,7 @@ from typing import Any
 
 from lightkube import Client
 
-from .. import run_policy
+from ..model import run_policy
 from ..targets.labels import JOB_NAME, MANAGED_BY
 from . import actions, informer, kube, published, status, watch
 from .publisher import publish

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import run_policy
-from ..run_policy import RunPolicy
+from ..model import run_policy
+from ..model.run_policy import RunPolicy
 from ..targets import facts_of
 
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..run_policy import RunPolicy
+from ..model.run_policy import RunPolicy
 from ..targets.labels import REPLICA_INDEX, REPLICA_TYPE
 
 #: Where a pod's index inside its role is found, by target (first match wins).

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..run_policy import RunPolicy
+from ..model.run_policy import RunPolicy
 from .status import JobStatus, pod_index, pod_role
 
 ANNOTATION = "msgen/status"

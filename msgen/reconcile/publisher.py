@@ -13,7 +13,7 @@ from typing import Any
 
 from lightkube import Client
 
-from .. import run_policy
+from ..model import run_policy
 from . import kube, published, status
 
 STATUS_ANNOTATION = published.ANNOTATION

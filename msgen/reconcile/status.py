@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..run_policy import WORKER0, RunPolicy
+from ..model.run_policy import WORKER0, RunPolicy
 from ..targets import facts_of
 from .pods import PodFailure, killed, pod_failure, pod_index, pod_role, restarted
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from lightkube import Client
 
-from .. import run_policy
-from ..run_policy import RunPolicy
+from ..model import run_policy
+from ..model.run_policy import RunPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
 from . import actions, informer, kube, ownership, status

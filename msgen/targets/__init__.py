@@ -18,8 +18,8 @@ import importlib
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..diagnostics import Diagnostic
-    from ..plan import Options, Plan, PodSlot
+    from ..model.diagnostics import Diagnostic
+    from ..model.plan import Options, Plan, PodSlot
     from .addressing import Addressing, Naming
     from .cells import Cell
 

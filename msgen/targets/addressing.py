@@ -11,13 +11,13 @@ and never formats a target's host names itself. Two ways to reach a replica (con
   Service. No extra Service, but the process must accept a host name.
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.plan).
+# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
 from typing import Any, Callable, NamedTuple
 
-from ..diagnostics import Diagnostic
-from ..names import dns1035_problem, service_env_prefix
-from ..patch import EnvValue, literal
-from ..plan import AddressMode, Plan, PodSlot, Role
+from ..model.diagnostics import Diagnostic
+from ..model.names import dns1035_problem, service_env_prefix
+from ..model.patch import EnvValue, literal
+from ..model.plan import AddressMode, Options, Plan, PodSlot, Role
 from . import labels
 
 
@@ -183,3 +183,25 @@ def name_problems(
                 )
             )
     return out
+
+
+#: What a host-network pod needs to resolve cluster names (its default means the node's).
+HOST_NETWORK_DNS = "ClusterFirstWithHostNet"
+
+
+def scheduler_resolving_roles(plan: Plan, options: Options) -> list[Role]:
+    """The roles whose pods resolve the scheduler's name when they start (`--scheduler-address
+    dns`, `launchers.resolve`): all but the Scheduler, in a job that has one."""
+    if options.scheduler_address != "dns" or plan.replicas("Scheduler") == 0:
+        return []
+    return [r for r in plan.roles if r.replica_type != "Scheduler" and r.replicas > 0]
+
+
+def dns_policy(plan: Plan, options: Options, role: Role, spec: dict[str, Any]) -> str | None:
+    """The `dnsPolicy` a pod of `role` needs to resolve the scheduler's name, where its
+    template sets none: only host-network pods need one."""
+    if not spec.get("hostNetwork") or "dnsPolicy" in spec:
+        return None
+    if not any(r is role for r in scheduler_resolving_roles(plan, options)):
+        return None
+    return HOST_NETWORK_DNS

@@ -5,7 +5,7 @@ registry for every target's cells: the registry's `Target` protocol names `Cell`
 a module of its own keeps the two from importing each other.
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.plan).
+# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
 from typing import Literal, NamedTuple
 
 Support = Literal["native", "partly", "apply", "no"]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..diagnostics import Diagnostic, Severity
-from ..kinds.shared import copy_data
-from ..plan import Options, Plan, PodSlot
-from ..processes import resolve
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.patch import copy_data
+from ..model.plan import Options, Plan, PodSlot
 from . import labels, scheduling, support
-from .addressing import Addressing
+from .addressing import Addressing, dns_policy
 
 if TYPE_CHECKING:
     from . import Target
@@ -54,7 +53,7 @@ def finish_pod(
                 )
             if value is not None:
                 spec[field] = value
-        policy = resolve.dns_policy(plan, options, slot.role, spec)
+        policy = dns_policy(plan, options, slot.role, spec)
         if policy is not None:
             spec["dnsPolicy"] = policy
     template = {"metadata": metadata, "spec": spec}

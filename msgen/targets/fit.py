@@ -8,8 +8,8 @@ refusal lists the targets that can, in registry order.
 
 from __future__ import annotations
 
-from .. import versions
-from ..plan import Options, Plan, PodSlot
+from ..model import versions
+from ..model.plan import Options, Plan, PodSlot
 from . import NAMES, Target, having, lookup
 from .addressing import Naming
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .. import versions
-from ..diagnostics import Diagnostic
-from ..patch import EnvValue, field_ref
-from ..plan import SCHEDULER_DECIDES, Options, Plan, PodSlot, Role
+from ..model import versions
+from ..model.diagnostics import Diagnostic
+from ..model.patch import EnvValue, field_ref
+from ..model.plan import SCHEDULER_DECIDES, Options, Plan, PodSlot, Role
 from . import Facts, Target, labels, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects

@@ -15,11 +15,11 @@ the target's own label carries it: `batch.kubernetes.io/job-completion-index` (I
 JobSets), `apps.kubernetes.io/pod-index` (StatefulSets), `volcano.sh/task-index` (Volcano).
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.plan).
+# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
 from typing import Any, NamedTuple
 
-from ..diagnostics import Diagnostic
-from ..plan import Plan, PodSlot, Role
+from ..model.diagnostics import Diagnostic
+from ..model.plan import Plan, PodSlot, Role
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 APP_NAME = "app.kubernetes.io/name"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..diagnostics import Diagnostic
-from ..plan import Plan
+from ..model.diagnostics import Diagnostic
+from ..model.plan import Plan
 
 if TYPE_CHECKING:
     from . import Target

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..diagnostics import Diagnostic
-from ..plan import Options, Plan, PodSlot
+from ..model.diagnostics import Diagnostic
+from ..model.plan import Options, Plan, PodSlot
 from . import Facts, Target, labels, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, shared_objects

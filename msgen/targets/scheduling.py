@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..diagnostics import Diagnostic, Severity
-from ..plan import Options, Plan, PodSlot, SchedulingPolicy
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.plan import Options, Plan, PodSlot, SchedulingPolicy
 
 if TYPE_CHECKING:
     from . import Target
@@ -62,7 +62,7 @@ def min_resources(plan: Plan) -> tuple[dict[str, str] | None, list[Diagnostic]]:
     given = policy(plan).min_resources
     if given is not None:
         return {name: str(value) for name, value in sorted(given.items())}, []
-    from .. import quantity  # with `decimal`: loaded only for a job whose PodGroup sums requests
+    from ..model import quantity  # with `decimal`: loaded only for a job whose PodGroup sums requests
 
     totals: dict[str, quantity.Sum] = {}
     diagnostics: list[Diagnostic] = []

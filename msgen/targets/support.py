@@ -11,10 +11,11 @@ render warns at the policy's position and says what happens instead; the README'
 generated from the same cells, and a test keeps the two equal.
 """
 
-from .. import targets, versions
-from ..diagnostics import Diagnostic, Severity
-from ..plan import ONE_ROLE_DECIDES, Options, Plan
-from ..source import Path
+from .. import targets
+from ..model import versions
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.plan import ONE_ROLE_DECIDES, Options, Plan
+from ..model.source import Path
 from . import Target
 from .cells import Cell
 

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..diagnostics import Diagnostic
-from ..patch import field_ref
-from ..plan import Options, Plan, PodSlot, Role
+from ..model.diagnostics import Diagnostic
+from ..model.patch import field_ref
+from ..model.plan import Options, Plan, PodSlot, Role
 from . import Facts, Target, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects

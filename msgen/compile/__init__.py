@@ -1,0 +1,1 @@
+"""The orchestration: a session over many inputs (`driver`) and the stage order (`pipeline`)."""

@@ -1,0 +1,245 @@
+"""The `msgen` command, on click.
+
+Exit status: 0 ok (warnings allowed), 1 the input has errors, 2 the command line is wrong.
+Errors go to stderr as `file:line:column: error: ...`; stdout gets the whole output or
+nothing, so a generator host never sees a partial stream. What the compiling commands do
+once their options are read lives in `compile_command`, without click: the `msgen` entry
+point (`entry.run`) runs a plain `msgen render` through it directly, and comes here for
+everything else (help, other commands, any command line it does not read itself).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+from .. import __version__
+from .click_settings import CONTEXT as _CONTEXT
+from .compile_command import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    compile_paths,
+    guarded,
+    options_from,
+    report,
+)
+
+__all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "compile_paths", "main", "report", "run"]
+
+
+def _output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--output: a file in a directory that exists; `-` is standard output (the default)."""
+    from ..yamlio.output_name import output_problem
+
+    problem = output_problem(value)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return None if value == "-" else value
+
+
+#: PATH arguments: files, directories or - (stdin). Typed as paths so that shell completion
+#: offers file names; nothing is checked here (`inputs.expand_paths` reports a missing one).
+PATHS = click.Path(readable=False, allow_dash=True)
+
+
+def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every compiling command shares, and its PATH arguments."""
+    return click.argument("paths", nargs=-1, metavar="[PATH]...", type=PATHS)(render_options(func))
+
+
+def render_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The render options alone: for commands that take other arguments as well as files
+    (`msgen status JOB-OR-PATH...`) and must accept what `apply` accepts, so a script can
+    pass the same options to `apply`, `status` and `delete`. They are generated from
+    `msgen.options.option_table` (see `msgen.options.option_cli`)."""
+    from ..options.option_cli import click_options
+
+    decorators = click_options()
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+#: Commands written in other modules, by name: the module whose `register(main)` adds them.
+#: They load when named (or listed, by --help), so a render does not build their options.
+ELSEWHERE = {
+    "install-kustomize-plugin": "msgen.hosts.plugin_commands",
+    "kustomize-plugin": "msgen.hosts.plugin_commands",
+    "krm-step": "msgen.hosts.plugin_commands",
+    "argocd-generate": "msgen.hosts.plugin_commands",
+    "argocd-discover": "msgen.hosts.plugin_commands",
+    "apply": "msgen.hosts.reconcile.commands",
+    "diff": "msgen.hosts.reconcile.commands",
+    "status": "msgen.hosts.reconcile.commands",
+    "delete": "msgen.hosts.reconcile.commands",
+    "controller": "msgen.hosts.reconcile.commands",
+    "samples": "msgen.hosts.samples_command",
+}
+
+
+class _Commands(click.Group):
+    """msgen's group: the plug-in hosts' and the reconciler's commands load on first use."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in ELSEWHERE:
+            self._load(ELSEWHERE[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        for module in dict.fromkeys(ELSEWHERE.values()):
+            self._load(module)
+        return super().list_commands(ctx)
+
+    def _load(self, module: str) -> None:
+        import importlib
+
+        importlib.import_module(module).register(self)
+
+
+@click.group(cls=_Commands, context_settings=_CONTEXT)
+@click.version_option(__version__, "--version", prog_name="msgen")
+def main() -> None:
+    """Compile MindSpore training jobs into plain Kubernetes YAML.
+
+    msgen does at render time what ms-operator did inside the cluster: it turns an MSJob
+    (mindspore.gitee.com/v1) into Jobs or Pods, Services and the MindSpore cluster
+    environment, so the output runs on any cluster with no operator installed.
+
+    \b
+    Examples:
+      msgen render samples/mindspore/widedeep-gpu-dataparallel.yaml > out.yaml
+      msgen samples mindspore/lenet-cpu | msgen render
+      msgen validate samples/
+      msgen schema AscendJob
+    """
+
+
+@main.command(context_settings=_CONTEXT)
+@compile_options
+@click.option(
+    "--output",
+    "-o",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    callback=_output,
+    help="Write to FILE (whole or not at all); - is standard output, the default. "
+    "Not a format: that is --format.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+    help="yaml: a multi-document stream; json: one v1 List holding every object.",
+)
+def render(output: str | None, output_format: str, **kwargs: Any) -> None:
+    """Compile jobs into Kubernetes objects.
+
+    PATH is a file, a directory (every *.yaml and *.yml below it, in sorted order,
+    kustomization files skipped) or - for standard input, the default. Files may hold
+    many documents; documents that are not a job kind msgen knows pass through
+    unchanged, in place.
+
+    Output goes to standard output, or to --output. When any input has an error, msgen
+    prints every error to standard error, writes nothing and exits with status 1.
+
+    \b
+    Examples:
+      msgen render job.yaml > out.yaml
+      msgen render --target pod --namespace training jobs/ -o out.yaml
+      cat job.yaml | msgen render --kube-version 1.29 --format json
+      msgen render --target jobset --gang-scheduler volcano --kueue-queue team-a job.yaml
+    """
+    from .compile_command import render as render_to
+
+    render_to(output, output_format, kwargs)
+
+
+@main.command(context_settings=_CONTEXT)
+@compile_options
+def validate(**kwargs: Any) -> None:
+    """Run every input check and report, without writing any output.
+
+    Takes the same PATH arguments and options as render (the target and Kubernetes
+    version decide some checks). Exits 0 when every input is valid, 1 otherwise.
+
+    \b
+    Example:
+      msgen validate samples/ && echo valid
+    """
+    compilation = compile_paths(
+        list(kwargs.pop("paths")),
+        options_from(kwargs),
+        sink=lambda objects: None,
+        summary="msgen: invalid: {errors} error(s)",
+    )
+    click.echo(
+        f"msgen: valid: {compilation.jobs} job(s) in {compilation.documents} document(s)",
+        err=True,
+    )
+
+
+@main.command(context_settings=_CONTEXT)
+@click.argument("kind", required=False, default="mindspore.gitee.com/v1/MSJob")
+@click.option("--list", "list_kinds", is_flag=True, help="List the input kinds msgen compiles.")
+def schema(kind: str, list_kinds: bool) -> None:
+    """Print the JSON Schema of an input kind (default: mindspore.gitee.com/v1/MSJob).
+
+    KIND is apiVersion/kind (mindspore.gitee.com/v1/MSJob) or a kind name that names one
+    kind (AscendJob); a name several kinds share (MSJob, mxjob) lists them to choose from.
+    The same schemas are checked in under schemas/ in msgen's source.
+
+    \b
+    Examples:
+      msgen schema > msjob.schema.json
+      msgen schema --list
+    """
+    import json
+
+    from .. import kinds
+    from .schemas import schema_for
+
+    if list_kinds:
+        for api_version, name in kinds.known_kinds():
+            click.echo(f"{api_version}/{name}")
+        return
+    found = kinds.matching(kind)
+    if len(found) > 1:
+        choices = " or ".join(f"{api}/{name}" for api, name in found)
+        raise click.BadParameter(f"{kind!r} names {len(found)} kinds; accepted: {choices}", param_hint="KIND")
+    job_kind = kinds.find_by_name(kind)
+    if job_kind is None:
+        known = ", ".join(f"{api}/{name}" for api, name in kinds.known_kinds())
+        raise click.BadParameter(f"unknown kind {kind!r}; accepted: {known}", param_hint="KIND")
+    click.echo(json.dumps(schema_for(job_kind), indent=2, sort_keys=True))
+
+
+@main.command(context_settings=_CONTEXT)
+@click.argument("paths", nargs=-1, metavar="[PATH]...", type=PATHS)
+@click.option("--in-place", "-i", is_flag=True, help="Rewrite each file (atomically) instead of printing.")
+def convert(paths: tuple[str, ...], in_place: bool) -> None:
+    """Rewrite older job files in today's format, keeping comments and key order.
+
+    A 2020 kubeflow.org/v1 MSJob becomes a mindspore.gitee.com/v1 MSJob, an MxJob
+    (mxnet.mlkube.io/v1beta1 or mlkube.io/v1beta1) a kubeflow.org/v1 MXJob; other documents
+    stay as they are. Each change is explained on standard error. PATH is a file, a
+    directory or - for standard input, the default.
+
+    \b
+    Examples:
+      msgen convert old-msjob.yaml > msjob.yaml
+      msgen convert --in-place jobs/
+    """
+    from .convert import convert_paths
+
+    status = convert_paths(list(paths), in_place)
+    if status:
+        raise SystemExit(status)
+
+
+def run() -> None:
+    """click's own handling, plus no traceback for a bug unless MSGEN_DEBUG is set."""
+    guarded(lambda: main(standalone_mode=True))
+

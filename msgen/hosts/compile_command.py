@@ -1,0 +1,185 @@
+"""What `msgen render` and the commands built on it do once their options are read.
+
+Kept apart from the click commands in `cli.py` so that a plain `msgen render`, whose command
+line `render_argv` reads without click, runs without importing click at all (about a fifth
+of a cold render's start-up). click is imported here only to report something: a usage
+error, or diagnostics, which go through `click.echo` exactly as before.
+
+Exit status: 0 ok (warnings allowed), 1 the input has errors, 2 the command line is wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..model.diagnostics import Diagnostic, LineReader, distinct, report_lines
+from ..model.plan import Options
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ..compile.driver import Compilation, Sink
+    from ..model.source import Document, Source
+
+EXIT_INPUT = 1
+EXIT_INTERNAL = 70
+
+
+def options_from(kwargs: dict[str, Any]) -> Options:
+    """The compile options of a command's parsed parameters (see `cli.compile_options`): one
+    per option the command line takes (`msgen.options.option_table`), named as its `Options` field."""
+    from ..options.option_table import ROWS
+
+    return Options(**{row.field: kwargs[row.field] for row in ROWS if "cli" in row.hosts})
+
+
+def render(output: str | None, output_format: str, kwargs: dict[str, Any]) -> None:
+    """`msgen render` once its command line is read and the --output directory checked."""
+    from ..yamlio.spool import Spool
+
+    # Written job by job to a spool, shown only when every job compiled (see spool.py).
+    with Spool(output_format) as spool:
+        compile_paths(list(kwargs.pop("paths")), options_from(kwargs), sink=spool.add)
+        if output is None:
+            spool.deliver()
+        else:
+            from ..yamlio.atomic_file import OutputError
+
+            try:
+                spool.deliver(output)
+            except OutputError as exc:
+                _echo_error(f"msgen: cannot write the output: {exc}")
+                raise SystemExit(EXIT_INPUT) from None
+
+
+def write_output(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        from ..yamlio.atomic_file import OutputError, write_whole
+
+        try:
+            write_whole(output, text)
+        except OutputError as exc:
+            _echo_error(f"msgen: cannot write the output: {exc}")
+            raise SystemExit(EXIT_INPUT) from None
+
+
+def compile_paths(
+    given: list[str],
+    options: Options,
+    locate: Callable[[Document], Document] | None = None,
+    sink: Sink | None = None,
+    summary: str = "msgen: {errors} error(s); nothing was written",
+) -> Compilation:
+    """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation.
+
+    `summary` is the last line after errors (`{errors}` is their number): what the command
+    did about them.
+
+    With `sink`, each document's objects go to it as they compile, files are read one at a
+    time, and the Compilation keeps no objects (see driver.compile_stream).
+    """
+    from ..compile import collector
+    from ..compile.driver import compile_sources, compile_stream
+    from ..yamlio.inputs import MissingPath, Refused, expand_paths, open_source, read_source, refusal
+
+    try:
+        paths = expand_paths(given)
+    except MissingPath as exc:
+        import click
+
+        raise click.BadParameter(f"no such file or directory: {exc}", param_hint="PATH") from None
+    read_errors: list[Diagnostic] = []
+
+    def sources() -> Iterator[Source]:
+        for path in paths:
+            if isinstance(path, Refused):
+                read_errors.append(refusal(path))
+                continue
+            source, error = (read_source if sink is None else open_source)(path)
+            if error is not None:
+                read_errors.append(error)
+            if source is not None:
+                yield source
+
+    if sink is None:
+        compilation = compile_sources(list(sources()), options, locate, collector.paused)
+    else:
+        compilation = compile_stream(sources(), options, sink, locate, collector.paused)
+    compilation.diagnostics[:0] = read_errors
+    if compilation.ok and not read_errors and compilation.documents == 0:
+        names = [p if p != "-" else "<stdin>" for p in paths]
+        shown = ", ".join(names) or "the given directories"
+        compilation.diagnostics.append(no_documents(shown, names[0] if names else None))
+    report(
+        compilation.diagnostics,
+        compilation.sources,
+        (compilation.unshown_findings, compilation.unshown_errors),
+        summary,
+    )
+    if not compilation.ok:
+        raise SystemExit(EXIT_INPUT)
+    return compilation
+
+
+def no_documents(where: str, file: str | None = None) -> Diagnostic:
+    """The error for input without a single document, at line 1 of `file` (the first one
+    read): an empty file, or one of comments, `---`, `...` or a byte-order mark only."""
+    from ..model.diagnostics import Position, Severity
+
+    return Diagnostic(
+        Severity.ERROR,
+        f"no YAML documents found in {where}; accepted: files holding at least one object",
+        Position(file, 1, 1) if file is not None else None,
+    )
+
+
+def report(
+    diagnostics: list[Diagnostic],
+    sources: dict[str, Any],
+    unshown: tuple[int, int] = (0, 0),
+    summary: str = "msgen: {errors} error(s); nothing was written",
+) -> None:
+    """Print the findings, then `summary` when there are errors; `unshown` counts (findings,
+    errors) a stream did not keep."""
+    if not diagnostics:
+        return
+    # A streamed source is not read whole: only the lines the shown findings point at.
+    from ..model.source import StreamedSource
+
+    texts: dict[str, str | LineReader] = {
+        name: source if isinstance(source, StreamedSource) else source.text
+        for name, source in sources.items()
+    }
+    for line in report_lines(diagnostics, texts, unshown):
+        _echo_error(line)
+    errors = sum(d.is_error for d in distinct(diagnostics)) + unshown[1]
+    if errors:
+        _echo_error(summary.format(errors=errors))
+
+
+def _echo_error(line: str) -> None:
+    """One line to standard error, as `click.echo(line, err=True)` writes msgen's messages
+    (plain text, no styles), without importing click for a render that only warns."""
+    stream = sys.stderr
+    stream.write(line + "\n")
+    stream.flush()
+
+
+def guarded(command: Callable[[], None]) -> None:
+    """Run `command`; a bug in msgen becomes one message and exit 70, unless MSGEN_DEBUG is set."""
+    try:
+        command()
+    except Exception as exc:  # pragma: no cover - only a bug in msgen gets here
+        if os.environ.get("MSGEN_DEBUG"):
+            raise
+        _echo_error(
+            f"msgen: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in msgen; please report it with the input (MSGEN_DEBUG=1 shows "
+            "the traceback)."
+        )
+        raise SystemExit(EXIT_INTERNAL) from None

@@ -1,0 +1,142 @@
+"""`msgen status`: a job's aggregated status (as MSJob.status had it), from its live objects
+and what `msgen controller` published."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..cli import render_options
+from .command_line import (
+    CONTEXT,
+    cluster_options,
+    connect,
+    duration,
+    fail,
+    follow_job,
+    job_namespace,
+    render_paths,
+)
+
+if TYPE_CHECKING:
+    from lightkube import Client
+
+
+def jobs_named(given: tuple[str, ...], kwargs: dict[str, Any], client: Any) -> list[tuple[str, str]]:
+    """(job, namespace) for each argument: a job name (in -n, else the kubeconfig's
+    namespace), or a file or directory of jobs, rendered with the render options given to
+    find them (in -n, else the namespace the file names, else the kubeconfig's)."""
+    from ...targets.labels import JOB_NAME
+
+    out: list[tuple[str, str]] = []
+    for arg in given:
+        if not os.path.exists(arg):
+            out.append((arg, job_namespace([], kwargs["namespace"], client)))
+            continue
+        objects = render_paths([arg], kwargs)
+        by_job: dict[str, list[dict[str, Any]]] = {}
+        for obj in objects:
+            name = str((obj["metadata"].get("labels") or {}).get(JOB_NAME) or "")
+            if name:
+                by_job.setdefault(name, []).append(obj)
+        out += [(name, job_namespace(found, kwargs["namespace"], client)) for name, found in sorted(by_job.items())]
+    return list(dict.fromkeys(out))
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("jobs", nargs=-1, required=True, metavar="JOB-OR-PATH...")
+@click.option("-o", "output", type=click.Choice(["table", "yaml", "json"]), default="table", show_default=True)
+@click.option("--watch", is_flag=True, help="Follow until each job ends, carrying out its policies.")
+@click.option("--timeout", callback=duration, help="Give up watching after DURATION (exit 3).")
+@render_options
+@cluster_options
+def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | None, **kwargs: Any) -> None:
+    """The aggregated status of each job (as MSJob.status had it), from its live objects.
+
+    Name a job, or give the file or directory it was applied from (with the render options
+    it was applied with: `apply` and `status` accept the same).
+
+    \b
+    Examples:
+      msgen status ms-widedeep-ps -n training
+      msgen status ms-widedeep-ps -n training -o yaml
+      msgen status job.yaml --watch
+    """
+    import yaml
+
+    client = connect(kwargs)
+    from ...model import run_policy
+    from ...reconcile import kube, published
+    from ...reconcile import status as aggregate
+    from ...reconcile import watch as watching
+
+    started = time.monotonic()
+    shown: dict[str, Any] = {}
+    for job, namespace in jobs_named(jobs, kwargs, client):
+        if watch:
+            follow_job(client, job, namespace, timeout, started)
+            continue
+        try:
+            policy, workloads, pods = watching.observe(client, job, namespace)
+        except (watching.NotFound, kube.KubeError, run_policy.PolicyError) as exc:
+            ended = _published_end(client, job, namespace) if isinstance(exc, watching.NotFound) else None
+            if ended is None:
+                fail(str(exc), 1)
+            shown[job] = ended
+            if output == "table":
+                click.echo(f"{job}: {ended['phase']} (published by msgen controller; the job's workloads are gone)")
+                click.echo("  conditions: " + _conditions(ended))
+            continue
+        found = aggregate.aggregate(policy, workloads, pods)
+        # What `msgen controller` published (condition times, an end whose pods are gone)
+        # merged with what the live objects say now.
+        shown[job] = published.merged(published.read(workloads), found, None)
+        if output == "table":
+            _table(client, namespace, found, shown[job])
+    if output == "json":
+        click.echo(json.dumps(shown, indent=2, sort_keys=True))
+    elif output == "yaml":
+        click.echo(yaml.safe_dump(shown, sort_keys=True), nl=False)
+
+
+def _table(client: Client, namespace: str, found: Any, shown: dict[str, Any]) -> None:
+    """Progress, conditions, why it ended, each failed pod and its last log lines."""
+    from ...reconcile import watch as watching
+
+    click.echo(watching.progress(found) if shown["phase"] == found.phase
+               else f"{found.job}: {shown['phase']} (published by msgen controller)")
+    click.echo("  conditions: " + _conditions(shown))
+    last = (shown.get("conditions") or [{}])[-1]
+    if last.get("type") in ("Succeeded", "Failed") and last.get("message"):
+        click.echo(f"  {last['type'].lower()}: {last.get('reason')}: {last['message']}")
+    for line in watching.summary(found, 0)[1:]:
+        click.echo(line)
+    if shown["phase"] == "Failed":
+        for failure in found.failures[:3]:
+            click.echo(f"  last log lines of pod {failure.pod}:")
+            for line in watching.last_logs(client, namespace, failure):
+                click.echo(line)
+
+
+def _conditions(shown: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{c['type']}" + (f" {c['lastTransitionTime']}" if c.get("lastTransitionTime") else "")
+        + (f" ({c['reason']})" if c["type"] in ("Succeeded", "Failed") else "")
+        for c in shown.get("conditions") or [])
+
+
+def _published_end(client: Any, job: str, namespace: str) -> dict[str, Any] | None:
+    """The status `msgen controller` left on a Service of a job whose workloads a policy
+    deleted (bare Pods, cleanPodPolicy All); None when there is none."""
+    from ...targets.labels import JOB_NAME
+    from ...reconcile import kube, published
+
+    try:
+        services = kube.listing(client, "v1", "Service", namespace, {JOB_NAME: job})
+    except kube.KubeError:
+        return None
+    return published.read(services)

@@ -1,0 +1,214 @@
+"""`kubeflow.org/v1 MXJob`, as training-operator (and kubeflow's mxnet-operator) accepted it.
+
+Defaulting and validation follow the operator (contracts §5): `jobMode` is `MXTrain`
+(replica types Scheduler, Server, Worker) or `MXTune` (TunerTracker, TunerServer, Tuner);
+`replicas` defaults to 1, `restartPolicy` to Never; every replica has a container named
+`mxnet` with an image, which gets port `mxjob-port` 9091 unless it names one itself; at most
+one Scheduler, TunerTracker and Tuner. The job's outcome follows the Scheduler (a tuning
+job's, its Tuner), so Workers have no "worker 0 decides" success rule. The run policy is
+training-operator's `spec.runPolicy` or kubeflow mxnet-operator's inline form
+(`mxjob_run_policy`). The job's declaration is `mxjob_model`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import JobKind
+from ...checks.input_model import BaseModel
+
+from ...model.diagnostics import Diagnostic, Severity
+from ...frameworks.mxnet import TUNER_SERVER_KEY
+from ...model.plan import SCHEDULER_DECIDES, TUNER_DECIDES, Options, Plan, Role, RunPolicy
+from ...model.source import Document, Path
+from .labels import tuner_keys
+from .model import MXJob
+from .run_policy import run_policy
+from ...model.patch import copy_data
+from ..shared import ensure_port, job_name, main_container, replica_type_of
+from ...checks.validation import validate_model
+
+API_VERSION = "kubeflow.org/v1"
+KIND_NAME = "MXJob"
+MAIN_CONTAINER = "mxnet"
+PORT_NAME = "mxjob-port"
+DEFAULT_PORT = 9091
+MODES: dict[str, tuple[str, ...]] = {
+    "MXTrain": ("Scheduler", "Server", "Worker"),
+    "MXTune": ("TunerTracker", "TunerServer", "Tuner"),
+}
+SINGLE = ("Scheduler", "TunerTracker", "Tuner")
+
+
+def check_replica(
+    template: dict[str, Any],
+    document: Document,
+    path: Path,
+    replica_type: str,
+    replicas: int,
+    out: list[Diagnostic],
+    *,
+    replicas_path: Path,
+    default_port: int = DEFAULT_PORT,
+) -> None:
+    """The operator's per-replica rules, and its port default, on a copy of the template."""
+    if replica_type in SINGLE and replicas > 1:
+        out.append(
+            document.diagnostic(
+                replicas_path,
+                f"more than one {replica_type}: replicas {replicas}; accepted: 1",
+            )
+        )
+    main = main_container(
+        template, document, path, replica_type, MAIN_CONTAINER, out, only_one_is_main=False
+    )
+    if main is not None:
+        ensure_port(main, PORT_NAME, default_port)
+
+
+def mxnet_plan(
+    document: Document,
+    options: Options,
+    metadata: Any,
+    roles: tuple[Role, ...],
+    run_policy: RunPolicy,
+    out: list[Diagnostic],
+    *,
+    framework: str = "mxnet",
+    framework_settings: dict[str, str] | None = None,
+) -> Plan | None:
+    name = job_name(metadata, document, out)
+    if name is None or any(d.is_error for d in out):
+        return None
+    return Plan(
+        api_version=str(document.data["apiVersion"]),
+        kind=str(document.data["kind"]),
+        name=name,
+        namespace=metadata.namespace or options.namespace,
+        labels=dict(metadata.labels or {}),
+        framework=framework,
+        main_container=MAIN_CONTAINER,
+        port_name=PORT_NAME,
+        roles=roles,
+        run_policy=run_policy,
+        success_policy=_success_policy(roles),
+        enable_dynamic_worker=False,
+        document=document,
+        framework_settings=dict(framework_settings or {}),
+    )
+
+
+def _success_policy(roles: tuple[Role, ...]) -> str:
+    """training-operator's UpdateJobStatus (and the original operator's GetStatus): the
+    Scheduler's success is the job's; without a Scheduler, the single Worker's. A tuning job
+    ends with its Tuner, as kubeflow mxnet-operator's ended it (1.0: the Tuner's success; 1.1:
+    the first role whose pods all succeeded, the Tuner, since the TVM RPC tracker and servers
+    serve until stopped). training-operator never marked a tuning job succeeded."""
+    for decides in (SCHEDULER_DECIDES, TUNER_DECIDES):
+        if any(role.replica_type == decides and role.replicas for role in roles):
+            return decides
+    return "AllWorkers"
+
+
+class MXJobKind:
+    api_version = API_VERSION
+    kind = KIND_NAME
+
+    def model(self) -> type[BaseModel]:
+        return MXJob
+
+    def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
+        job, diagnostics = validate_model(MXJob, document)
+        if job is None:
+            return None, diagnostics
+        roles = _roles(job, document, diagnostics)
+        policy = run_policy(job.spec, document, diagnostics)
+        written = job.spec.mxReplicaSpecs  # keyed as the job spells the replica types
+        keys = tuner_keys(
+            {
+                role.replica_type: (
+                    role.path,
+                    written[str(role.path[-1])].label,
+                    _annotation(role.template, TUNER_SERVER_KEY),
+                )
+                for role in roles
+            },
+            job.spec.jobMode,
+            document,
+            diagnostics,
+        )
+        plan = mxnet_plan(
+            document, options, job.metadata, roles, policy, diagnostics, framework_settings=keys
+        )
+        return plan, diagnostics
+
+
+def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
+    mode = job.spec.jobMode
+    accepted = MODES[mode]
+    raw_specs: dict[str, Any] = document.data["spec"]["mxReplicaSpecs"]
+    found: dict[str, Role] = {}
+    keys: dict[str, str] = {}
+    for key, spec in job.spec.mxReplicaSpecs.items():
+        path: Path = ("spec", "mxReplicaSpecs", key)
+        known = {t.lower() for t in accepted}
+        replica_type = replica_type_of(key, accepted, keys, document, path, out)
+        if replica_type is None:
+            if key.lower() in known:
+                continue  # a second key for one type, reported
+            other = next(
+                (m for m, types in MODES.items() if key.lower() in {t.lower() for t in types}),
+                None,
+            )
+            hint = f" (a {other} replica type)" if other else ""
+            out.append(
+                document.diagnostic(
+                    path,
+                    f"replica type {key!r} is not accepted in jobMode {mode}{hint}; "
+                    f"accepted: {', '.join(accepted)}",
+                    key=True,
+                )
+            )
+            continue
+        replicas = 1 if spec.replicas is None else spec.replicas
+        template = copy_data(raw_specs[key]["template"])
+        check_replica(
+            template, document, path, replica_type, replicas, out,
+            replicas_path=path + ("replicas",),
+        )
+        if spec.template.spec.restartPolicy is not None:
+            out.append(
+                document.diagnostic(
+                    path + ("template", "spec", "restartPolicy"),
+                    "restartPolicy in the pod template is replaced by the replica's "
+                    f"restartPolicy ({spec.restartPolicy or 'Never'}), as the operator does; "
+                    "set it on the replica instead",
+                    severity=Severity.WARNING,
+                )
+            )
+        found[replica_type] = Role(
+            replica_type=replica_type,
+            replicas=replicas,
+            restart_policy=spec.restartPolicy or "Never",
+            template=template,
+            path=path,
+        )
+    if mode == "MXTrain" and found and "Scheduler" not in found:
+        out.append(
+            document.diagnostic(
+                ("spec", "mxReplicaSpecs"),
+                "jobMode MXTrain without a Scheduler: the pods get no MXNet cluster env, so "
+                "ps-lite's Servers and Workers cannot find each other; add a Scheduler replica "
+                "for distributed training",
+                severity=Severity.WARNING,
+            )
+        )
+    return tuple(found[t] for t in accepted if t in found)
+
+
+def _annotation(template: dict[str, Any], name: str) -> str | None:
+    value = ((template.get("metadata") or {}).get("annotations") or {}).get(name)
+    return None if value is None else str(value)
+
+
+KIND: JobKind = MXJobKind()

@@ -1,0 +1,36 @@
+"""How MindSpore's processes start in a distributed job: the launcher, cluster tuning, and
+resolving the scheduler's name (`launcher`, `cluster`, `resolve`), in that order."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..model.diagnostics import Diagnostic
+from ..model.patch import Patch
+from ..model.plan import Options, Plan, PodSlot
+from ..targets.addressing import Addressing
+from . import cluster, launcher, resolve
+
+
+def check(plan: Plan, options: Options) -> list[Diagnostic]:
+    out = launcher.check(plan, options) + cluster.check(plan, options)
+    return out + resolve.check(plan, options, launcher.wrapped_role(plan, options))
+
+
+def contribute(plan: Plan, slot: PodSlot, addressing: Addressing, options: Options) -> list[Patch]:
+    if not addressing.distributed:
+        return []
+    patches = launcher.contribute(plan, slot, options) + cluster.contribute(plan, slot, options)
+    # Last: the resolver wraps whatever the launcher made the command.
+    return patches + resolve.contribute(plan, slot, options)
+
+
+def finish_objects(plan: Plan, options: Options, objects: list[dict[str, Any]]) -> None:
+    """Nothing: MindSpore's processes need nothing of the workloads themselves."""
+
+
+if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
+    from . import Process
+    from . import mindspore as _this
+
+    _CONFORMS: Process = _this

@@ -1,0 +1,127 @@
+"""The run-time policies of a job, written onto its workloads as one annotation.
+
+Some MSJob policies (success by worker 0 on bare Pods, `cleanPodPolicy`, a bare Pod's TTL,
+...) need someone to act when the job ends. `msgen apply --wait` and `msgen controller`
+do, and they must decide from the cluster alone: the controller has no input files. So
+every workload msgen renders carries the job's policies in `msgen/run-policy`, a compact
+JSON object with sorted keys (deterministic output), and the reconciler reads them back
+with `parse()`. This module is the only place that knows the annotation's shape.
+"""
+
+# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
+import json
+from typing import Any, NamedTuple
+
+from .plan import Options, Plan
+
+ANNOTATION = "msgen/run-policy"
+
+#: The MSJob default: the job succeeds when worker 0 exits 0.
+WORKER0 = "Worker0"
+ALL_WORKERS = "AllWorkers"
+#: MXNet's operators: the job succeeds when its Scheduler does (a tuning job: its Tuner).
+SCHEDULER = "Scheduler"
+TUNER = "Tuner"
+
+
+class RoleRule(NamedTuple):
+    replicas: int
+    restart_policy: str
+
+
+class RunPolicy(NamedTuple):
+    """What the reconciler needs to judge and finish a job, read back from the cluster."""
+
+    job: str
+    target: str
+    roles: dict[str, RoleRule]
+    success_policy: str = WORKER0
+    clean_pod_policy: str = "Running"
+    backoff_limit: int | None = None
+    active_deadline_seconds: int | None = None
+    ttl_seconds_after_finished: int | None = None
+    enable_dynamic_worker: bool = False
+    #: rendered for a GitOps tool, which re-creates what is deleted (msgen.compile.lifecycle)
+    gitops: bool = False
+    extra: dict[str, Any] = {}  # never mutated
+
+    def worker_type(self) -> str | None:
+        """The Worker role (`Worker`, however the kind spells it)."""
+        for name in self.roles:
+            if name.lower() == "worker":
+                return name
+        return None
+
+    def deciding_type(self) -> str | None:
+        """The role whose success is the job's: the Scheduler's, the Tuner's or the Workers'."""
+        if self.success_policy in (SCHEDULER, TUNER) and self.success_policy in self.roles:
+            return self.success_policy
+        return self.worker_type()
+
+
+def value(plan: Plan, options: Options) -> str:
+    """The annotation's text for `plan` rendered with `options`."""
+    run = plan.run_policy
+    data: dict[str, Any] = {
+        "job": plan.name,
+        "target": options.target,
+        "roles": {
+            role.replica_type: {"replicas": role.replicas, "restartPolicy": role.restart_policy}
+            for role in plan.roles
+        },
+        "successPolicy": (
+            plan.success_policy
+            if plan.success_policy in (ALL_WORKERS, SCHEDULER, TUNER)
+            else WORKER0
+        ),
+        "cleanPodPolicy": run.clean_pod_policy,
+    }
+    for key, found in (
+        ("backoffLimit", run.backoff_limit),
+        ("activeDeadlineSeconds", run.active_deadline_seconds),
+        ("ttlSecondsAfterFinished", run.ttl_seconds_after_finished),
+    ):
+        if found is not None:
+            data[key] = found
+    if plan.enable_dynamic_worker:
+        data["enableDynamicWorker"] = True
+    if options.gitops:
+        data["gitops"] = True
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+class PolicyError(ValueError):
+    """The annotation is not one msgen wrote (edited by hand, or from a newer msgen)."""
+
+
+def parse(text: str) -> RunPolicy:
+    """The policy in an annotation's text; PolicyError names what is wrong."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PolicyError(f"{ANNOTATION} is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise PolicyError(f"{ANNOTATION} is not a JSON object")
+    try:
+        roles = {
+            str(name): RoleRule(int(rule["replicas"]), str(rule["restartPolicy"]))
+            for name, rule in dict(data["roles"]).items()
+        }
+        return RunPolicy(
+            job=str(data["job"]),
+            target=str(data["target"]),
+            roles=roles,
+            success_policy=str(data.get("successPolicy", WORKER0)),
+            clean_pod_policy=str(data.get("cleanPodPolicy", "Running")),
+            backoff_limit=_int(data.get("backoffLimit")),
+            active_deadline_seconds=_int(data.get("activeDeadlineSeconds")),
+            ttl_seconds_after_finished=_int(data.get("ttlSecondsAfterFinished")),
+            enable_dynamic_worker=bool(data.get("enableDynamicWorker", False)),
+            gitops=bool(data.get("gitops", False)),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise PolicyError(f"{ANNOTATION} lacks or mistypes a field: {exc}") from None
+
+
+def _int(found: Any) -> int | None:
+    return None if found is None else int(found)

@@ -1,0 +1,174 @@
+"""Options given as text: job annotations, a KRM function config, Argo CD's environment.
+
+Every front end reads options the same way, so a job renders the same whether `msgen render`,
+kustomize or Argo CD runs it. Per-job annotations (`msgen/<option>`) override the run's
+options for that job only. Which options there are, and what each accepts, is
+`msgen.options.option_table`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..model import versions
+from ..model.diagnostics import Diagnostic, Severity
+from ..model.names import dns1123_problem
+from .option_table import BY_NAME, Row, choices, names
+from ..model.plan import Options
+
+if TYPE_CHECKING:
+    from ..model.source import Document
+
+ANNOTATION_PREFIX = "msgen/"
+#: Matched whole (`fullmatch`): `$` would also match before a final line break.
+QUANTITY = re.compile(r"[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?")
+LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+COUNT = re.compile(r"[1-9][0-9]{0,17}")
+
+
+class OptionError(ValueError):
+    """A bad option value; `key` is the name as the user wrote it."""
+
+    def __init__(self, key: str, message: str, *, unknown_name: bool = False):
+        super().__init__(message)
+        self.key = key
+        self.unknown_name = unknown_name
+
+
+def apply(
+    base: Options,
+    values: Mapping[str, Any],
+    *,
+    prefix: str = "",
+    shown_as: Mapping[str, str] | None = None,
+    host: str | None = None,
+) -> Options:
+    """`base` with every `<prefix><option>` of `values` applied; other keys are ignored.
+
+    An unknown `<prefix>...` key is an error (a misspelt annotation or config key), as is an
+    option `host` does not take (None: any host's). Errors name an option as `shown_as` says
+    (an environment variable), else as its key.
+    """
+    known_names = names(host)
+    changes: dict[str, Any] = {}
+    for key, raw in values.items():
+        if not key.startswith(prefix):
+            continue
+        name = key[len(prefix) :]
+        if name not in known_names:
+            known = ", ".join(prefix + n for n in known_names)
+            raise OptionError(
+                key,
+                f"unknown msgen option {key!r}{_did_you_mean(prefix, name, known_names)}; "
+                f"accepted: {known}",
+                unknown_name=True,
+            )
+        row = BY_NAME[name]
+        shown = (shown_as or {}).get(key, key)
+        changes[row.field] = value_of(row, shown, str(raw).strip() if raw is not None else "")
+    return base._replace(**changes) if changes else base
+
+
+def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnostic]]:
+    """The run's options with the job's `msgen/<option>` annotations applied. A bad annotation
+    is an error at it; one that overrides a value a plug-in host's layer set differently
+    (`Options.origins`) is a warning, so that value is never dropped silently."""
+    metadata = document.data.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if not isinstance(annotations, dict):
+        return _within_known(document, options, {})
+    try:
+        changed = apply(options, annotations, prefix=ANNOTATION_PREFIX, host="annotation")
+    except OptionError as exc:
+        path = ("metadata", "annotations", exc.key)
+        return options, [document.diagnostic(path, str(exc), key=exc.unknown_name)]
+    found = []
+    for name, origin in options.origins:
+        key = ANNOTATION_PREFIX + name
+        field = BY_NAME[name].field
+        if key in annotations and getattr(changed, field) != getattr(options, field):
+            found.append(
+                document.diagnostic(
+                    ("metadata", "annotations", key),
+                    f"{key}={str(annotations[key]).strip()!r} overrides {origin} for this job "
+                    "(a job's annotation wins)",
+                    severity=Severity.WARNING,
+                )
+            )
+    changed, newer = _within_known(document, changed, annotations)
+    return changed, found + newer
+
+
+def _within_known(
+    document: Document, options: Options, annotations: Mapping[str, Any]
+) -> tuple[Options, list[Diagnostic]]:
+    """A Kubernetes release newer than msgen knows renders as the newest it knows, with a
+    warning at what asked for it. The command line says so when it parses `--kube-version`;
+    a job's annotation, a KRM function config and Argo CD's `KUBE_VERSION` arrive here, so
+    every host warns alike (once per job, at the annotation or else at the job's kind)."""
+    if options.kube_version <= versions.NEWEST:
+        return options, []
+    key = ANNOTATION_PREFIX + "kube-version"
+    if key in annotations:
+        path: tuple[str, ...] = ("metadata", "annotations", key)
+        message = versions.newer_than_known(options.kube_version)
+    else:
+        path = ("kind",)
+        shown = versions.show(options.kube_version)
+        given = dict(options.origins).get("kube-version", f"kube-version {shown}")
+        message = f"{given}: {versions.newer_than_known(options.kube_version)}"
+    clamped = options._replace(kube_version=versions.NEWEST)
+    return clamped, [document.diagnostic(path, message, severity=Severity.WARNING)]
+
+
+def _did_you_mean(prefix: str, name: str, known: list[str]) -> str:
+    """` (did you mean 'msgen/target'?)` for a slip such as `msgen/targt`, else nothing."""
+    from difflib import get_close_matches  # only for a misspelt option
+
+    close = get_close_matches(name, known, n=1)
+    return f" (did you mean {prefix + close[0]!r}?)" if close else ""
+
+
+def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any:
+    """The `Options` value of `text` given for `row` (named `key` in messages); raises
+    OptionError saying what is accepted. `empty_unsets=False`: an empty text is checked as
+    any other, even for an option whose empty text unsets it (the command line's reading)."""
+    accepted = choices(row)
+    if accepted is not None and text not in accepted:
+        raise OptionError(key, f"{key}: {text!r} is not accepted; accepted: {', '.join(accepted)}")
+    if row.empty_unsets and empty_unsets and not text:
+        return None
+    if row.check == "version":
+        try:
+            return versions.parse(text)
+        except ValueError as exc:
+            raise OptionError(key, f"{key}: {exc}") from None
+    if row.check == "count":
+        if not COUNT.fullmatch(text):
+            raise OptionError(key, f"{key}: {text!r} is not accepted; accepted: a whole number, 1 or more")
+        return int(text)
+    if row.check == "quantity":
+        if not QUANTITY.fullmatch(text):
+            raise OptionError(
+                key, f"{key}: {text!r} is not accepted; accepted: a size such as 16Gi or 512Mi"
+            )
+        return text
+    if row.check in ("dns-label", "label-value"):
+        problem = dns1123_problem(text) if row.check == "dns-label" else _label_value(text)
+        if problem is not None:
+            raise OptionError(key, f"{key}: {text!r} {problem}")
+        return text
+    if accepted == ("true", "false"):
+        return text == "true"
+    return text
+
+
+def _label_value(text: str) -> str | None:
+    if LABEL_VALUE.fullmatch(text):
+        return None
+    return (
+        "is not a label value; accepted: at most 63 letters, digits, '-', '_' or '.', "
+        "starting and ending with a letter or digit"
+    )

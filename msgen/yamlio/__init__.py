@@ -1,0 +1,1 @@
+"""YAML in and out: reading with positions, canonical writing, output files."""

@@ -1,0 +1,134 @@
+"""Reading the user's inputs: files, directories (sorted, recursive) and standard input."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import sys
+from typing import BinaryIO
+
+from ..model.diagnostics import Diagnostic, Position, Severity
+from ..model.source import Source, StreamedSource
+from .terminal import note_terminal_stdin
+
+YAML_SUFFIXES = (".yaml", ".yml")
+#: The files a directory's manifests are read from: YAML, and JSON as kubectl and Argo CD read.
+MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")
+#: kustomize's own files live beside manifests; they are instructions to kustomize, not objects.
+SKIPPED_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+class MissingPath(Exception):
+    pass
+
+
+class Refused(str):
+    """A path found in a directory that is not read: the reason is `refusal(path)`'s."""
+
+
+def refusal(path: Refused) -> Diagnostic:
+    """The error for a file of a directory that leads out of it (a symbolic link), which is
+    not read: its contents appear in no message."""
+    return Diagnostic(
+        Severity.ERROR,
+        "a symbolic link out of the directory msgen was given, not read; accepted: files "
+        "inside that directory (links to files inside it too)",
+        Position(str(path), 1, 1),
+    )
+
+
+def expand_paths(paths: list[str]) -> list[str]:
+    """Every file to read, in order: directories become their YAML and JSON files, sorted; a
+    directory's file that is a link out of it becomes a `Refused` path (the input of a GitOps
+    host is a repository, whose links must not reach the machine's other files)."""
+    out: list[str] = []
+    for path in paths or ["-"]:
+        if path == "-":
+            out.append(path)
+        elif os.path.isdir(path):
+            found = []
+            inside = os.path.realpath(path)
+            for root, dirs, files in os.walk(path):
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                for name in files:
+                    if name.endswith(MANIFEST_SUFFIXES) and name not in SKIPPED_FILES:
+                        file = os.path.join(root, name)
+                        real = os.path.realpath(file)
+                        leaves = os.path.islink(file) and not real.startswith(inside + os.sep)
+                        found.append(Refused(file) if leaves else file)
+            from pathlib import Path  # only for a directory: a file's render does without it
+
+            out.extend(sorted(found, key=lambda p: Path(p).relative_to(path).as_posix()))
+        elif os.path.isfile(path):
+            out.append(path)
+        else:
+            raise MissingPath(path)
+    return out
+
+
+def read_source(path: str) -> tuple[Source | None, Diagnostic | None]:
+    name = "<stdin>" if path == "-" else path
+    if path == "-":
+        note_terminal_stdin("msgen", "YAML", "To read files instead: msgen COMMAND PATH... (msgen --help).")
+    if path == "-":
+        raw = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as stream:
+            raw = stream.read()
+    return _decoded(name, raw)
+
+
+#: Inputs larger than this are parsed from their file as it is read, not held as text.
+STREAM_ABOVE = 4 << 20
+_PIECE = 1 << 20
+
+
+def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
+    """`read_source`, except that an input larger than STREAM_ABOVE becomes a StreamedSource:
+    checked for UTF-8 piece by piece and parsed from its file (standard input is first copied
+    to an anonymous temporary file), so a long stream of jobs costs no memory for its text."""
+    from .yaml_loader import libyaml_loads
+
+    if not libyaml_loads():
+        return read_source(path)  # the pure-Python parser counts positions in characters
+    name = "<stdin>" if path == "-" else path
+    if path == "-":
+        note_terminal_stdin("msgen", "YAML", "To read files instead: msgen COMMAND PATH... (msgen --help).")
+        head = sys.stdin.buffer.read(STREAM_ABOVE + 1)
+        if len(head) <= STREAM_ABOVE:
+            return _decoded(name, head)
+        import shutil
+        import tempfile
+
+        stream: BinaryIO = tempfile.TemporaryFile(prefix="msgen-stdin-")
+        stream.write(head)
+        shutil.copyfileobj(sys.stdin.buffer, stream, _PIECE)
+    else:
+        if os.path.getsize(path) <= STREAM_ABOVE:
+            return read_source(path)
+        stream = open(path, "rb")
+    stream.seek(0)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        while piece := stream.read(_PIECE):
+            decoder.decode(piece)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        stream.seek(0)
+        raw = stream.read()  # only to say where: a message is worth the memory
+        stream.close()
+        return _decoded(name, raw)
+    return StreamedSource(name, stream), None
+
+
+def _decoded(name: str, raw: bytes) -> tuple[Source | None, Diagnostic | None]:
+    try:
+        return Source(name, raw.decode("utf-8-sig")), None
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        return None, Diagnostic(
+            Severity.ERROR,
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); accepted: YAML in UTF-8",
+            Position(name, line, column),
+        )

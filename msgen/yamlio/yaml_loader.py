@@ -1,0 +1,206 @@
+"""Safe YAML loading, document by document, with every key's and value's position.
+
+libyaml parses where it is present (several times faster), PyYAML's pure parser elsewhere;
+`yaml_builder` turns each composed document into plain data and positions. Before libyaml's
+composer sees a text that could nest deeper than it survives, parser events (no recursion)
+refuse nesting deeper than `MAX_DEPTH`. A character YAML does not allow is reported at its
+line and column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+from ..model.diagnostics import Diagnostic, InputError, Position, Severity
+from ..model.memo import CompileMemos, Memo
+from ..model.source import Document, Source, StreamedSource
+from .yaml_builder import MAX_DEPTH, DocumentBuilder, too_deep
+from .yaml_go import resolve_plain
+
+try:  # libyaml is several times faster; fall back to the pure-Python parser where it is missing
+    from yaml import CSafeLoader as _BaseLoader
+
+    _LIBYAML = True
+except ImportError:  # pragma: no cover - depends on the PyYAML build
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+    _LIBYAML = False
+
+
+def libyaml_loads() -> bool:
+    """Whether libyaml parses (it counts positions in UTF-8 bytes, PyYAML in characters)."""
+    return _LIBYAML
+
+
+class _Loader(_BaseLoader):
+    """The safe loader, reading plain scalars as kubectl does, remembering each short one.
+
+    A plain scalar's type is go-yaml's (`yaml_go.resolve_plain`: `12:30:00` is a string,
+    `0o17` an integer, `1e3` a float), not YAML 1.1's as PyYAML's resolver would have it, so
+    a job means to msgen what it means to `kubectl apply`. The composer asks for the tag of
+    every scalar, work that was a third of loading a long stream of jobs; the answer depends
+    on the text and its style only (the safe loader has no path resolvers). `tags` remembers
+    them, for the compile session that owns it (`memo.CompileMemos`).
+    """
+
+    def __init__(self, stream: Any, tags: Memo[tuple[str, tuple[bool, bool]], str]):
+        super().__init__(stream)
+        self.tags = tags
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is not yaml.ScalarNode or not implicit[0]:
+            return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        if len(value) > 64:
+            return resolve_plain(value)
+        key = (value, implicit)
+        tag = self.tags.get(key)
+        if tag is None:
+            tag = self.tags.remember(key, resolve_plain(value))
+        return tag
+
+
+#: libyaml's composer is known to survive this depth; shorter texts cannot nest deeper, so only
+#: longer ones are first measured event by event (the composer would crash, not fail, on them).
+_COMPOSER_SAFE_DEPTH = 10_000
+
+
+def load_documents(source: Source) -> list[Document]:
+    """Every non-empty document of `source`; raises InputError for text that is not usable YAML."""
+    return list(iter_documents(source))
+
+
+def iter_documents(
+    source: Source, tags: Memo[tuple[str, tuple[bool, bool]], str] | None = None
+) -> Iterator[Document]:
+    """The non-empty documents of `source`, one at a time; raises InputError (possibly after
+    some documents) for text that is not usable YAML.
+
+    One document's node graph is held at a time, so a stream of many jobs costs the memory of
+    its text and of its largest document, not of all its parsed documents. `tags`: the
+    compile session's memo of resolved scalars (`memo.CompileMemos.yaml_tags`), else one
+    for this source alone.
+    """
+    loader = None
+    try:
+        if not _LIBYAML or _longest_document(source) > _COMPOSER_SAFE_DEPTH:
+            _check_event_depth(source)
+        loader = _Loader(_reader(source), tags if tags is not None else CompileMemos().yaml_tags)
+        index = 0
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                yield DocumentBuilder(source, index).document(node)
+            index += 1
+    except yaml.reader.ReaderError as exc:
+        raise InputError([_reader_error(source, exc)]) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        problem = " ".join(p for p in (exc.problem, exc.context) if p) or "malformed"
+        raise InputError(
+            [
+                Diagnostic(
+                    Severity.ERROR,
+                    f"not valid YAML: {problem}",
+                    Position(source.name, line, column),
+                )
+            ]
+        ) from None
+    except yaml.YAMLError as exc:
+        raise InputError(
+            [Diagnostic(Severity.ERROR, f"not valid YAML: {exc}", Position(source.name, 1, 1))]
+        ) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def _reader(source: Source) -> Any:
+    """What the parser reads `source` from, in pieces."""
+    if isinstance(source, StreamedSource):
+        source.stream.seek(0)
+        return source.stream
+    return _TextReader(source.text)
+
+
+class _TextReader:
+    """`text` as a stream, read in pieces: given a whole string, libyaml's parser would first
+    make a UTF-8 copy of all of it."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.offset = 0
+
+    def read(self, size: int = -1) -> str:
+        start = self.offset
+        end = len(self.text) if size < 0 else start + size
+        self.offset = min(end, len(self.text))
+        return self.text[start:end]
+
+
+#: A line that starts a document or ends one: libyaml's scanner takes these, at column 0, as
+#: the document's bounds wherever they appear (inside a scalar they are an error).
+_DOCUMENT_BOUND = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|\Z)", re.MULTILINE)
+
+
+def _longest_document(source: Source) -> int:
+    """At least the length of the longest document of `source`, in characters or (streamed)
+    bytes: a document nests at most as deep as it has characters. Bounds after other line
+    breaks than \\n are not looked for: missing one only makes the answer larger."""
+    if isinstance(source, StreamedSource):
+        source.stream.seek(0)
+        longest = length = 0
+        for line in source.stream:
+            if line[:3] in (b"---", b"...") and line[3:4] in (b"", b" ", b"\t", b"\r", b"\n"):
+                longest, length = max(longest, length), 0
+            length += len(line)
+        return max(longest, length)
+    text = source.text
+    longest, previous = 0, 0
+    for match in _DOCUMENT_BOUND.finditer(text):
+        longest = max(longest, match.start() - previous)
+        previous = match.start()
+    return max(longest, len(text) - previous)
+
+
+def _check_event_depth(source: Source) -> None:
+    """Refuse nesting deeper than MAX_DEPTH from parser events, which need no recursion."""
+    depth = 0
+    for event in yaml.parse(_reader(source), Loader=_BaseLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+                raise InputError([too_deep(Position(source.name, line, column))])
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _reader_error(source: Source, exc: yaml.reader.ReaderError) -> Diagnostic:
+    """A character YAML does not allow (NUL, BEL, ...), at its line and column.
+
+    libyaml counts the offset in UTF-8 bytes, the pure-Python reader in characters.
+    """
+    offset = exc.position
+    text = source.text
+    if _LIBYAML:
+        raw = text.encode("utf-8")
+        if isinstance(source, StreamedSource):
+            source.stream.seek(0)
+            raw = source.stream.read()  # with the byte-order mark libyaml skipped, if any
+        offset = len(raw[:offset].decode("utf-8-sig", "ignore"))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    char = text[offset] if offset < len(text) else ""
+    return Diagnostic(
+        Severity.ERROR,
+        f"not valid YAML: the character U+{ord(char or chr(0)):04X} is not allowed in YAML "
+        "text; accepted: printable characters, tabs and line breaks (escape others in a "
+        'double-quoted string, as "\\u0007")',
+        Position(source.name, line, column),
+    )
