@@ -89,3 +89,20 @@ def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
         inner = template["spec"]
         out.append(inner["template"]["spec"] if "template" in inner else inner)
     return out
+
+
+def sample_plan(relative: str) -> Plan:
+    """The plan of `samples/<relative>`, as its kind makes it."""
+    from pathlib import Path
+
+    return plan((Path(__file__).parent.parent / "samples" / relative).read_text())
+
+
+def pod_env(made: Plan, pod: str, target: str = "pod") -> dict[str, str]:
+    """The first container's env of the pod named `pod` (values; `<ref>` for a reference)."""
+    objects, _ = render(made, target)
+    for obj in workloads(objects):
+        if obj["metadata"]["name"] == pod:
+            container = pod_specs(obj)[0]["containers"][0]
+            return {e["name"]: e.get("value", "<ref>") for e in container.get("env", [])}
+    raise AssertionError(f"no pod {pod}")

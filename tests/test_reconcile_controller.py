@@ -8,10 +8,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from msgen.reconcile import controller, lease, published, status
-from msgen.model.run_policy import RoleRule, RunPolicy
+from msgen.model.run_policy import RoleRule, JobPolicy
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
-POLICY = RunPolicy(job="j", target="pod",
+POLICY = JobPolicy(job="j", target="pod",
                    roles={"Scheduler": RoleRule(1, "Never"), "Worker": RoleRule(2, "Never")})
 
 

@@ -3,7 +3,7 @@ it declares (`Target.facts`, `Target.support`) is true of what it renders.
 
 A fault here names the target that broke (the test ids are target names), where the golden
 files would show a diff of every sample. A new target adds its row to `SHAPES`, or a test file
-of its own, `test_target_<module>.py`, that calls `check_facts`.
+of its own, `test_targets_<module>.py`, that calls `check_facts`.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from msgen.model import run_policy, versions
+from msgen.model.plan import ALL_WORKERS
 from msgen.reconcile import status
 from msgen.targets import NAMES as TARGETS
 
@@ -181,7 +182,7 @@ def test_the_job_succeeds_when_every_shard_has(path: Path, target: str) -> None:
     assert workloads
     for workload in workloads:
         policy = run_policy.parse(workload["metadata"]["annotations"][run_policy.ANNOTATION])
-        assert policy.success_policy == run_policy.ALL_WORKERS
+        assert policy.success_policy == ALL_WORKERS
         # The reconciler's verdict (bare Pods, StatefulSets, and every target's `msgen status`).
         pods = [_shard(i, "Succeeded" if i == 0 else "Running") for i in range(replicas)]
         assert status.aggregate(policy, [], pods).phase == "Running", "shard 0 alone is not enough"

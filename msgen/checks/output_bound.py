@@ -13,16 +13,15 @@ from __future__ import annotations
 
 from ..model.diagnostics import Diagnostic
 from ..model.plan import Options
+from ..model.quantity import amount
 from ..model.source import Document
 
-_UNITS = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-          "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}  # fmt: skip
-
-
 def size_of(text: str) -> int:
-    """A size option's value (`256Mi`, checked by `options.text.QUANTITY`) in characters."""
-    digits = text.rstrip("kKMGTi")
-    return int(digits) * _UNITS[text[len(digits) :]]
+    """A size option's value (`256Mi`, `1.5Gi`: a quantity of whole bytes, checked by
+    `options.text`) in characters."""
+    exact = amount(text)
+    assert exact is not None, text
+    return exact.numerator // exact.denominator
 
 
 class OutputBound:

@@ -17,7 +17,9 @@ from __future__ import annotations
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable, Iterable
 
-from ..model.diagnostics import MAX_REPORTED, Diagnostic, InputError, Position, distinct, has_errors
+from ..model.diagnostics import (
+    MAX_REPORTED, Diagnostic, InputError, Position, distinct, has_errors, position_key,
+)
 from ..model.memo import CompileMemos
 from ..checks.output_bound import OutputBound
 from .pipeline import compile_document
@@ -148,7 +150,7 @@ class Driver:
     ) -> tuple[list[Diagnostic], bool]:
         with self.around_document():
             objects, diagnostics, is_job = compile_document(document, self.options, self.memos)
-            found = sorted(diagnostics, key=_position_key)
+            found = sorted(diagnostics, key=position_key)
             found.extend(duplicate_objects(document, objects, self.seen, added))
             # A few objects at a time, so that one job past the bound stops there (a job of
             # 9,999 pods with a 50 KB env value would otherwise be written whole first).
@@ -207,10 +209,6 @@ def compile_stream(
             break
         driver.add_source(source)
     return driver.result
-
-
-def _position_key(diag: Diagnostic) -> tuple[int, int]:
-    return (diag.position.line, diag.position.column) if diag.position else (0, 0)
 
 
 def duplicate_objects(

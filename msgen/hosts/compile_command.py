@@ -54,18 +54,14 @@ def render(output: str | None, output_format: str, kwargs: dict[str, Any]) -> No
                 raise SystemExit(EXIT_INPUT) from None
 
 
-def write_output(text: str, output: str | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        from ..yamlio.atomic_file import OutputError, write_whole
+def print_objects(objects: list[dict[str, Any]]) -> None:
+    """Compiled objects to standard output by the route `render` takes (a Spool), for the
+    commands that compile whole before printing (the kustomize plug-in, Argo CD's generate)."""
+    from ..yamlio.spool import Spool
 
-        try:
-            write_whole(output, text)
-        except OutputError as exc:
-            _echo_error(f"msgen: cannot write the output: {exc}")
-            raise SystemExit(EXIT_INPUT) from None
+    with Spool() as spool:
+        spool.add(objects)
+        spool.deliver()
 
 
 def compile_paths(
@@ -170,16 +166,22 @@ def _echo_error(line: str) -> None:
     stream.flush()
 
 
+def internal_error(program: str, exc: Exception) -> str:
+    """The error boundary of every host: a bug in msgen (any exception that is not a reported
+    input error) becomes this one message and exit EXIT_INTERNAL; with MSGEN_DEBUG set, `exc`
+    is raised again, with its traceback."""
+    if os.environ.get("MSGEN_DEBUG"):
+        raise exc
+    return (
+        f"{program}: internal error: {type(exc).__name__}: {exc}; this is a bug in msgen, "
+        "please report it with the input (MSGEN_DEBUG=1 shows the traceback)"
+    )
+
+
 def guarded(command: Callable[[], None]) -> None:
-    """Run `command`; a bug in msgen becomes one message and exit 70, unless MSGEN_DEBUG is set."""
+    """Run `command` inside the error boundary (`internal_error`)."""
     try:
         command()
     except Exception as exc:  # pragma: no cover - only a bug in msgen gets here
-        if os.environ.get("MSGEN_DEBUG"):
-            raise
-        _echo_error(
-            f"msgen: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in msgen; please report it with the input (MSGEN_DEBUG=1 shows "
-            "the traceback)."
-        )
+        _echo_error(internal_error("msgen", exc))
         raise SystemExit(EXIT_INTERNAL) from None

@@ -6,8 +6,8 @@ command line exactly as click would, and the render runs through `compile_comman
 click's `render` command runs too. Any other command line goes to click (`cli.run`).
 
 The console script (`main`) also ends a render without the interpreter's clean-up: once the
-output is flushed, tearing down some 200 modules and collecting their objects is ~6 ms of a
-~55 ms render that nothing needs (msgen registers no exit handlers, holds no files open for
+output is flushed, tearing down some 200 modules and collecting their objects is work
+that nothing needs (msgen registers no exit handlers, holds no files open for
 writing, and starts no threads on the render path), so it leaves with `os._exit`.
 """
 
@@ -23,7 +23,7 @@ def main() -> None:
     """The `msgen` console script and `python -m msgen`: `run`, leaving fast after a render.
 
     The cycle collector is off while the modules load: they make no cyclic garbage, yet the
-    ~60,000 objects they create set off some 15 collections (~3 ms); what they made is then
+    tens of thousands of objects they create set off collections; what they made is then
     frozen (`gc.freeze`), so the collections a long render needs do not walk it again.
     """
     import gc

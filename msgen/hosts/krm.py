@@ -25,7 +25,6 @@ from ..model.diagnostics import (
     MAX_REPORTED,
     Diagnostic,
     InputError,
-    Position,
     Severity,
     distinct,
     has_errors,
@@ -36,15 +35,13 @@ from ..compile.driver import Driver
 from ..yamlio.origin import OriginFiles, find_original, yaml_files
 from ..model.plan import Options
 from ..model.source import Document, Source
+from ..yamlio.inputs import decoded
 from ..yamlio.yaml_loader import load_documents
 from ..yamlio.terminal import note_terminal_stdin
+from .compile_command import EXIT_INTERNAL, internal_error
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
-
-
-#: Exit status when msgen-krm itself failed (a bug), as `msgen` uses.
-EXIT_INTERNAL = 70
 
 
 def main() -> None:
@@ -80,13 +77,7 @@ def run_function() -> None:
     try:
         status, output, messages = run_bytes(raw, os.getcwd())
     except Exception as exc:  # the error boundary: kustomize gets a ResourceList whatever happens
-        if os.environ.get("MSGEN_DEBUG"):
-            raise
-        problem = Diagnostic(
-            Severity.ERROR,
-            f"msgen-krm: internal error: {type(exc).__name__}: {exc}; this is a bug in msgen "
-            "(MSGEN_DEBUG=1 shows the traceback)",
-        )
+        problem = Diagnostic(Severity.ERROR, internal_error("msgen-krm", exc))
         _, output, messages = _failed([problem], {}, [])
         status = EXIT_INTERNAL
     for message in messages:
@@ -97,18 +88,11 @@ def run_function() -> None:
 
 def run_bytes(raw: bytes, cwd: str) -> tuple[int, str, list[str]]:
     """`run` for the bytes kustomize wrote: text that is not UTF-8 is an error, positioned."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        problem = Diagnostic(
-            Severity.ERROR,
-            f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); accepted: a ResourceList in UTF-8",
-            Position("<ResourceList>", line, column),
-        )
+    source, problem = decoded("<ResourceList>", raw, "a ResourceList in UTF-8")
+    if problem is not None:
         return _failed([problem], {}, [])
-    return run(text, cwd)
+    assert source is not None
+    return run(source.text, cwd)
 
 
 def run(text: str, cwd: str) -> tuple[int, str, list[str]]:

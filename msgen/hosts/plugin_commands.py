@@ -14,7 +14,7 @@ import click
 
 from .cli import compile_options
 from .click_settings import CONTEXT as _CONTEXT
-from .compile_command import EXIT_INPUT, compile_paths, no_documents, options_from, report, write_output
+from .compile_command import EXIT_INPUT, compile_paths, no_documents, options_from, report
 
 if TYPE_CHECKING:
     from ..compile.driver import Compilation, Sink
@@ -86,7 +86,8 @@ def krm_step(config: str) -> None:
         click.echo(message, err=True)
     if status != 0:
         raise SystemExit(status)
-    write_output(output, None)
+    sys.stdout.write(output)
+    sys.stdout.flush()
 
 
 def _only_inside(root: str, paths: list[str]) -> None:

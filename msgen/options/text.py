@@ -12,9 +12,9 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..model import versions
+from ..model import quantity, versions
 from ..model.diagnostics import Diagnostic, Severity
-from ..model.names import dns1123_problem
+from ..model.names import dns1123_problem, label_value_problem
 from .option_table import BY_NAME, Row, choices, names
 from ..model.plan import Options
 
@@ -22,9 +22,7 @@ if TYPE_CHECKING:
     from ..model.source import Document
 
 ANNOTATION_PREFIX = "msgen/"
-#: Matched whole (`fullmatch`): `$` would also match before a final line break.
-QUANTITY = re.compile(r"[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?")
-LABEL_VALUE = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+#: Matched whole (`fullmatch`): a count option (max-output-objects).
 COUNT = re.compile(r"[1-9][0-9]{0,17}")
 
 
@@ -150,13 +148,13 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
             raise OptionError(key, f"{key}: {text!r} is not accepted; accepted: a whole number, 1 or more")
         return int(text)
     if row.check == "quantity":
-        if not QUANTITY.fullmatch(text):
+        if not _is_size(text):
             raise OptionError(
                 key, f"{key}: {text!r} is not accepted; accepted: a size such as 16Gi or 512Mi"
             )
         return text
     if row.check in ("dns-label", "label-value"):
-        problem = dns1123_problem(text) if row.check == "dns-label" else _label_value(text)
+        problem = dns1123_problem(text) if row.check == "dns-label" else label_value_problem(text)
         if problem is not None:
             raise OptionError(key, f"{key}: {text!r} {problem}")
         return text
@@ -165,10 +163,10 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
     return text
 
 
-def _label_value(text: str) -> str | None:
-    if LABEL_VALUE.fullmatch(text):
-        return None
-    return (
-        "is not a label value; accepted: at most 63 letters, digits, '-', '_' or '.', "
-        "starting and ending with a letter or digit"
-    )
+def _is_size(text: str) -> bool:
+    """A size option (`--shm-size`): a Kubernetes quantity (msgen.model.quantity's grammar) of
+    whole bytes, more than none."""
+    exact = quantity.amount(text)
+    return exact is not None and exact.numerator > 0 and exact.whole
+
+

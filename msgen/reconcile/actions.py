@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..model.run_policy import RunPolicy
+from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
 from .status import JobStatus, pod_role
@@ -69,7 +69,7 @@ class Action:
 
 
 def due(
-    policy: RunPolicy,
+    policy: JobPolicy,
     status: JobStatus,
     workloads: list[dict[str, Any]],
     pods: list[dict[str, Any]],
@@ -102,7 +102,7 @@ def due(
     return _unique(out + stopped)
 
 
-def reapplied(policy: RunPolicy, obj: dict[str, Any]) -> bool:
+def reapplied(policy: JobPolicy, obj: dict[str, Any]) -> bool:
     """Whether a GitOps tool would create `obj` again if it were deleted: an object with no
     owner, of a job rendered for a GitOps tool or carrying such a tool's tracking mark."""
     metadata = obj.get("metadata") or {}
@@ -125,7 +125,7 @@ def suspend_patch(action: Action, now: datetime | None = None) -> dict[str, Any]
 
 
 def _clean(
-    policy: RunPolicy, status: JobStatus, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
+    policy: JobPolicy, status: JobStatus, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
 ) -> list[Action]:
     why = f"job {status.phase.lower()}; cleanPodPolicy {policy.clean_pod_policy}"
     out = []
@@ -148,7 +148,7 @@ def _clean(
     return out
 
 
-def _stopped_ttl(policy: RunPolicy, workloads: list[dict[str, Any]], now: datetime) -> list[Action]:
+def _stopped_ttl(policy: JobPolicy, workloads: list[dict[str, Any]], now: datetime) -> list[Action]:
     """The suspended Jobs whose TTL after the job's end passed (see the module's notes)."""
     ttl = policy.ttl_seconds_after_finished
     if ttl is None or not facts_of(policy.target).suspends_jobs_at_end:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import run_policy
-from ..model.run_policy import RunPolicy
+from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
@@ -42,14 +42,14 @@ def _controller(obj: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def rendered_pod_names(policy: RunPolicy) -> set[str]:
+def rendered_pod_names(policy: JobPolicy) -> set[str]:
     """The bare Pods msgen renders for the job (targets/pod.py names them so)."""
     return {f"{policy.job}-{role.lower()}-{index}"
             for role, rule in policy.roles.items() for index in range(rule.replicas)}
 
 
 def owned_pods(
-    policy: RunPolicy,
+    policy: JobPolicy,
     text: str,
     workloads: list[dict[str, Any]],
     objects: list[dict[str, Any]],
@@ -74,7 +74,7 @@ def owned_pods(
     return [p for p in pods if _owned(p, trusted, jobsets, policy)]
 
 
-def _owned(pod: dict[str, Any], trusted: set[str], jobsets: set[str], policy: RunPolicy) -> bool:
+def _owned(pod: dict[str, Any], trusted: set[str], jobsets: set[str], policy: JobPolicy) -> bool:
     owner = _controller(pod)
     if owner is None:
         return False

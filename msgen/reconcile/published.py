@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..model.run_policy import RunPolicy
+from ..model.run_policy import JobPolicy
 from .status import JobStatus, pod_index, pod_role
 
 ANNOTATION = "msgen/status"
 _ENDED = ("Succeeded", "Failed")
 
 
-def holder(policy: RunPolicy, workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
+def holder(policy: JobPolicy, workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The workload that carries the job's status: the Worker role's (its pod 0 with bare
     Pods, which outlives `cleanPodPolicy: Running`), else the first by kind and name."""
     if not workloads:
@@ -39,7 +39,7 @@ def holder(policy: RunPolicy, workloads: list[dict[str, Any]]) -> dict[str, Any]
                key=rank, default=None)
 
 
-def keeper(policy: RunPolicy, workloads: list[dict[str, Any]],
+def keeper(policy: JobPolicy, workloads: list[dict[str, Any]],
            services: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The object that carries the job's status: its `holder` workload while one is left,
     else one of its Services. With bare Pods and `cleanPodPolicy: All` every workload is

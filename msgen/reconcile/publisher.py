@@ -21,7 +21,7 @@ STATUS_ANNOTATION = published.ANNOTATION
 COMPONENT = "msgen-controller"
 
 
-def publish(client: Client, policy: run_policy.RunPolicy, found: status.JobStatus,
+def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatus,
             workloads: list[dict[str, Any]], echo: Callable[[str], None],
             services: list[dict[str, Any]] | None = None) -> None:
     before = published.read([*workloads, *(services or [])])

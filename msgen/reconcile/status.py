@@ -33,7 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.run_policy import WORKER0, RunPolicy
+from ..model.plan import WORKER0
+from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from .pods import PodFailure, killed, pod_failure, pod_index, pod_role, restarted
 
@@ -119,14 +120,14 @@ def _workload_verdict(obj: dict[str, Any]) -> tuple[str, str, str] | None:
     return None
 
 
-def _workload_role(obj: dict[str, Any], policy: RunPolicy) -> str | None:
+def _workload_role(obj: dict[str, Any], policy: JobPolicy) -> str | None:
     """A Job's role, from the labels of the pods it makes."""
     template = (obj.get("spec") or {}).get("template") or {}
     return pod_role(template, policy)
 
 
 def aggregate(
-    policy: RunPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
+    policy: JobPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
 ) -> JobStatus:
     """The job's status from its live workloads and pods."""
     status = JobStatus(job=policy.job, phase="Created")
@@ -177,7 +178,7 @@ def aggregate(
 
 
 def _explain(status: JobStatus, pods: list[dict[str, Any]], stopped: list[dict[str, Any]],
-             policy: RunPolicy) -> None:
+             policy: JobPolicy) -> None:
     """A failed job with no failed pod to show (OnFailure containers restarted in place
     until the limit, or pods being deleted): the containers that failed, for their exit
     codes and logs."""
@@ -191,7 +192,7 @@ def _explain(status: JobStatus, pods: list[dict[str, Any]], stopped: list[dict[s
         status.failures = [pod_failure(p) for p in stopped]
 
 
-def _first_run(policy: RunPolicy, pods: list[dict[str, Any]]) -> str | None:
+def _first_run(policy: JobPolicy, pods: list[dict[str, Any]]) -> str | None:
     """When the job's first container started: the Running condition's time."""
     times = []
     for pod in pods:
@@ -207,7 +208,7 @@ def _first_run(policy: RunPolicy, pods: list[dict[str, Any]]) -> str | None:
 
 
 def _verdict(
-    policy: RunPolicy,
+    policy: JobPolicy,
     workloads: list[dict[str, Any]],
     pods: list[dict[str, Any]],
     succeeded: dict[str, set[int]],
@@ -255,7 +256,7 @@ def _verdict(
     return None
 
 
-def _job_decides(obj: dict[str, Any], policy: RunPolicy, decider: str, needed: int) -> bool:
+def _job_decides(obj: dict[str, Any], policy: JobPolicy, decider: str, needed: int) -> bool:
     """Whether this Indexed Job of the deciding role ends on the job's success rule by
     itself (its successPolicy, or completing once its `needed` pods have)."""
     spec = obj.get("spec") or {}
@@ -265,7 +266,7 @@ def _job_decides(obj: dict[str, Any], policy: RunPolicy, decider: str, needed: i
 
 
 def _pod_target_failure(
-    policy: RunPolicy, pods: list[dict[str, Any]], restarts: int
+    policy: JobPolicy, pods: list[dict[str, Any]], restarts: int
 ) -> tuple[str, str, str] | None:
     """Bare Pods: the operators' failure rules, which no workload applies for them."""
     worker = policy.worker_type()

@@ -18,7 +18,7 @@ from typing import Any
 from lightkube import Client
 
 from ..model import run_policy
-from ..model.run_policy import RunPolicy
+from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
 from . import actions, informer, kube, ownership, status
@@ -46,7 +46,7 @@ class NotFound(Exception):
 
 def observe(
     client: Client, job: str, namespace: str
-) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[JobPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
     """The job's policy, workloads and pods as the cluster has them now (one list each)."""
     labels = {JOB_NAME: job}
     found: list[dict[str, Any]] = []
@@ -59,7 +59,7 @@ def observe(
 
 def select(
     job: str, namespace: str, objects: list[dict[str, Any]]
-) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[JobPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
     """Pure: from every object labelled with the job's name (pods and workloads of all
     kinds), its policy, its workloads (those carrying the policy) and its pods: only those
     its workloads control, or its own bare Pods as rendered (`ownership`), whatever labels
@@ -115,7 +115,7 @@ class JobView:
             self.stop()
             raise kube.KubeError("; ".join(f"{i.kind}: {i.problem or 'no list within 60s'}" for i in late))
 
-    def observe(self) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
+    def observe(self) -> tuple[JobPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
         """The job as the watches have it; KubeError when the server refuses a watch (a
         watch that is only interrupted is retried: see `problems`)."""
         refused = [i.problem for i in self.objects if i.refused and i.problem]
@@ -186,7 +186,7 @@ def carry_out(client: Client, namespace: str, due: list[actions.Action],
             kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
 
 
-def record_end(client: Client, policy: RunPolicy, found: status.JobStatus, due: list[actions.Action],
+def record_end(client: Client, policy: JobPolicy, found: status.JobStatus, due: list[actions.Action],
                workloads: list[dict[str, Any]], services: list[dict[str, Any]],
                echo: Callable[[str], None]) -> None:
     """Publish the job's end as `msgen controller` does (annotation msgen/status, an Event),

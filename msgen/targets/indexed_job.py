@@ -17,7 +17,7 @@ from typing import Any, Callable
 from ..model import versions
 from ..model.diagnostics import Diagnostic
 from ..model.patch import EnvValue, field_ref
-from ..model.plan import SCHEDULER_DECIDES, Options, Plan, PodSlot, Role
+from ..model.plan import ALL_WORKERS, SCHEDULER_DECIDES, Options, Plan, PodSlot, Role
 from . import Facts, Target, labels, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
@@ -232,7 +232,7 @@ def job_spec(
         role.key == "worker"
         and role.replicas > 1
         and not plan.static_indexes
-        and plan.success_policy not in ("AllWorkers", SCHEDULER_DECIDES)
+        and plan.success_policy not in (ALL_WORKERS, SCHEDULER_DECIDES)
         and versions.enabled("JobSuccessPolicy", options.kube_version)
     ):
         # ms-operator's default: the job succeeds when worker 0 does.

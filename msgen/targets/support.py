@@ -14,7 +14,7 @@ generated from the same cells, and a test keeps the two equal.
 from .. import targets
 from ..model import versions
 from ..model.diagnostics import Diagnostic, Severity
-from ..model.plan import ONE_ROLE_DECIDES, Options, Plan
+from ..model.plan import ALL_WORKERS, ONE_ROLE_DECIDES, Options, Plan
 from ..model.source import Path
 from . import Target
 from .cells import Cell
@@ -102,7 +102,7 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
     elif workers is not None and workers.replicas > 1:
         # Worker-0 success is a default that changes when a job ends; AllWorkers only when
         # written (an older kind's own default is every worker).
-        if plan.success_policy != "AllWorkers":
+        if plan.success_policy != ALL_WORKERS:
             out.append(("successPolicy (default: worker 0)", workers.path))
         elif "successPolicy" in spec:
             out.append(("successPolicy: AllWorkers", ("spec", "successPolicy")))

@@ -36,6 +36,12 @@ def libyaml_loads() -> bool:
     return _LIBYAML
 
 
+def tokens(text: str) -> Iterator[Any]:
+    """The tokens of `text` as the parser msgen loads with scans them (for `msgen convert`,
+    which must find the same gaps between tokens that a render's loading found)."""
+    return yaml.scan(text, Loader=_BaseLoader)
+
+
 class _Loader(_BaseLoader):
     """The safe loader, reading plain scalars as kubectl does, remembering each short one.
 
