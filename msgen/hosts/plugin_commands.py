@@ -38,7 +38,7 @@ def install_kustomize_plugin(plugin_home: str | None) -> None:
     \b
     Example:
       msgen install-kustomize-plugin
-      kustomize build --enable-alpha-plugins overlays/legacy-plugin
+      kustomize build --enable-alpha-plugins overlays/legacy-plugin   # needs kustomize and a kustomization
     """
     from pathlib import Path
 
@@ -156,7 +156,7 @@ def argocd_generate(directory: str) -> None:
 
     \b
     Example (what the cmp-server runs, in the application's directory):
-      ARGOCD_APP_NAMESPACE=training KUBE_VERSION=1.31.2 msgen argocd-generate
+      ARGOCD_APP_NAMESPACE=training KUBE_VERSION=1.31.2 msgen argocd-generate   # needs job files here
     """
     from ..options import text as option_text
     from ..options.argocd_env import options_from_env
@@ -184,8 +184,36 @@ def argocd_generate(directory: str) -> None:
             except KustomizeError as exc:
                 click.echo(f"msgen: {exc}", err=True)
                 raise SystemExit(EXIT_INPUT) from None
-            compile_built(f"kustomize build {directory}", built, options, spool.add)
+            kept: list[dict[str, Any]] = []
+
+            def sink(objects: list[dict[str, Any]]) -> int:
+                kept.extend(objects)  # the build's objects are in memory already
+                return spool.add(objects)
+
+            compile_built(f"kustomize build {directory}", built, options, sink)
+            _names_agree(directory, kept)
         spool.deliver()
+
+
+def _names_agree(directory: str, objects: list[dict[str, Any]]) -> None:
+    """Exit 1 when a job msgen compiled inside the build cannot find its Scheduler any more:
+    an overlay above the one that runs msgen-krm renamed its objects (namePrefix, nameSuffix)
+    and the overlay does not list msgen-renamed.yaml, which would have failed the build."""
+    from ..checks.name_references import problems
+
+    found = problems(objects, config_maps=False)
+    if not found:
+        return
+    for problem in found:
+        click.echo(f"msgen: error: {problem}", err=True)
+    click.echo(
+        f"msgen: the objects msgen compiled in {directory} were renamed after it (namePrefix or "
+        "nameSuffix in an overlay above the one that runs msgen-krm): the job would never find "
+        "its Scheduler; rename the job before msgen compiles it, in that overlay (see msgen's "
+        "docs/gitops.md, Renames), and list msgen-renamed.yaml under its configurations:",
+        err=True,
+    )
+    raise SystemExit(EXIT_INPUT)
 
 
 def compile_built(name: str, text: str, options: Options, sink: Sink) -> Compilation:
@@ -213,7 +241,7 @@ def argocd_discover(directory: str) -> None:
 
     \b
     Example:
-      msgen argocd-discover overlays/base
+      msgen argocd-discover "$(msgen samples --path)/mindspore"
     """
     from .argocd import discover
 

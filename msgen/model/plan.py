@@ -20,7 +20,7 @@ from .source import Document, Path
 RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
 CleanPodPolicy = Literal["All", "Running", "None"]
 AddressMode = Literal["cluster-ip", "dns"]
-TargetName = Literal["indexed-job", "pod", "statefulset", "jobset", "volcano"]
+TargetName = Literal["indexed-job", "pod", "statefulset", "jobset", "volcano", "trainjob"]
 GangScheduler = Literal["none", "volcano", "scheduler-plugins"]
 LauncherName = Literal["per-device", "msrun", "none"]
 RankTableMode = Literal["none", "operator"]
@@ -169,9 +169,11 @@ class Options(NamedTuple):
     #: disk or the cluster
     max_output_objects: int = 200_000
     max_output_size: str = "256Mi"
-    #: who set each option, `(option, "PARAM_TARGET='pod'")`, when a plug-in host layered
-    #: them (msgen.options.option_layers): a job annotation overriding one of them says so
+        #: who set each option, `(option, "PARAM_TARGET='pod'")`, when the command line or a
+    #: plug-in host set them (msgen.options.option_layers): a job annotation overriding one says so
     origins: tuple[tuple[str, str], ...] = ()
+    #: report errors only, not warnings (the command line's -q)
+    quiet: bool = False
 
 
 class PodSlot:

@@ -1,10 +1,11 @@
-"""The controller's health endpoints, for the kubelet's probes (`--health-port`).
+"""The controller's health endpoints, for the kubelet's probes, and its metrics (`--health-port`).
 
 A controller whose watches fail would otherwise look fine from outside while it serves a
 stale copy; the Deployment's readiness probe reads `/readyz` (every watch listed and
 current), its liveness probe `/healthz` (the loop turns and the watch threads run), so
 `kubectl get deployment` shows a replica that cannot do its work, and a stuck one is
-restarted. Standard library only: a probe must not need more than the controller has.
+restarted. `/metrics` serves what `metrics.Metrics` counts, for Prometheus to scrape. The
+server is the standard library's: a probe must not need more than the controller has.
 
 The port is reachable by whatever shares the pod's network: a connection that sends nothing
 is closed after IDLE_TIMEOUT seconds, and at most MAX_CONNECTIONS are served at once (the
@@ -16,6 +17,7 @@ from __future__ import annotations
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any, Protocol
 
 IDLE_TIMEOUT = 5.0
@@ -54,9 +56,11 @@ class _BoundedServer(ThreadingHTTPServer):
             self.slots.release()
 
 
-def serve(checks: Checks, port: int, host: str = "", *, idle_timeout: float = IDLE_TIMEOUT,
-          max_connections: int = MAX_CONNECTIONS) -> ThreadingHTTPServer:
-    """Answer GET /readyz and /healthz (200 ok, 503 not) on `port`, in a daemon thread."""
+def serve(checks: Checks, port: int, host: str = "",
+          metrics: Callable[[], tuple[bytes, str]] | None = None, *,
+          idle_timeout: float = IDLE_TIMEOUT, max_connections: int = MAX_CONNECTIONS) -> ThreadingHTTPServer:
+    """Answer GET /readyz and /healthz (200 ok, 503 not) on `port`, in a daemon thread, and
+    /metrics with what `metrics` gives (the exposition and its content type)."""
 
     class Handler(BaseHTTPRequestHandler):
         timeout = idle_timeout  # the socket's: a request not sent by then ends the connection
@@ -68,14 +72,21 @@ def serve(checks: Checks, port: int, host: str = "", *, idle_timeout: float = ID
                 self.close_connection = True
 
         def do_GET(self) -> None:  # noqa: N802 - the standard library's name
-            check = {"/readyz": checks.ready, "/healthz": checks.alive, "/livez": checks.alive}.get(self.path)
+            path = self.path.split("?", 1)[0]
+            if path == "/metrics" and metrics is not None:
+                body, content_type = metrics()
+                self._answer(200, body, content_type)
+                return
+            check = {"/readyz": checks.ready, "/healthz": checks.alive, "/livez": checks.alive}.get(path)
             if check is None:
                 self.send_error(404)
                 return
             good = check()
-            body = b"ok\n" if good else b"not ok\n"
-            self.send_response(200 if good else 503)
-            self.send_header("Content-Type", "text/plain")
+            self._answer(200 if good else 503, b"ok\n" if good else b"not ok\n", "text/plain")
+
+        def _answer(self, code: int, body: bytes, content_type: str) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

@@ -21,13 +21,14 @@ from ..model import run_policy
 from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
-from . import actions, informer, kube, ownership, status
+from . import actions, informer, kube, ownership, snapshot, status
 from .witness import Witness
 
 #: The workload kinds msgen renders, as (apiVersion, kind).
 WORKLOADS = (
     ("batch/v1", "Job"), ("apps/v1", "StatefulSet"), ("v1", "Pod"),
     ("jobset.x-k8s.io/v1alpha2", "JobSet"), ("batch.volcano.sh/v1alpha1", "Job"),
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
 )  # fmt: skip
 #: Exit status of --wait / --watch when --timeout passes first (1 is a failed job).
 EXIT_TIMEOUT = 3
@@ -48,13 +49,7 @@ def observe(
     client: Client, job: str, namespace: str
 ) -> tuple[JobPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
     """The job's policy, workloads and pods as the cluster has them now (one list each)."""
-    labels = {JOB_NAME: job}
-    found: list[dict[str, Any]] = []
-    for api_version, kind in WORKLOADS:
-        if api_version != "v1" and not kube.exists(client, api_version, kind, namespace):
-            continue
-        found += kube.listing(client, api_version, kind, namespace, labels)
-    return select(job, namespace, found)
+    return select(job, namespace, snapshot.listed(client, [(job, namespace)], list(WORKLOADS))[(job, namespace)])
 
 
 def select(
@@ -171,19 +166,28 @@ def pending_reasons(events: list[dict[str, Any]], pods: list[dict[str, Any]]) ->
 
 
 def carry_out(client: Client, namespace: str, due: list[actions.Action],
-              workloads: list[dict[str, Any]], echo: Callable[[str], None]) -> None:
-    """Do the due policy actions; each is idempotent, so a repeat after a restart is harmless."""
+              workloads: list[dict[str, Any]], echo: Callable[[str], None],
+              done: Callable[[actions.Action, bool], None] | None = None) -> None:
+    """Do the due policy actions; each is idempotent, so a repeat after a restart is harmless.
+    `done` is told of each action's outcome (the first that fails raises KubeError)."""
     by_name = {(o["kind"], o["metadata"]["name"]): o for o in workloads}
     for action in due:
         obj = {"apiVersion": action.api_version, "kind": action.kind,
                "metadata": {"name": action.name, "namespace": namespace}}
         echo(f"policy: {action.describe()}")
-        if action.verb == "delete":
-            kube.delete(client, obj, wait_pods=False)
-        elif action.verb == "suspend":
-            kube.merge_patch(client, obj, actions.suspend_patch(action, datetime.now(timezone.utc)))
-        elif action.verb == "complete":
-            kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
+        try:
+            if action.verb == "delete":
+                kube.delete(client, obj, wait_pods=False)
+            elif action.verb == "suspend":
+                kube.merge_patch(client, obj, actions.suspend_patch(action, datetime.now(timezone.utc)))
+            elif action.verb == "complete":
+                kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
+        except kube.KubeError:
+            if done is not None:
+                done(action, False)
+            raise
+        if done is not None:
+            done(action, True)
 
 
 def record_end(client: Client, policy: JobPolicy, found: status.JobStatus, due: list[actions.Action],

@@ -37,14 +37,17 @@ class OriginFiles:
     directory) only, each at most MAX_ORIGIN_BYTES, each read and parsed once however many
     items look into it (20 items and a 4 MB file took a minute re-parsing it per item)."""
 
-    def __init__(self, root: str):
+    def __init__(self, root: str, *more: str):
         self.root = os.path.realpath(root)
+        self.roots = [self.root, *(os.path.realpath(r) for r in more)]
         self.parsed: dict[str, list[Document]] = {}
 
     def inside(self, path: str) -> str | None:
-        """`path` (relative to the root, or absolute) as a real path inside the root, else None."""
+        """`path` (relative to the first root, or absolute) as a real path inside a root, else
+        None."""
         real = os.path.realpath(os.path.join(self.root, path))
-        return real if real == self.root or real.startswith(self.root + os.sep) else None
+        inside = any(real == r or real.startswith(r + os.sep) for r in self.roots)
+        return real if inside else None
 
     def documents(self, path: str) -> list[Document]:
         real = self.inside(path)
