@@ -31,6 +31,7 @@ NEEDED = {
     ("apps", "statefulsets"): ({"list", "watch", "patch"}, "msgen/status"),
     ("jobset.x-k8s.io", "jobsets"): ({"list", "watch", "patch"}, "msgen/status"),
     ("batch.volcano.sh", "jobs"): ({"list", "watch", "patch"}, "msgen/status"),
+    ("trainer.kubeflow.org", "trainjobs"): ({"list", "watch", "patch"}, "msgen/status"),
     ("bus.volcano.sh", "commands"): ({"create"}, "CompleteJob when worker 0 succeeded"),
 }  # fmt: skip
 READ = {"get", "list", "watch"}
