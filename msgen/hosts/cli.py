@@ -66,6 +66,7 @@ def render_options(func: Callable[..., Any]) -> Callable[..., Any]:
 ELSEWHERE = {
     "install-kustomize-plugin": "msgen.hosts.plugin_commands",
     "kustomize-plugin": "msgen.hosts.plugin_commands",
+    "krm-step": "msgen.hosts.plugin_commands",
     "argocd-generate": "msgen.hosts.plugin_commands",
     "argocd-discover": "msgen.hosts.plugin_commands",
     "helm-post-renderer": "msgen.hosts.helm_commands",

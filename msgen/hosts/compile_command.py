@@ -130,7 +130,7 @@ def compile_paths(
     """
     from ..compile import collector
     from ..compile.driver import compile_sources, compile_stream
-    from ..yamlio.inputs import MissingPath, expand_paths, open_source, read_source
+    from ..yamlio.inputs import MissingPath, Refused, expand_paths, open_source, read_source, refusal
 
     try:
         paths = expand_paths(given)
@@ -142,6 +142,9 @@ def compile_paths(
 
     def sources() -> Iterator[Source]:
         for path in paths:
+            if isinstance(path, Refused):
+                read_errors.append(refusal(path))
+                continue
             source, error = (read_source if sink is None else open_source)(path)
             if error is not None:
                 read_errors.append(error)

@@ -32,7 +32,7 @@ from ..model.diagnostics import (
 )
 from ..yamlio.emit import to_yaml
 from ..compile.driver import Driver
-from ..yamlio.origin import find_original, yaml_files
+from ..yamlio.origin import OriginFiles, find_original, yaml_files
 from ..model.plan import Options
 from ..model.source import Document, Source
 from ..yamlio.inputs import decoded
@@ -154,11 +154,12 @@ def _compile_items(
     driver = Driver(options, output.extend, bounded=True, around_document=collector.paused)
     driver.result.sources[resource_list.source.name] = resource_list.source
     driver.result.sources[config.source.name] = config.source  # where its findings point
+    files = OriginFiles(cwd)
     for index, item in enumerate(items):
         if not (isinstance(item, dict) and _is_job(item)):
             output.append(item)
             continue
-        document = _item_document(resource_list, index, item, cwd)
+        document = _item_document(resource_list, index, item, cwd, files)
         for diag in distinct(driver.add_document(document)):
             if len(results) < MAX_REPORTED:
                 results.append(_result(diag, item))
@@ -176,7 +177,12 @@ def _compile_items(
     }
     if results:
         reply["results"] = _bounded(results, unshown[0])
-    return 0, to_yaml([reply]), messages
+    text = to_yaml([reply])
+    too_much = driver.bound.check_text(len(text))
+    if too_much is not None:  # the items that passed through count too
+        problem = resource_list.diagnostic(("items",), too_much)
+        return _failed(config_found + [problem], compilation.sources, results, unshown)
+    return 0, text, messages
 
 
 def _envelope_problems(resource_list: Document) -> list[Diagnostic]:
@@ -230,14 +236,17 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def _item_document(resource_list: Document, index: int, item: dict[str, Any], cwd: str) -> Document:
-    """The job as a document, positioned in its own file when that can be found."""
+def _item_document(
+    resource_list: Document, index: int, item: dict[str, Any], cwd: str, files: OriginFiles
+) -> Document:
+    """The job as a document, positioned in its own file when that can be found inside the
+    kustomization's root (`files`: a path annotation naming a file elsewhere is not read)."""
     metadata = item.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     annotations = annotations if isinstance(annotations, dict) else {}
-    named = [os.path.join(cwd, str(annotations[a])) for a in PATH_ANNOTATIONS if a in annotations]
+    named = [str(annotations[a]) for a in PATH_ANNOTATIONS if a in annotations]
     positions = resource_list.positions.within(("items", index))
-    original = find_original(named + yaml_files(cwd), item, positions)
+    original = find_original(named + yaml_files(cwd), item, positions, files)
     if original is not None:
         return original
     return Document(resource_list.source, 0, item, positions)

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..options import text as option_text
 from ..model.diagnostics import Diagnostic, Severity
-from ..yamlio.origin import find_original, yaml_files
+from ..yamlio.origin import OriginFiles, find_original, yaml_files
 from ..model.plan import Options
 from ..model.source import Document, Path
 
@@ -48,11 +48,14 @@ def place(resource_list: Document, config: Any, cwd: str) -> ConfigPlace:
         metadata = config.get("metadata")
         annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
         annotations = annotations if isinstance(annotations, dict) else {}
-        named = [os.path.join(cwd, str(annotations[a])) for a in PATH_ANNOTATIONS if a in annotations]
+        named = [str(annotations[a]) for a in PATH_ANNOTATIONS if a in annotations]
         fallback = resource_list.positions.within(("functionConfig",))
-        found = find_original(named + yaml_files(cwd), config, fallback)
-        if found is None:
-            found = find_original(kustomization_files(build_roots()), config, fallback)
+        found = find_original(named + yaml_files(cwd), config, fallback, OriginFiles(cwd))
+        if found is None:  # the files the running build's kustomizations name, and only those
+            listed = kustomization_files(build_roots())
+            if listed:
+                within = OriginFiles(*{os.path.dirname(os.path.realpath(f)) for f in listed})
+                found = find_original(listed, config, fallback, within)
         if found is not None:
             return ConfigPlace(found, ())
     return ConfigPlace(resource_list, ("functionConfig",))

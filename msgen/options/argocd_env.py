@@ -79,7 +79,40 @@ def parameter_layer(env: Mapping[str, str]) -> Layer:
     return _from_variables(env)
 
 
+#: Argo CD's parameters nest three levels; deeper JSON is refused before it is parsed
+#: (Python's parser recurses per level: 50,000 levels ended as an internal error).
+MAX_JSON_DEPTH = 32
+
+
+def _too_deep(text: str) -> str | None:
+    """Where `text` first nests deeper than MAX_JSON_DEPTH (`line 1 column 33`), or None."""
+    depth, quoted, escaped, line, column = 0, False, False, 1, 0
+    for char in text:
+        column += 1
+        if char == "\n":
+            line, column = line + 1, 0
+        if quoted:
+            escaped, quoted = (not escaped and char == "\\"), (quoted if escaped or char != '"' else False)
+            continue
+        if char == '"':
+            quoted = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return f"line {line} column {column}"
+        elif char in "]}":
+            depth -= 1
+    return None
+
+
 def _from_json(text: str) -> Layer:
+    deep = _too_deep(text)
+    if deep is not None:
+        raise option_text.OptionError(
+            PARAMETERS_VARIABLE,
+            f"{PARAMETERS_VARIABLE} nests deeper than {MAX_JSON_DEPTH} levels at {deep}; "
+            "accepted: the JSON array Argo CD sends",
+        )
     try:
         parameters = json.loads(text)
     except ValueError as exc:

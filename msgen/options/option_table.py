@@ -44,7 +44,8 @@ class Row(NamedTuple):
     #: where `--help` lists it (ascending); the table's own order is the order messages,
     #: plugin.yaml and the README list options in
     help_order: int
-    #: how free text is checked (`msgen.options.text`): version, dns-label, quantity, label-value
+    #: how free text is checked (`msgen.options.text`): version, dns-label, quantity, label-value,
+    #: count (a whole number, 1 or more)
     check: str | None = None
     #: an empty text unsets it (a job's annotation opting out of the run's value); the command
     #: line refuses an empty value all the same
@@ -191,6 +192,22 @@ ROWS: tuple[Row, ...] = (
         tooltip="true under this plugin: no ttlSecondsAfterFinished (Argo CD would re-create "
         "the deleted job and it would run again)",
         help_order=90,
+    ),
+    Row(
+        "max-output-objects", "max_output_objects",
+        help="The most objects one run may write in all; past it the run fails, writing "
+        "nothing (a bound for input that would make millions of objects).",
+        title="Most objects",
+        tooltip="the most objects one render may write (default 200000)",
+        help_order=160, check="count", metavar="N", hosts=frozenset({"cli", "krm", "argocd"}),
+    ),
+    Row(
+        "max-output-size", "max_output_size",
+        help="The most output one run may write in all, a size such as 256Mi or 1Gi; past "
+        "it the run fails, writing nothing.",
+        title="Most output",
+        tooltip="the most output one render may write, a size such as 256Mi (the default) or 1Gi",
+        help_order=170, check="quantity", metavar="SIZE", hosts=frozenset({"cli", "krm", "argocd"}),
     ),
     Row(
         "run-name", "run_name",

@@ -8,6 +8,7 @@ options for that job only. Which options there are, and what each accepts, is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from ..model.source import Document
 
 ANNOTATION_PREFIX = "msgen/"
+#: Matched whole (`fullmatch`): a count option (max-output-objects).
+COUNT = re.compile(r"[1-9][0-9]{0,17}")
 
 
 class OptionError(ValueError):
@@ -163,6 +166,10 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
             return versions.parse(text)
         except ValueError as exc:
             raise OptionError(key, f"{key}: {exc}") from None
+    if row.check == "count":
+        if not COUNT.fullmatch(text):
+            raise OptionError(key, f"{key}: {text!r} is not accepted; accepted: a whole number, 1 or more")
+        return int(text)
     if row.check == "quantity":
         if not _is_size(text):
             raise OptionError(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ...model import versions
+from ...model import run_policy, versions
 from ..click_settings import CONTEXT as CONTEXT
 from ..compile_command import compile_paths, options_from
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 EXIT_USAGE = 2
 #: The modules of the `msgen[apply]` extra the reconciler imports itself.
 CLIENT_MODULES = ("httpx2", "lightkube", "lightkube.models")
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?\Z")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
 
 
@@ -168,7 +168,7 @@ def follow_job(client: Client, job: str, namespace: str, timeout: float | None, 
         raise SystemExit(130) from None
     except TimeoutError as exc:
         fail(f"timed out; the job keeps running: {exc}", watch.EXIT_TIMEOUT)
-    except (watch.NotFound, kube.KubeError) as exc:
+    except (watch.NotFound, kube.KubeError, run_policy.PolicyError) as exc:
         fail(str(exc), 1)
     for line in watch.summary(found, time.monotonic() - started):
         echo(line)

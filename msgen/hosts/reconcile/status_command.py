@@ -69,6 +69,7 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
     import yaml
 
     client = connect(kwargs)
+    from ...model import run_policy
     from ...reconcile import kube, published, snapshot
     from ...reconcile import status as aggregate
     from ...reconcile import watch as watching
@@ -88,7 +89,7 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
     for job, namespace in named:
         try:
             policy, workloads, pods = watching.select(job, namespace, objects[(job, namespace)])
-        except watching.NotFound as exc:
+        except (watching.NotFound, run_policy.PolicyError) as exc:
             ended = ends.get((job, namespace))
             if ended is None:
                 fail(str(exc), 1)
