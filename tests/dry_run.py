@@ -126,7 +126,8 @@ def judged(obj: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def made_by_controllers(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    """What the controllers would create from `obj` first: its first pod, a JobSet's Jobs."""
+    """What the controllers would create from `obj` first: its first pod, a JobSet's Jobs, the
+    JobSet Trainer builds from a TrainingRuntime (named after the TrainJob, its job)."""
     kind, meta = obj["kind"], obj["metadata"]
     name = meta["name"]
     if kind == "Job" and obj["apiVersion"] == "batch/v1":
@@ -156,6 +157,11 @@ def made_by_controllers(obj: dict[str, Any]) -> list[dict[str, Any]]:
                    "spec": template["spec"]}  # fmt: skip
             out += [job, *made_by_controllers(job)]
         return out
+    if kind == "TrainingRuntime":
+        job = (meta.get("labels") or {}).get("training.kubeflow.org/job-name", name)
+        jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": job},
+                  "spec": copy.deepcopy(obj["spec"]["template"]["spec"])}
+        return [jobset, *made_by_controllers(jobset)]
     if kind == "Job" and obj["apiVersion"].startswith("batch.volcano.sh/"):
         labels = {"volcano.sh/job-name": name}
         return [_pod(task["template"], f"{name}-{task['name']}-0", {**labels, "volcano.sh/task-spec": task["name"]})

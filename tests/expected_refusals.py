@@ -81,7 +81,7 @@ EXPECTED: dict[tuple[str, str, str], Refusal] = _listing(
     # roles carry it.
     _each(
         ("mindspore-legacy/msjob-mnist-dist",),
-        ("statefulset", "jobset", "volcano"),
+        ("statefulset", "jobset", "volcano", "trainjob"),
         tuple(VARIANTS),
         Refusal(None, "gives each pod values computed from its index (such as a rank counted across roles)"),
     ),

@@ -45,6 +45,8 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield {"metadata": obj["metadata"], "spec": spec}
     elif obj["kind"] in ("Job", "StatefulSet") and "template" in spec:
         yield spec["template"]
+    if obj["kind"] == "TrainingRuntime":  # the JobSet Trainer builds from it
+        spec = (spec.get("template") or {}).get("spec") or {}
     for replicated in spec.get("replicatedJobs") or []:
         yield replicated["template"]["spec"]["template"]
     for task in spec.get("tasks") or []:
@@ -54,7 +56,7 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def problems(objects: list[dict[str, Any]], version: tuple[int, int], target: str) -> list[str]:
     """What the API server (or, for a StatefulSet's pods, its controller) would refuse."""
     out: list[str] = []
-    if not any(o["kind"] in ("Job", "Pod", "StatefulSet", "JobSet") for o in objects):
+    if not any(o["kind"] in ("Job", "Pod", "StatefulSet", "JobSet", "TrainJob") for o in objects):
         out.append("exit 0 with no workload: a generator host would prune everything")
     for obj in objects:
         meta, kind = obj["metadata"], obj["kind"]
@@ -66,6 +68,8 @@ def problems(objects: list[dict[str, Any]], version: tuple[int, int], target: st
         spec = obj.get("spec") or {}
         if kind == "StatefulSet" and len(meta["name"]) > 52:
             out.append(f"{where}: a StatefulSet name over 52 characters: its pods cannot be created")
+        if kind == "TrainJob" and not label(meta["name"]):  # the CRD's rules on its name
+            out.append(f"{where}: a TrainJob name that is not an RFC 1035 label of 63 characters or fewer")
         if kind == "Service":
             ports = [(p["port"], p.get("protocol", "TCP")) for p in spec.get("ports") or []]
             if len(ports) != len(set(ports)):
@@ -87,7 +91,7 @@ def problems(objects: list[dict[str, Any]], version: tuple[int, int], target: st
 
 def _template(template: dict[str, Any], version: tuple[int, int], target: str, kind: str) -> Iterator[str]:
     spec = template["spec"]
-    crd = target in ("jobset", "volcano")
+    crd = target in ("jobset", "volcano", "trainjob")
     yield from (f"pod label {k!r}" for k, v in ((template.get("metadata") or {}).get("labels") or {}).items()
                 if not qualified(k) or not LABEL_VALUE.match(v))  # fmt: skip
     volumes = [v.get("name", "") for v in spec.get("volumes") or []]
@@ -113,6 +117,28 @@ def _template(template: dict[str, Any], version: tuple[int, int], target: str, k
                 if not qualified(k) or not LABEL_VALUE.match(v))  # fmt: skip
     for container in every:
         yield from _container(container, set(volumes), version, crd, init=container not in containers)
+    yield from _host_ports(spec)
+
+
+def _host_ports(spec: dict[str, Any]) -> Iterator[str]:
+    """`validatePodHostNetworkDeps` and `checkHostPortConflicts`, on the pod the controller
+    creates: under hostNetwork a port's host port defaults to its containerPort and a regular
+    container's must equal it; no host port twice among the regular containers, nor within one
+    init container."""
+    host_network = spec.get("hostNetwork") is True
+    containers = spec.get("containers") or []
+    groups = [containers] + [[init] for init in spec.get("initContainers") or []]
+    for regular, group in zip([True] + [False] * len(groups), groups):
+        seen = set()
+        for container in group:
+            for port in container.get("ports") or []:
+                host = port.get("hostPort") or (port["containerPort"] if host_network else 0)
+                if host_network and regular and host != port["containerPort"]:
+                    yield f"hostPort {host} beside hostNetwork, containerPort {port['containerPort']}"
+                key = (port.get("protocol", "TCP"), port.get("hostIP", ""), host)
+                if host and key in seen:
+                    yield f"host port {key} taken twice in container(s) {[c['name'] for c in group]}"
+                seen.add(key)
 
 
 def _container(container: dict[str, Any], volumes: set[str], version: tuple[int, int], crd: bool, init: bool) -> Iterator[str]:

@@ -32,6 +32,8 @@ OUTPUT_CRDS = {
     ("batch.volcano.sh/v1alpha1", "Job"): "batch.volcano.sh_jobs.yaml",
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): "scheduling.volcano.sh_podgroups.yaml",
     ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): "scheduling.x-k8s.io_podgroups.yaml",
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): "trainer.kubeflow.org_trainjobs.yaml",
+    ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"): "trainer.kubeflow.org_trainingruntimes.yaml",
 }
 
 
@@ -78,20 +80,54 @@ def crd_validator(api_version: str, kind: str) -> jsonschema.Draft7Validator:
 
 
 def crd_errors(obj: dict[str, Any]) -> list[str]:
-    return [_shown(e) for e in crd_validator(obj["apiVersion"], obj["kind"]).iter_errors(obj)]
+    """Why `obj` is not valid for its CRD: its schema's rules, and (strict, as `kubectl apply`
+    checks fields) every field the schema does not know, which the API server would drop."""
+    validator = crd_validator(obj["apiVersion"], obj["kind"])
+    found = [_shown(e) for e in validator.iter_errors(obj)]
+    return found + [f"{path}: unknown field" for path in unknown_fields(obj, validator.schema)]
+
+
+def unknown_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[str]:
+    """The fields of `value` that a structural schema neither lists nor keeps unknown: the API
+    server prunes them, so a misspelt field would vanish silently."""
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        return []
+    out: list[str] = []
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if properties is not None and key in properties:
+                out += unknown_fields(item, properties[key], where)
+            elif isinstance(extra, dict):
+                out += unknown_fields(item, extra, where)
+            elif properties is not None and path:  # the top's metadata is ObjectMeta's
+                out.append(where)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            out += unknown_fields(item, schema["items"], f"{path}.{i}")
+    return out
 
 
 def core_parts(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    """The core Kubernetes objects in `obj`: itself, or what a JobSet or Volcano Job embeds.
+    """The core Kubernetes objects in `obj`: itself, or what a JobSet, a Volcano Job or a
+    TrainingRuntime embeds.
 
     A CRD's schema usually waves embedded pod templates through unchecked, and their
     controllers hand them to the API server as they are: a JobSet's replicated Job becomes a
-    `batch/v1` Job, a Volcano task's template becomes Pods. Both must be valid Kubernetes.
+    `batch/v1` Job, a Volcano task's template becomes Pods, and Trainer builds a JobSet (named
+    after the TrainJob) from its runtime's template. All must be valid Kubernetes.
     """
     name = obj["metadata"]["name"]
+    if (obj["apiVersion"], obj["kind"]) == ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"):
+        made = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "trainjob"},
+                "spec": obj["spec"]["template"]["spec"]}
+        return core_parts(made)
     if obj["apiVersion"] == "jobset.x-k8s.io/v1alpha2":
         return [
-            {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": f"{name}-{r['name']}-0"}, **r["template"]}
+            {"apiVersion": "batch/v1", "kind": "Job", **r["template"],
+             "metadata": {**(r["template"].get("metadata") or {}), "name": f"{name}-{r['name']}-0"}}
             for r in obj["spec"]["replicatedJobs"]
         ]
     if obj["apiVersion"] == "batch.volcano.sh/v1alpha1":
@@ -99,7 +135,7 @@ def core_parts(obj: dict[str, Any]) -> list[dict[str, Any]]:
             {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": f"{name}-{t['name']}"}, "template": t["template"]}
             for t in obj["spec"]["tasks"]
         ]
-    if obj["kind"] == "PodGroup":
+    if obj["kind"] in ("PodGroup", "TrainJob"):
         return []  # a CRD only: checked against its schema
     return [obj]
 

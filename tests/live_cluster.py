@@ -30,6 +30,9 @@ KUBECTL = shutil.which("kubectl")
 SCRIPT = ROOT / "tests" / "live" / "train.py"
 CONFIG_MAP = "live-train"
 MAIN = "mindspore"
+#: The containers whose logs are followed: the jobs' main container, and Kubeflow Trainer's
+#: name for it in the trainer step (the Workers, with `--target trainjob`).
+FOLLOWED = (MAIN, "node")
 #: What this node can run at once: 2 Worker pods, 2 processes per multi-device pod.
 MAX_WORKERS = 2
 MAX_DEVICES = 2
@@ -166,7 +169,7 @@ def _mount_script(pod: dict[str, Any], main: dict[str, Any]) -> None:
 
 
 class PodLogs:
-    """Every run of container `mindspore` in a namespace, its log followed from its start.
+    """Every run of the main container (`FOLLOWED`) in a namespace, its log followed from its start.
 
     A Job that succeeds deletes its running pods and their logs with them, so logs are read
     while the pods run: one `kubectl logs -f` per container run (a restarted container is a
@@ -176,6 +179,7 @@ class PodLogs:
     def __init__(self, namespace: str):
         self.namespace = namespace
         self.logs: dict[str, list[str]] = {}
+        self._containers: dict[str, str] = {}  # pod#container ID → the container's name
         self._followers: list[tuple[threading.Thread, subprocess.Popen[str]]] = []
         self._stop = threading.Event()
         self._poller = threading.Thread(target=self._poll, daemon=True)
@@ -192,19 +196,20 @@ class PodLogs:
     def _follow_new(self, pod: dict[str, Any]) -> None:
         name = pod["metadata"]["name"]
         for status in pod.get("status", {}).get("containerStatuses") or []:
-            if status["name"] != MAIN:
+            if status["name"] not in FOLLOWED:
                 continue
             previous = (status.get("lastState") or {}).get("terminated") or {}
             if previous.get("containerID") and f"{name}#{previous['containerID']}" not in self.logs:
-                self._start(name, previous["containerID"], "--previous")
+                self._start(name, status["name"], previous["containerID"], "--previous")
             if status.get("containerID") and f"{name}#{status['containerID']}" not in self.logs:
-                self._start(name, status["containerID"], "-f")
+                self._start(name, status["name"], status["containerID"], "-f")
 
-    def _start(self, pod: str, container_id: str, how: str) -> None:
+    def _start(self, pod: str, container: str, container_id: str, how: str) -> None:
         lines: list[str] = []
         self.logs[f"{pod}#{container_id}"] = lines
+        self._containers[f"{pod}#{container_id}"] = container
         assert KUBECTL
-        process = subprocess.Popen([KUBECTL, "--kubeconfig", str(KUBECONFIG), "logs", how, pod, "-c", MAIN,
+        process = subprocess.Popen([KUBECTL, "--kubeconfig", str(KUBECONFIG), "logs", how, pod, "-c", container,
                                     "-n", self.namespace], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
         def read() -> None:
@@ -240,7 +245,7 @@ class PodLogs:
         for pod in json.loads(done.stdout)["items"]:
             name = pod["metadata"]["name"]
             for status in pod.get("status", {}).get("containerStatuses") or []:
-                if status["name"] != MAIN:
+                if status["name"] not in FOLLOWED:
                     continue
                 previous = (status.get("lastState") or {}).get("terminated") or {}
                 if previous.get("containerID"):
@@ -250,7 +255,8 @@ class PodLogs:
         for key in self.logs:
             if key not in shown:
                 continue
-            again = kubectl("logs", key.split("#")[0], "-c", MAIN, "-n", self.namespace, *shown[key], check=False)
+            container = self._containers[key]
+            again = kubectl("logs", key.split("#")[0], "-c", container, "-n", self.namespace, *shown[key], check=False)
             lines = again.stdout.splitlines()
             if again.returncode == 0 and len(lines) > len(self.logs[key]):
                 self.logs[key][:] = lines

@@ -74,18 +74,44 @@ def workloads(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [o for o in objects if o["kind"] not in pipeline.KIND_RANK]
 
 
-def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    """The pod specs in a workload: its own (a Pod), its template's, or its parts' templates."""
+def pod_templates(obj: dict[str, Any], objects: list[dict[str, Any]] = ()) -> list[dict[str, Any]]:  # type: ignore[assignment]
+    """The pod templates of a workload: its own (a Pod), its template, its parts' templates,
+    or those of the runtime it refers to (a TrainJob's TrainingRuntime, among `objects`)."""
     if obj["kind"] == "Pod":
-        return [obj["spec"]]
+        return [obj]
     spec = obj["spec"]
+    if obj["kind"] == "TrainJob":
+        name = spec["runtimeRef"]["name"]
+        (runtime,) = [o for o in objects if o["kind"] == "TrainingRuntime" and o["metadata"]["name"] == name]
+        spec = runtime["spec"]["template"]["spec"]
     if "template" in spec:
-        inner = spec["template"]["spec"]
-        return [inner["template"]["spec"]] if "template" in inner else [inner]
+        inner = spec["template"]
+        return [inner["spec"]["template"]] if "template" in inner["spec"] else [inner]
     parts = spec.get("replicatedJobs") or spec.get("tasks") or []
     out = []
     for part in parts:
         template = part["template"]
-        inner = template["spec"]
-        out.append(inner["template"]["spec"] if "template" in inner else inner)
+        out.append(template["spec"]["template"] if "template" in template["spec"] else template)
     return out
+
+
+def pod_specs(obj: dict[str, Any], objects: list[dict[str, Any]] = ()) -> list[dict[str, Any]]:  # type: ignore[assignment]
+    """The pod specs of a workload (see `pod_templates`)."""
+    return [template["spec"] for template in pod_templates(obj, objects)]
+
+
+def sample_plan(relative: str) -> Plan:
+    """The plan of `samples/<relative>`, as its kind makes it."""
+    from pathlib import Path
+
+    return plan((Path(__file__).parent.parent / "samples" / relative).read_text())
+
+
+def pod_env(made: Plan, pod: str, target: str = "pod") -> dict[str, str]:
+    """The first container's env of the pod named `pod` (values; `<ref>` for a reference)."""
+    objects, _ = render(made, target)
+    for obj in workloads(objects):
+        if obj["metadata"]["name"] == pod:
+            container = pod_specs(obj)[0]["containers"][0]
+            return {e["name"]: e.get("value", "<ref>") for e in container.get("env", [])}
+    raise AssertionError(f"no pod {pod}")

@@ -49,7 +49,8 @@ pytestmark = pytest.mark.skipif(
 INPUTS = int(os.environ.get("MSGEN_DIFFERENTIAL_INPUTS", "300"))
 SEED = int(os.environ.get("MSGEN_DIFFERENTIAL_SEED", "22"))
 CRDS = ("jobset.x-k8s.io_jobsets.yaml", "batch.volcano.sh_jobs.yaml",
-        "scheduling.volcano.sh_podgroups.yaml", "scheduling.x-k8s.io_podgroups.yaml")  # fmt: skip
+        "scheduling.volcano.sh_podgroups.yaml", "scheduling.x-k8s.io_podgroups.yaml",
+        "trainer.kubeflow.org_trainjobs.yaml", "trainer.kubeflow.org_trainingruntimes.yaml")  # fmt: skip
 
 
 def kubectl(*args: str) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,7 @@ and OpenSafeOs), the object as the global `obj`; the table it returns is read as
 (lupa) runs the scripts exactly as the component puts them into argocd-cm, in that reduced
 environment (strings have no methods: `string` is not opened), on each `health_test.yaml`
 case (argo-cd's own format), whose inputs are statuses captured from a real cluster (Jobs) or
-built from the controllers' own code (JobSet, Volcano Job; each file says where).
+built from the controllers' own code (JobSet, Volcano Job, TrainJob; each file says where).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ CHECKS = {  # argocd-cm key → the directory of its script and tests
     "resource.customizations.health.batch_Job": HEALTH / "batch" / "Job",
     "resource.customizations.health.jobset.x-k8s.io_JobSet": HEALTH / "jobset.x-k8s.io" / "JobSet",
     "resource.customizations.health.batch.volcano.sh_Job": HEALTH / "batch.volcano.sh" / "Job",
+    "resource.customizations.health.trainer.kubeflow.org_TrainJob": HEALTH / "trainer.kubeflow.org" / "TrainJob",
 }
 #: gitops-engine pkg/health: the codes a script may return.
 CODES = ("Healthy", "Progressing", "Suspended", "Degraded", "Missing", "Unknown")

@@ -11,8 +11,9 @@ What an output must be valid for: every minor it is rendered for, *and every new
 a user renders for the oldest cluster of a fleet (`--kube-version`) and applies the same
 YAML to the newer ones. (Output for a newer minor is not expected to be valid on an older
 one: it may use fields the older API server does not know.) Custom resources (JobSet,
-Volcano Job, PodGroup) are checked against their upstream CRDs, and what they embed (a
-JobSet's Jobs, a Volcano task's pod template) against Kubernetes' schemas, at every minor.
+Volcano Job, PodGroup, TrainJob and TrainingRuntime) are checked against their upstream CRDs,
+and what they embed (a JobSet's Jobs, a Volcano task's pod template, the Jobs of the JobSet a
+TrainingRuntime describes) against Kubernetes' schemas, at every minor.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import yaml
 
 from msgen.model import versions
 from msgen.targets import NAMES as TARGETS
+from msgen.targets import lookup
 
 from . import expected_refusals
 from .conftest import SAMPLES, msgen, needs_shared, sample_files
@@ -123,12 +125,13 @@ def test_output_is_valid_kubernetes_at_every_minor(sample: Path, target: str, va
     assert failures == [], "\n".join(failures[:20])
 
 
+#: The cases with a custom resource: every case of a target whose workloads are one, and every
+#: case whose options add a PodGroup.
+WITH_CUSTOM = [c for c in RENDERED if lookup(c[1]).facts.custom_resource or c[2] != "defaults"]
+
+
 @needs_shared(*(f"crds/{name}" for name in OUTPUT_CRDS.values()))
-@pytest.mark.parametrize(
-    "sample,target,variant",
-    [c for c in RENDERED if c[1] in ("jobset", "volcano") or c[2] != "defaults"],
-    ids=[IDS[CASES.index(c)] for c in RENDERED if c[1] in ("jobset", "volcano") or c[2] != "defaults"],
-)
+@pytest.mark.parametrize("sample,target,variant", WITH_CUSTOM, ids=[IDS[CASES.index(c)] for c in WITH_CUSTOM])
 def test_custom_resources_are_valid_for_their_crds_at_every_minor(
     sample: Path, target: str, variant: str
 ) -> None:

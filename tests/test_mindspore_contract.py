@@ -37,8 +37,9 @@ def pod_templates(objects: list[dict[str, Any]]) -> list[tuple[dict[str, Any], d
             out.append((obj, obj["spec"]["template"], obj["spec"]["parallelism"]))
         elif obj["kind"] == "StatefulSet":
             out.append((obj, obj["spec"]["template"], obj["spec"]["replicas"]))
-        elif obj["kind"] == "JobSet":
-            for rjob in obj["spec"]["replicatedJobs"]:
+        elif obj["kind"] in ("JobSet", "TrainingRuntime"):  # a runtime: the JobSet Trainer builds
+            spec = obj["spec"]["template"]["spec"] if obj["kind"] == "TrainingRuntime" else obj["spec"]
+            for rjob in spec["replicatedJobs"]:
                 job = rjob["template"]["spec"]
                 out.append((obj, job["template"], rjob["replicas"] * job["parallelism"]))
         elif obj["kind"] == "Job":  # Volcano
@@ -49,19 +50,28 @@ def pod_templates(objects: list[dict[str, Any]]) -> list[tuple[dict[str, Any], d
 
 #: Targets whose controller gives pods their DNS subdomain (and, but for StatefulSet, creates
 #: the headless Service) itself.
-CONTROLLER_SUBDOMAIN = {"statefulset", "jobset", "volcano"}
-CONTROLLER_SERVICE = {"jobset", "volcano"}
+CONTROLLER_SUBDOMAIN = {"statefulset", "jobset", "volcano", "trainjob"}
+CONTROLLER_SERVICE = {"jobset", "volcano", "trainjob"}
+#: Kubeflow Trainer's name for the trainer step's container (the Workers' main container on
+#: target trainjob).
+TRAINER_NODE = "node"
 
 
 def role_of(template: dict[str, Any]) -> str:
     return str(template["metadata"]["labels"]["training.kubeflow.org/replica-type"])
 
 
+def main_container(template: dict[str, Any], container: str = "mindspore") -> dict[str, Any]:
+    """The pod's container `container`, or in Trainer's trainer step (target trainjob), where
+    Trainer requires the main container to be named `node`, that one."""
+    named = {c["name"]: c for c in template["spec"]["containers"]}
+    found = named.get(container) or named.get(TRAINER_NODE)
+    assert found is not None, f"no container {container}"
+    return found
+
+
 def env_of(template: dict[str, Any], container: str = "mindspore") -> dict[str, dict[str, Any]]:
-    for c in template["spec"]["containers"]:
-        if c["name"] == container:
-            return {e["name"]: e for e in c.get("env", [])}
-    raise AssertionError(f"no container {container}")
+    return {e["name"]: e for e in main_container(template, container).get("env", [])}
 
 
 def pods_per_role(objects: list[dict[str, Any]]) -> dict[str, int]:
@@ -181,7 +191,7 @@ def test_dns_addressing_uses_the_schedulers_stable_name(target: str) -> None:
         assert list(svc) == ["pstwo"], "dns addressing needs only the headless Service"
         assert svc["pstwo"]["spec"]["clusterIP"] == "None"
     # Each target's own host name for scheduler 0, as its controller names the pod.
-    scheduler_host = {"jobset": "pstwo-scheduler-0-0"}.get(target, "pstwo-scheduler-0")
+    scheduler_host = {"jobset": "pstwo-scheduler-0-0", "trainjob": "pstwo-scheduler-0-0"}.get(target, "pstwo-scheduler-0")
     for owner, template, _ in pod_templates(objects):
         if target in CONTROLLER_SUBDOMAIN:
             assert "subdomain" not in template["spec"]
@@ -201,6 +211,10 @@ def test_dns_addressing_uses_the_schedulers_stable_name(target: str) -> None:
     if target == "jobset":
         jobset = next(o for o in objects if o["kind"] == "JobSet")
         assert jobset["spec"]["network"] == {"enableDNSHostnames": True, "subdomain": "pstwo"}
+    if target == "trainjob":  # the JobSet Trainer builds from the runtime is named after the TrainJob
+        runtime = next(o for o in objects if o["kind"] == "TrainingRuntime")
+        assert runtime["spec"]["template"]["spec"]["network"] == {"enableDNSHostnames": True, "subdomain": "pstwo"}
+        assert next(o for o in objects if o["kind"] == "TrainJob")["metadata"]["name"] == "pstwo"
     if target == "statefulset":
         assert {o["spec"]["serviceName"] for o in objects if o["kind"] == "StatefulSet"} == {"pstwo"}
     if target == "volcano":

@@ -16,7 +16,7 @@ import pytest
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import SAMPLES, msgen
-from .test_mindspore_contract import env_of, pod_templates, render, role_of
+from .test_mindspore_contract import env_of, main_container, pod_templates, render, role_of
 
 MS = SAMPLES / "mindspore"
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -60,7 +60,7 @@ def run_launcher(objects: list[dict[str, Any]], tmp_path: Path) -> list[int]:
     """Run every Worker pod's rendered launcher with a stub program; the MS_NODE_IDs it saw."""
     ids = []
     for index, template in worker_pods(objects):
-        main = next(c for c in template["spec"]["containers"] if c["name"] == "mindspore")
+        main = main_container(template)
         assert main["command"][0] == "/bin/sh"
         mount = next(m for m in main["volumeMounts"] if m["mountPath"] == "/opt/msgen")
         volume = next(v for v in template["spec"]["volumes"] if v["name"] == mount["name"])

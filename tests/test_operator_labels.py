@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from msgen.targets import NAMES as TARGETS
+from msgen.targets import lookup
 
 from .conftest import SAMPLES, msgen
 from .test_mindspore_contract import pod_templates
@@ -36,7 +37,7 @@ def test_kubeflow_common_labels(sample: str, target: str) -> None:
         labels = template["metadata"]["labels"]
         role = labels["training.kubeflow.org/replica-type"]
         assert labels["replica-type"] == role
-        if target in ("indexed-job", "jobset"):
+        if lookup(target).facts.job_templates:
             # The API server sets a Job pod's `job-name` to the Job's own name and refuses
             # another value (Kubernetes' Job validation, checked in test_reconcile_live.py).
             assert "job-name" not in labels

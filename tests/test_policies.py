@@ -126,7 +126,7 @@ def test_clean_pod_policy_none_says_which_running_pods_are_still_stopped() -> No
 
 def test_readme_table_shows_partly_expressed_policies() -> None:
     row = next(line for line in support.markdown_table().splitlines() if "cleanPodPolicy: None" in line)
-    assert row == "| `runPolicy.cleanPodPolicy: None` | partly | native | native | not supported | partly |"
+    assert row == "| `runPolicy.cleanPodPolicy: None` | partly | native | native | not supported | partly | not supported |"
 
 
 @pytest.mark.parametrize("target,shown", [("indexed-job", "needs `msgen apply --wait` or `msgen controller`"), ("jobset", None), ("volcano", None)])
@@ -180,7 +180,8 @@ def test_exit_code_is_reported_where_not_expressible(target: str) -> None:
     [("Always", "OnFailure", "Always"), ("OnFailure", "OnFailure", "OnFailure"), ("Never", "Never", "Never")],
 )
 def test_restart_policy_per_target(restart: str, job_value: str, volcano_value: str) -> None:
-    expected = {"indexed-job": job_value, "jobset": job_value, "pod": restart, "volcano": volcano_value, "statefulset": "Always"}
+    expected = {"indexed-job": job_value, "jobset": job_value, "trainjob": job_value, "pod": restart,
+                "volcano": volcano_value, "statefulset": "Always"}
     for target in TARGETS:
         objects, stderr = render(job(restart), "--target", target)
         workers = [t for _, t, _ in pod_templates(objects) if role_of(t) == "worker"]
@@ -202,8 +203,8 @@ def test_backoff_limit_per_target() -> None:
     assert {"action": "TerminateJob", "event": "PodFailed"} in volcano_task(objects, "worker")["policies"]
     objects, _ = render(job(), "--target", "indexed-job")
     assert worker_job_spec(objects, "indexed-job")["backoffLimit"] == 0
-    for target in ("pod", "statefulset"):
-        assert f"runPolicy.backoffLimit is not supported by target {target}" in render(text, "--target", target)[1]
+    for target in ("pod", "statefulset"):  # a Scheduler and Workers: counted over both roles
+        assert f"runPolicy.backoffLimit, several roles is not supported by target {target}" in render(text, "--target", target)[1]
 
 
 INT32_MAX = 2147483647

@@ -8,10 +8,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from msgen.reconcile import controller, lease, published, status
-from msgen.model.run_policy import RoleRule, RunPolicy
+from msgen.model.run_policy import RoleRule, JobPolicy
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
-POLICY = RunPolicy(job="j", target="pod",
+POLICY = JobPolicy(job="j", target="pod",
                    roles={"Scheduler": RoleRule(1, "Never"), "Worker": RoleRule(2, "Never")})
 
 
@@ -112,7 +112,8 @@ def test_the_controller_overlay_is_valid_kubernetes_at_every_supported_version()
     kinds = sorted(f"{d['kind']}/{d['metadata']['name']}" for d in documents)
     assert kinds == ["ClusterRole/msgen-controller", "ClusterRoleBinding/msgen-controller",
                      "Deployment/msgen-controller", "Namespace/msgen-system", "Role/msgen-controller-lease",
-                     "RoleBinding/msgen-controller-lease", "ServiceAccount/msgen-controller"]
+                     "RoleBinding/msgen-controller-lease", "Service/msgen-controller-metrics",
+                     "ServiceAccount/msgen-controller"]
     for minor in range(versions.OLDEST[1], versions.NEWEST[1] + 1):
         version = f"{versions.OLDEST[0]}.{minor}"
         for document in documents:
@@ -128,6 +129,13 @@ def test_the_controller_overlay_is_valid_kubernetes_at_every_supported_version()
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["ports"] == [{"name": "health", "containerPort": int(port)}]
+    # ... and Prometheus finds /metrics there, by the pods' annotations or the Service's endpoints.
+    template = next(d for d in documents if d["kind"] == "Deployment")["spec"]["template"]
+    assert template["metadata"]["annotations"] == {"prometheus.io/scrape": "true", "prometheus.io/port": port,
+                                                   "prometheus.io/path": "/metrics"}
+    service = next(d for d in documents if d["kind"] == "Service")
+    assert service["spec"]["selector"] == template["metadata"]["labels"]
+    assert service["spec"]["ports"] == [{"name": "metrics", "port": int(port), "targetPort": "health"}]
 
 
 def test_the_namespaced_controller_overlay_watches_and_may_act_in_its_namespaces_only() -> None:
@@ -167,3 +175,33 @@ def test_once_no_workload_is_left_a_service_of_the_job_keeps_its_status() -> Non
         "msgen/status": json.dumps({"phase": "Succeeded", "conditions": []})}}}
     assert published.read([services[0], ended]) == {"phase": "Succeeded", "conditions": []}
     assert published.keeper(POLICY, [], []) is None
+
+
+def test_the_controllers_role_may_watch_and_patch_every_workload_kind_it_watches() -> None:
+    """Each kind `watch.WORKLOADS` names (a TrainJob as much as a Job) is listed, watched and
+    patched (the published status) under overlays/controller's ClusterRole: a kind missing
+    there would leave the controller's watch of it forbidden."""
+    import yaml
+
+    from msgen.reconcile import watch
+
+    from .conftest import ROOT
+
+    documents = yaml.safe_load_all((ROOT / "overlays" / "controller" / "rbac.yaml").read_text())
+    role = next(d for d in documents if d and d["kind"] == "ClusterRole")
+    granted = {(group, resource): set(rule["verbs"])
+               for rule in role["rules"] for group in rule["apiGroups"] for resource in rule["resources"]}
+    for api_version, kind in watch.WORKLOADS:
+        group = api_version.rpartition("/")[0]
+        verbs = granted.get((group, f"{kind.lower()}s"), set())
+        assert {"list", "watch", "patch"} <= verbs, f"{kind} ({api_version}): {sorted(verbs)}"
+
+
+def test_a_status_left_on_a_former_holder_does_not_hide_the_holders() -> None:
+    """The Scheduler Job held the status while the Worker Job was not there yet; once the
+    Worker Job holds it, its Running is read back, not the Created left behind (else every
+    pass would announce Running again)."""
+    left = pod("scheduler", 0, {"msgen/status": json.dumps({"phase": "Created", "conditions": []})})
+    holder = pod("worker", 0, {"msgen/status": json.dumps({"phase": "Running", "conditions": []})})
+    assert published.read([left, holder])["phase"] == "Running"
+    assert not published.announce(published.read([left, holder]), {"phase": "Running"})

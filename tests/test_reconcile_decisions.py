@@ -12,16 +12,16 @@ import pytest
 
 from msgen.model import run_policy
 from msgen.reconcile import actions, applyset, status
-from msgen.model.run_policy import RoleRule, RunPolicy
+from msgen.model.run_policy import RoleRule, JobPolicy
 
 from .conftest import SAMPLES, msgen
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 
 
-def policy(target: str, **kwargs: Any) -> RunPolicy:
+def policy(target: str, **kwargs: Any) -> JobPolicy:
     roles = kwargs.pop("roles", {"Scheduler": RoleRule(1, "Never"), "Worker": RoleRule(2, "Never")})
-    return RunPolicy(job="j", target=target, roles=roles, **kwargs)
+    return JobPolicy(job="j", target=target, roles=roles, **kwargs)
 
 
 def pod(role: str, index: int, phase: str, *, name: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -234,7 +234,7 @@ def test_status_dict_has_the_msjob_status_shape() -> None:
 # --- due policy actions ----------------------------------------------------------------
 
 
-def _decide(rule: RunPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]],
+def _decide(rule: JobPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]],
             now: datetime = NOW) -> list[str]:
     found = status.aggregate(rule, workloads, pods)
     return [f"{a.verb} {a.kind} {a.name}" for a in actions.due(rule, found, workloads, pods, now)]
@@ -268,7 +268,10 @@ def test_volcano_success_by_worker_0_completes_the_volcano_job() -> None:
     pods = [pod("Worker", 0, "Succeeded"), pod("Worker", 1, "Running")]
     assert _decide(policy("volcano"), [vc], pods) == ["complete Job j"]
     command = actions.volcano_command(vc)
-    assert command["action"] == "CompleteJob" and command["target"]["name"] == "j"
+    assert command["action"] == "CompleteJob"
+    # Volcano's Command CRD types `target` as an OwnerReference: apiVersion, kind, name and uid
+    # are all required (the API server refused a Command without the uid).
+    assert command["target"] == {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "j", "uid": "u1"}
     assert command["metadata"]["ownerReferences"][0]["uid"] == "u1"
 
 

@@ -3,7 +3,7 @@ it declares (`Target.facts`, `Target.support`) is true of what it renders.
 
 A fault here names the target that broke (the test ids are target names), where the golden
 files would show a diff of every sample. A new target adds its row to `SHAPES`, or a test file
-of its own, `test_target_<module>.py`, that calls `check_facts`.
+of its own, `test_targets_<module>.py`, that calls `check_facts`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from msgen.reconcile import actions, status
 from msgen.targets import indexed_job, jobset, pod, statefulset, support, volcano
 from msgen.targets.limits import INDEXED_JOB_LIMIT, replica_problems
 
-from .plugin_plans import job, plan, pod_specs, render, workloads
+from .plugin_plans import job, plan, pod_specs, pod_templates, render, workloads
 
 #: Core API groups: a workload outside them is a custom resource.
 BUILT_IN = ("v1", "apps/v1", "batch/v1")
@@ -42,7 +42,8 @@ SHAPES: dict[ModuleType, Shape] = {
     indexed_job: Shape(
         [("batch/v1", "Job", "tiny-scheduler"), ("batch/v1", "Job", "tiny-worker")],
         "tiny-worker-1",
-        {"static_indexes", "job_templates", "suspends_jobs_at_end", "workload_per_role"},
+        {"static_indexes", "job_templates", "suspends_jobs_at_end", "retries_counted_per_role",
+         "workload_per_role"},
     ),
     pod: Shape(
         [("v1", "Pod", "tiny-scheduler-0"), ("v1", "Pod", "tiny-worker-0"),
@@ -76,12 +77,12 @@ def _id(module: ModuleType) -> str:
 
 
 def test_every_registered_target_is_tested() -> None:
-    """Each target is in `SHAPES` or has a test file of its own, `test_target_<module>.py`."""
+    """Each target is in `SHAPES` or has a test file of its own, `test_targets_<module>.py`."""
     here = Path(__file__).parent
     shaped = {_id(m) for m in MODULES}
     for name in targets.NAMES:
         module = targets._REGISTRY[name].rsplit(".", 1)[-1]
-        assert name in shaped or (here / f"test_target_{module}.py").is_file(), name
+        assert name in shaped or (here / f"test_targets_{module}.py").is_file(), name
 
 
 @pytest.mark.parametrize("module", MODULES, ids=_id)
@@ -133,9 +134,11 @@ def check_facts(target: targets.Target) -> None:
     assert facts.bare_pods == all(o["kind"] == "Pod" for o in made)
     # custom_resource: its pod templates sit in an object of a custom resource
     assert facts.custom_resource == any(o["apiVersion"] not in BUILT_IN for o in made)
-    # job_templates: its pod templates are templates of batch/v1 Jobs
+    # job_templates: its pod templates are templates of batch/v1 Jobs (a JobSet's, or those of
+    # the JobSet a TrainJob's runtime describes)
     in_jobs = all(
-        (o["apiVersion"], o["kind"]) == ("batch/v1", "Job") or o["kind"] == "JobSet" for o in made
+        (o["apiVersion"], o["kind"]) == ("batch/v1", "Job") or o["kind"] in ("JobSet", "TrainJob")
+        for o in made
     )
     assert facts.job_templates == in_jobs
     # workload_per_role: one workload `<job>-<role>` per role
@@ -146,7 +149,8 @@ def check_facts(target: targets.Target) -> None:
         assert facts.rank_table_kind in {o["kind"] for o in made}
     # deadline_on_pods: the job's activeDeadlineSeconds is written on its pods
     objects, _ = render(plan(job(run_policy="{activeDeadlineSeconds: 60}")), target.name)
-    specs = [spec for o in workloads(objects) for spec in pod_specs(o)]
+    specs = [spec for o in workloads(objects) for spec in pod_specs(o, objects)]
+    assert specs
     on_pods = all(spec.get("activeDeadlineSeconds") == 60 for spec in specs)
     assert facts.deadline_on_pods == on_pods
     # own_gang: the workload names its own scheduler, and no PodGroup is made for it
@@ -154,7 +158,14 @@ def check_facts(target: targets.Target) -> None:
     objects, _ = render(plan(gang), target.name, gang_scheduler="volcano")
     own = [o for o in workloads(objects) if o["kind"] != "Pod" and "schedulerName" in o["spec"]]
     assert facts.own_gang == bool(own)
-    assert facts.own_gang == ("PodGroup" not in {o["kind"] for o in objects})
+    made_by_others = facts.own_gang or facts.gang_by_policy
+    assert made_by_others == ("PodGroup" not in {o["kind"] for o in objects})
+    # gang_by_policy: what msgen writes asks its controller for the PodGroup
+    asks = any("podGroupPolicy" in (o.get("spec") or {}) for o in objects)
+    assert facts.gang_by_policy == asks
+    if made_by_others:  # no gang scheduler asked for: no PodGroup policy either
+        objects, _ = render(plan(gang), target.name)
+        assert not any("podGroupPolicy" in (o.get("spec") or {}) for o in objects)
     # static_indexes: a plan whose pods need static indexes gets a pod template per pod
     static = plan()._replace(static_indexes=True)
     assert facts.static_indexes == all(slot.index is not None for slot in target.slots(static))
@@ -171,7 +182,7 @@ def check_facts(target: targets.Target) -> None:
     # pods_run_until_deleted: pods restart whatever the role's restartPolicy says, and a
     # pod's own activeDeadlineSeconds is refused
     objects, _ = render(plan(job(restart_policy="Never")), target.name)
-    specs = [spec for o in workloads(objects) for spec in pod_specs(o)]
+    specs = [spec for o in workloads(objects) for spec in pod_specs(o, objects)]
     assert facts.pods_run_until_deleted == all(s["restartPolicy"] == "Always" for s in specs)
     template = {"spec": {"containers": [{"name": "c", "image": "i"}], "activeDeadlineSeconds": 5}}
     document = plan().document
@@ -190,7 +201,7 @@ def check_reconciler_facts(target: targets.Target) -> None:
     made = workloads(objects)
     policy = run_policy.parse(made[0]["metadata"]["annotations"][run_policy.ANNOTATION])
     first = made[-1]
-    labels = first["metadata"]["labels"] if first["kind"] == "Pod" else _template_labels(first)
+    labels = first["metadata"]["labels"] if first["kind"] == "Pod" else _template_labels(first, objects)
     running = {"apiVersion": "v1", "kind": "Pod", "status": {"phase": "Running"},
                "metadata": {"name": "running", "labels": labels}}
     ended = status.JobStatus(job="tiny", phase="Succeeded", completion_time="2026-01-01T00:00:00Z")
@@ -202,12 +213,6 @@ def check_reconciler_facts(target: targets.Target) -> None:
     assert left_running == (facts.cleans_running_pods or facts.suspends_jobs_at_end), due
 
 
-def _template_labels(obj: dict[str, Any]) -> dict[str, Any]:
-    spec = obj["spec"]
-    if "template" in spec:
-        template = spec["template"]
-        inner = template["spec"]
-        return dict((inner["template"] if "template" in inner else template)["metadata"]["labels"])
-    part = (spec.get("replicatedJobs") or spec.get("tasks"))[-1]["template"]
-    inner = part["spec"]
-    return dict((inner["template"] if "template" in inner else part)["metadata"]["labels"])
+def _template_labels(obj: dict[str, Any], objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The labels of the workload's last pod template (its Workers')."""
+    return dict(pod_templates(obj, objects)[-1]["metadata"]["labels"])

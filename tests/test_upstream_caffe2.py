@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from msgen.model import run_policy, versions
+from msgen.model.plan import ALL_WORKERS
 from msgen.reconcile import status
 from msgen.targets import NAMES as TARGETS
 
@@ -35,6 +36,7 @@ needs_upstream = needs_shared("upstream/caffe2-operator")
 RUN_ID_FIELD = {
     "indexed-job": "metadata.labels['controller-uid']",
     "jobset": "metadata.labels['jobset.sigs.k8s.io/jobset-uid']",
+    "trainjob": "metadata.labels['jobset.sigs.k8s.io/jobset-uid']",  # the JobSet Trainer builds
     "volcano": "metadata.annotations['scheduling.k8s.io/group-name']",
 }
 OPERATOR_ORDER = ["REDIS_HOST", "REDIS_PORT", "NFS_PATH", "SHARD_ID", "NUM_SHARDS", "RUN_ID", "CAFFE2_CONFIG"]
@@ -144,9 +146,9 @@ def test_no_port_is_added_and_services_stay_valid(path: Path, target: str) -> No
         if o["kind"] == "Service" and o["metadata"].get("labels", {}).get("app.kubernetes.io/name") == name
     ]  # fmt: skip
     # The shards reach each other by name, through the job's headless Service where msgen
-    # creates it (JobSet and Volcano create their own): none needs a port, and the API server
-    # accepts a Service without ports only when it is headless.
-    expected = [] if target in ("jobset", "volcano") else [name]
+    # creates it (JobSet and Volcano create their own, as does the JobSet Trainer builds): none
+    # needs a port, and the API server accepts a Service without ports only when it is headless.
+    expected = [] if target in ("jobset", "volcano", "trainjob") else [name]
     assert [s["metadata"]["name"] for s in services] == expected
     for service in services:
         assert service["spec"]["clusterIP"] == "None" and "ports" not in service["spec"]
@@ -181,7 +183,7 @@ def test_the_job_succeeds_when_every_shard_has(path: Path, target: str) -> None:
     assert workloads
     for workload in workloads:
         policy = run_policy.parse(workload["metadata"]["annotations"][run_policy.ANNOTATION])
-        assert policy.success_policy == run_policy.ALL_WORKERS
+        assert policy.success_policy == ALL_WORKERS
         # The reconciler's verdict (bare Pods, StatefulSets, and every target's `msgen status`).
         pods = [_shard(i, "Succeeded" if i == 0 else "Running") for i in range(replicas)]
         assert status.aggregate(policy, [], pods).phase == "Running", "shard 0 alone is not enough"
@@ -196,8 +198,11 @@ def test_the_job_succeeds_when_every_shard_has(path: Path, target: str) -> None:
         # Complete when every index has; the first failed pod fails the Job.
         assert (spec["completions"], spec["backoffLimit"]) == (replicas, 0)
         assert "successPolicy" not in spec
-    elif target == "jobset":
-        assert spec["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["worker"]}
+    elif target in ("jobset", "trainjob"):  # a TrainJob: the JobSet its runtime describes
+        if target == "trainjob":
+            spec = next(o for o in objects if o["kind"] == "TrainingRuntime")["spec"]["template"]["spec"]
+        worker = "node" if target == "trainjob" else "worker"
+        assert spec["successPolicy"] == {"operator": "All", "targetReplicatedJobs": [worker]}
         (only,) = spec["replicatedJobs"]
         job_spec = only["template"]["spec"]
         assert (job_spec["completions"], job_spec["backoffLimit"]) == (replicas, 0)

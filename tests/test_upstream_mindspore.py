@@ -16,9 +16,10 @@ import pytest
 import yaml
 
 from msgen.targets import NAMES as TARGETS
+from msgen.targets import lookup
 
 from .conftest import SHARED, msgen, needs_shared, shared_files
-from .test_mindspore_contract import pod_templates
+from .test_mindspore_contract import main_container, pod_templates
 
 UPSTREAM = SHARED / "upstream"
 MS_OPERATOR = shared_files("upstream/ms-operator", "*.yaml")
@@ -56,7 +57,7 @@ def pods(objects: list[dict[str, Any]]) -> list[tuple[str, int, dict[str, Any]]]
 def env(template: dict[str, Any], container: str, index: int) -> dict[str, Any]:
     """The container's env with every value a pod would see: literals, index fields resolved,
     other downward-API fields as their fieldPath."""
-    main = next(c for c in template["spec"]["containers"] if c["name"] == container)
+    main = main_container(template, container)
     out: dict[str, Any] = {}
     for entry in main.get("env") or []:
         if "value" in entry:
@@ -115,7 +116,7 @@ def test_ms_operator_files_give_each_pod_ms_operators_env_and_labels(path: Path,
         # kubeflow/common GenLabels + SetReplicaType, with ms-operator's controllerName
         # Job pods' job-name is the Job's own name (the API server sets it, refusing others).
         assert labels.get("job-name", name) == labels["training.kubeflow.org/job-name"] == name
-        assert ("job-name" in labels) == (target not in ("indexed-job", "jobset"))
+        assert ("job-name" in labels) == (not lookup(target).facts.job_templates)
         assert labels["replica-type"] == role
         assert labels["group-name"] == "mindspore.gitee.com"
         assert labels["training.kubeflow.org/operator-name"] == "msjob-controller"
@@ -209,7 +210,7 @@ def test_ascendjob_samples_pods_carry_ascend_operators_labels(path: Path, target
     for role, index, template in found:
         labels = template["metadata"]["labels"]
         assert labels.get("job-name", job["metadata"]["name"]) == job["metadata"]["name"]
-        assert ("job-name" in labels) == (target not in ("indexed-job", "jobset"))
+        assert ("job-name" in labels) == (not lookup(target).facts.job_templates)
         assert labels["replica-type"] == role
         assert labels["group-name"] == "mindxdl.gitee.com"
         assert labels["training.kubeflow.org/operator-name"] == "ascendjob-controller"

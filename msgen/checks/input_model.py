@@ -1,8 +1,7 @@
 """Input models declared once: checked cheaply when the input is valid, explained by pydantic when not.
 
 Why: a render starts a fresh process (Argo CD, kustomize), and importing pydantic and building
-the input models cost most of that start-up (about 50 ms and 50-130 ms of a ~200 ms render on
-a 2-CPU machine), although nearly every input msgen sees is valid. So the kind modules declare
+the input models cost most of that start-up (bench/README.md has the figures), although nearly every input msgen sees is valid. So the kind modules declare
 their models with the classes here, written exactly as pydantic models (`class MSJob(_Model):
 spec: MSJobSpec`, `Field(default=None, ge=0)`, `model_config`), and:
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable, Iterable
 
-from ..model.diagnostics import MAX_REPORTED, Diagnostic, InputError, Position, distinct, has_errors
+from ..model.diagnostics import (
+    MAX_REPORTED, Diagnostic, InputError, Position, distinct, has_errors, position_key,
+)
 from ..model.memo import CompileMemos
 from .pipeline import compile_document
 from ..model.plan import Options
@@ -140,7 +142,7 @@ class Driver:
     ) -> tuple[list[Diagnostic], bool]:
         with self.around_document():
             objects, diagnostics, is_job = compile_document(document, self.options, self.memos)
-            found = sorted(diagnostics, key=_position_key)
+            found = sorted(diagnostics, key=position_key)
             found.extend(duplicate_objects(document, objects, self.seen, added))
             if objects:
                 self.sink(objects)
@@ -190,10 +192,6 @@ def compile_stream(
     for source in sources:
         driver.add_source(source)
     return driver.result
-
-
-def _position_key(diag: Diagnostic) -> tuple[int, int]:
-    return (diag.position.line, diag.position.column) if diag.position else (0, 0)
 
 
 def duplicate_objects(

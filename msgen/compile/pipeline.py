@@ -15,7 +15,7 @@ from .. import devices, frameworks, kinds, launchers, targets
 from . import lifecycle, list_items, served
 from ..model import run_policy
 from ..options import text as option_text
-from ..model.diagnostics import Diagnostic, Severity, has_errors
+from ..model.diagnostics import Diagnostic, Severity, has_errors, position_key
 from ..yamlio.emit import canonical
 from ..checks import pod_schema
 from ..kinds.near_miss import near_miss
@@ -158,18 +158,16 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
                 extra.setdefault((obj["kind"], obj["metadata"]["name"]), obj)
     objects, found = target.render(plan, pods, addressing, options)
     diagnostics.extend(found)
-    launchers.finish_objects(plan, options, objects)
+    objects = launchers.with_workload_labels(objects, launchers.workload_labels(plan, options))
     objects = decorate(plan, [*extra.values(), *objects], options)
     diagnostics.extend(target.check_names(plan, objects))
     return objects, diagnostics
 
 
-def _position_key(diag: Diagnostic) -> tuple[int, int]:
-    return (diag.position.line, diag.position.column) if diag.position else (0, 0)
-
-
 #: Output order by kind (lower first; workloads after); these kinds also get sync wave -1.
-KIND_RANK = {"ServiceAccount": 0, "ConfigMap": 0, "Service": 1, "PodGroup": 2}
+#: A TrainingRuntime is the configuration of the TrainJob that refers to it (Trainer's
+#: webhook refuses a TrainJob whose runtime does not exist yet).
+KIND_RANK = {"ServiceAccount": 0, "ConfigMap": 0, "Service": 1, "PodGroup": 2, "TrainingRuntime": 2}
 
 
 #: Argo CD applies lower waves first: configuration and Services before the workloads.
@@ -218,7 +216,7 @@ def _non_finite_numbers(document: Document) -> list[Diagnostic]:
                     "finite number, or a quoted string",
                 )
             )
-    return sorted(out, key=_position_key)
+    return sorted(out, key=position_key)
 
 
 _NOT_AN_OBJECT = (

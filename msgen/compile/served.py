@@ -24,6 +24,7 @@ PROVIDERS = {
     "scheduling.x-k8s.io": "the scheduler-plugins coscheduling plugin and its PodGroup CRD "
     "(https://scheduler-plugins.sigs.k8s.io)",
     "kueue.x-k8s.io": "Kueue (https://kueue.sigs.k8s.io/docs/installation/)",
+    "trainer.kubeflow.org": "Kubeflow Trainer (https://www.kubeflow.org/docs/components/trainer/operator-guides/installation/)",
 }
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import kinds
 from .argocd_kustomize import files_reached, kustomization_in
-from ..yamlio.inputs import MANIFEST_SUFFIXES, SKIPPED_FILES
+from ..yamlio.inputs import KUSTOMIZATION_FILES, MANIFEST_SUFFIXES
 
 #: Larger files are read this far only (a plugin's discovery runs on every refresh).
 _READ_AT_MOST = 8 << 20
@@ -36,7 +36,7 @@ def discover(directory: str) -> list[str]:
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if not name.endswith(MANIFEST_SUFFIXES) or name in SKIPPED_FILES:
+            if not name.endswith(MANIFEST_SUFFIXES) or name in KUSTOMIZATION_FILES:
                 continue
             path = os.path.join(root, name)
             if holds_job(_read(path)):
@@ -68,13 +68,15 @@ def holds_job(text: str) -> bool:
     known = kinds.known_kinds()
     if not any(kind in text for _api, kind in known):
         return False
-    import yaml
+    from ..model.diagnostics import InputError
+    from ..model.source import Source
+    from ..yamlio.yaml_loader import load_documents
 
-    try:
-        documents = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
-    except yaml.YAMLError:
+    try:  # read as `generate` will read it, by msgen's own loader
+        documents = load_documents(Source("<discover>", text))
+    except InputError:
         return _names_a_job(text, known)
-    return any(_is_job(item) for document in documents for item in _objects(document))
+    return any(_is_job(item) for document in documents for item in _objects(document.data))
 
 
 def _objects(document: Any) -> list[Any]:

@@ -21,10 +21,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..yamlio.inputs import MANIFEST_SUFFIXES
+from ..yamlio.inputs import KUSTOMIZATION_FILES, MANIFEST_SUFFIXES
 from ..options.option_layers import HANDOFF_VARIABLE
 
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 #: The variable that names the kustomize binary; else `kustomize` on PATH.
 KUSTOMIZE_VARIABLE = "MSGEN_KUSTOMIZE"
 #: Argo CD's repo-server timeout is 60 s by default; a build must end well before.

@@ -13,7 +13,10 @@
   superset of the original operator's, on every container.
 
 The rewrite is a ruamel.yaml round trip: comments and the order of every key it does not
-touch survive. Each change is explained on stderr with the line it was made at. A file is
+touch survive. That is why this command reads YAML a second way: msgen's own loader
+(yamlio.yaml_loader, PyYAML's safe loader with positions) keeps no comments. What it checks
+is still read by that loader (the job must compile first), and ruamel.yaml's scanner is
+given the text as that loader's tokens see it (`_tabs_as_spaces`). Each change is explained on stderr with the line it was made at. A file is
 converted only when msgen can compile it (its errors are reported instead), and files
 without anything to convert are left byte for byte as they were.
 """
@@ -26,7 +29,6 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
@@ -36,7 +38,7 @@ from ..model.diagnostics import Diagnostic, InputError, format_diagnostic, has_e
 from ..yamlio.inputs import MissingPath, expand_paths, read_source
 from ..model.plan import Options
 from ..model.source import Source
-from ..yamlio.yaml_loader import libyaml_loads, load_documents
+from ..yamlio.yaml_loader import load_documents, tokens
 
 LEGACY_MSJOB = ("kubeflow.org/v1", "MSJob")
 OLD_MXJOBS = (("mxnet.mlkube.io/v1beta1", "MxJob"), ("mlkube.io/v1beta1", "MxJob"))
@@ -128,8 +130,7 @@ def _tabs_as_spaces(text: str) -> str:
         return text
     chars = list(text)
     end = 0
-    loader = yaml.CSafeLoader if libyaml_loads() else yaml.SafeLoader  # as msgen loads
-    for token in yaml.scan(text, Loader=loader):
+    for token in tokens(text):
         _spaces_in_gap(chars, end, token.start_mark.index)
         end = max(end, token.end_mark.index)
     _spaces_in_gap(chars, end, len(chars))

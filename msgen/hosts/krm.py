@@ -20,12 +20,11 @@ from typing import Any
 
 from ..compile import collector
 from .. import kinds
-from ..options import text as option_text
+from . import krm_config
 from ..model.diagnostics import (
     MAX_REPORTED,
     Diagnostic,
     InputError,
-    Position,
     Severity,
     distinct,
     has_errors,
@@ -36,15 +35,13 @@ from ..compile.driver import Driver
 from ..yamlio.origin import find_original, yaml_files
 from ..model.plan import Options
 from ..model.source import Document, Source
+from ..yamlio.inputs import decoded
 from ..yamlio.yaml_loader import load_documents
 from ..yamlio.terminal import note_terminal_stdin
+from .compile_command import EXIT_INTERNAL, internal_error
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
-PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
-
-
-#: Exit status when msgen-krm itself failed (a bug), as `msgen` uses.
-EXIT_INTERNAL = 70
+PATH_ANNOTATIONS = krm_config.PATH_ANNOTATIONS
 
 
 def main() -> None:
@@ -80,13 +77,7 @@ def run_function() -> None:
     try:
         status, output, messages = run_bytes(raw, os.getcwd())
     except Exception as exc:  # the error boundary: kustomize gets a ResourceList whatever happens
-        if os.environ.get("MSGEN_DEBUG"):
-            raise
-        problem = Diagnostic(
-            Severity.ERROR,
-            f"msgen-krm: internal error: {type(exc).__name__}: {exc}; this is a bug in msgen "
-            "(MSGEN_DEBUG=1 shows the traceback)",
-        )
+        problem = Diagnostic(Severity.ERROR, internal_error("msgen-krm", exc))
         _, output, messages = _failed([problem], {}, [])
         status = EXIT_INTERNAL
     for message in messages:
@@ -97,18 +88,11 @@ def run_function() -> None:
 
 def run_bytes(raw: bytes, cwd: str) -> tuple[int, str, list[str]]:
     """`run` for the bytes kustomize wrote: text that is not UTF-8 is an error, positioned."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        problem = Diagnostic(
-            Severity.ERROR,
-            f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); accepted: a ResourceList in UTF-8",
-            Position("<ResourceList>", line, column),
-        )
+    source, problem = decoded("<ResourceList>", raw, "a ResourceList in UTF-8")
+    if problem is not None:
         return _failed([problem], {}, [])
-    return run(text, cwd)
+    assert source is not None
+    return run(source.text, cwd)
 
 
 def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
@@ -132,7 +116,17 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
         return _failed(envelope, {source.name: source}, [])
     items: list[Any] = list(data.get("items") or [])
     function_config = data.get("functionConfig")
-    options, config_found = _options(resource_list, function_config)
+    config_data = (
+        function_config.get("data")
+        if isinstance(function_config, dict) and not _is_job(function_config)
+        else None
+    )
+    where = krm_config.place(resource_list, function_config, cwd)
+    sources = {source.name: source, where.document.source.name: where.document.source}
+    config_found = krm_config.data_problems(where, config_data)
+    if config_found:
+        return _failed(config_found, sources, [])
+    options, config_found = krm_config.options(where, config_data)
     if (
         isinstance(function_config, dict)
         and _is_job(function_config)
@@ -140,8 +134,8 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
     ):
         items.append(function_config)
     if has_errors(config_found):  # no item is compiled with options the user did not mean
-        return _failed(config_found, {source.name: source}, [])
-    return _compile_items(resource_list, items, options, cwd, config_found)
+        return _failed(config_found, sources, [])
+    return _compile_items(resource_list, items, options, cwd, config_found, where.document)
 
 
 def _compile_items(
@@ -150,6 +144,7 @@ def _compile_items(
     options: Options,
     cwd: str,
     config_found: list[Diagnostic],
+    config: Document,
 ) -> tuple[int, str, list[str]]:
     """Every job among `items` replaced by its objects, in place, through the driver every
     host compiles with (so two items that make the same object are an error, as two files
@@ -158,6 +153,7 @@ def _compile_items(
     results: list[dict[str, Any]] = [_result(d, None) for d in config_found]
     driver = Driver(options, output.extend, bounded=True, around_document=collector.paused)
     driver.result.sources[resource_list.source.name] = resource_list.source
+    driver.result.sources[config.source.name] = config.source  # where its findings point
     for index, item in enumerate(items):
         if not (isinstance(item, dict) and _is_job(item)):
             output.append(item)
@@ -181,31 +177,6 @@ def _compile_items(
     if results:
         reply["results"] = _bounded(results, unshown[0])
     return 0, to_yaml([reply]), messages
-
-
-def _options(resource_list: Document, config: Any) -> tuple[Options, list[Diagnostic]]:
-    """The function config's `data` (a generator's config is the job: no data), between the
-    facts and the choices of the host whose build runs this function (Argo CD's plugin hands
-    them over in MSGEN_HOST_OPTIONS; see msgen.options.option_layers). A config value that loses to the
-    host's, or wins over it, is a warning at its key."""
-    from ..options.option_layers import Layer, from_env, with_function_config
-
-    data = config.get("data") if isinstance(config, dict) and not _is_job(config) else None
-    values = {str(k): (str(v).strip() if v is not None else "", f"functionConfig.data.{k}")
-              for k, v in (data or {}).items()}
-    try:
-        handoff = from_env(os.environ)
-        options, overrides = with_function_config(handoff, Layer(values, "krm"))
-    except option_text.OptionError as exc:
-        named = {shown: key for key, (_text, shown) in values.items()}
-        key = named.get(exc.key, exc.key)
-        where = ("functionConfig", "data", key) if key in values else ()
-        return Options(), [resource_list.diagnostic(where, str(exc), key=exc.unknown_name)]
-    found = []
-    for override in overrides:
-        where = ("functionConfig", "data", override.option) if override.option in values else ()
-        found.append(resource_list.diagnostic(where, override.message(), severity=Severity.WARNING))
-    return options, found
 
 
 def _envelope_problems(resource_list: Document) -> list[Diagnostic]:
@@ -242,17 +213,7 @@ def _envelope_problems(resource_list: Document) -> list[Diagnostic]:
                 ("functionConfig",), f"{_shown(config)} is not accepted; accepted: a ConfigMap"
             )
         )
-    elif isinstance(config, dict) and not _is_job(config):
-        values = config.get("data")
-        if values is not None and not isinstance(values, dict):
-            out.append(
-                resource_list.diagnostic(
-                    ("functionConfig", "data"),
-                    f"{_shown(values)} is not accepted; accepted: a mapping of msgen options "
-                    "to strings (target: pod)",
-                )
-            )
-    elif isinstance(config, dict) and not isinstance(config.get("metadata"), dict):
+    elif isinstance(config, dict) and _is_job(config) and not isinstance(config.get("metadata"), dict):
         out.append(
             resource_list.diagnostic(
                 ("functionConfig", "metadata"),

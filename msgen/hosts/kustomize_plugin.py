@@ -56,22 +56,31 @@ def installed_script() -> Path | None:
     return next((p / "msgen" for p in places if (p / "msgen").is_file()), None)
 
 
-def plugin_script(msgen: Path | None) -> str:
-    """The plugin executable's text: `msgen` if it is still there, else msgen from PATH."""
+def plugin_script(
+    msgen: Path | None,
+    what: str = "kustomize exec plugin",
+    installer: str = "install-kustomize-plugin",
+    command: str = "kustomize-plugin",
+    run: str = 'exec "$msgen" {command} "$@"',
+) -> str:
+    """The plugin executable's text: `msgen` if it is still there, else msgen from PATH; it
+    runs `msgen COMMAND` (as `run` says), and says to run `msgen INSTALLER` again when there
+    is no msgen."""
     recorded = shlex.quote(str(msgen)) if msgen is not None else "''"
+    last = run.format(command=command).rstrip("\n")
     return f"""#!/bin/sh
-# kustomize exec plugin, written by `msgen install-kustomize-plugin`: runs the msgen installed
+# {what}, written by `msgen {installer}`: runs the msgen installed
 # with it, else the msgen on PATH (checked by its --version: gettext also has a msgen).
 msgen={recorded}
 if [ -z "$msgen" ] || [ ! -x "$msgen" ]; then
     msgen="$(command -v msgen || true)"
     if [ -z "$msgen" ] || ! "$msgen" --version 2>/dev/null | grep -q '^msgen, version '; then
         echo "$0: the msgen it was installed with is gone and no msgen is on PATH;" \\
-            "install msgen, then run: msgen install-kustomize-plugin" >&2
+            "install msgen, then run: msgen {installer}" >&2
         exit 1
     fi
 fi
-exec "$msgen" kustomize-plugin "$@"
+{last}
 """
 
 

@@ -14,7 +14,7 @@ import click
 
 from .cli import compile_options
 from .click_settings import CONTEXT as _CONTEXT
-from .compile_command import EXIT_INPUT, compile_paths, no_documents, options_from, report, write_output
+from .compile_command import EXIT_INPUT, compile_paths, no_documents, options_from, print_objects, report
 
 if TYPE_CHECKING:
     from ..compile.driver import Compilation
@@ -38,7 +38,7 @@ def install_kustomize_plugin(plugin_home: str | None) -> None:
     \b
     Example:
       msgen install-kustomize-plugin
-      kustomize build --enable-alpha-plugins overlays/legacy-plugin
+      kustomize build --enable-alpha-plugins overlays/legacy-plugin   # needs kustomize and a kustomization
     """
     from pathlib import Path
 
@@ -59,13 +59,12 @@ def install_kustomize_plugin(plugin_home: str | None) -> None:
 @compile_options
 def kustomize_plugin(**kwargs: Any) -> None:
     """What the installed kustomize plugin runs: render the config file kustomize passes."""
-    from ..yamlio.emit import to_yaml
     from .kustomize_plugin import locate_in
 
     root = os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd()
     paths = list(kwargs.pop("paths"))
     compilation = compile_paths(paths, _with_host_options(kwargs), locate_in(root))
-    write_output(to_yaml(compilation.objects), None)
+    print_objects(compilation.objects)
 
 
 def _with_host_options(kwargs: dict[str, Any]) -> Options:
@@ -116,13 +115,12 @@ def argocd_generate(directory: str) -> None:
 
     \b
     Example (what the cmp-server runs, in the application's directory):
-      ARGOCD_APP_NAMESPACE=training KUBE_VERSION=1.31.2 msgen argocd-generate
+      ARGOCD_APP_NAMESPACE=training KUBE_VERSION=1.31.2 msgen argocd-generate   # needs job files here
     """
     from ..options import text as option_text
     from ..options.argocd_env import options_from_env
     from .argocd_kustomize import KustomizeError, kustomization_in
     from .argocd_kustomize import build as build_kustomization
-    from ..yamlio.emit import to_yaml
     from ..options.option_layers import to_env
 
     try:
@@ -141,7 +139,29 @@ def argocd_generate(directory: str) -> None:
             click.echo(f"msgen: {exc}", err=True)
             raise SystemExit(EXIT_INPUT) from None
         compilation = compile_built(f"kustomize build {directory}", built, options)
-    write_output(to_yaml(compilation.objects), None)
+        _names_agree(directory, compilation.objects)
+    print_objects(compilation.objects)
+
+
+def _names_agree(directory: str, objects: list[dict[str, Any]]) -> None:
+    """Exit 1 when a job msgen compiled inside the build cannot find its Scheduler any more:
+    an overlay above the one that runs msgen-krm renamed its objects (namePrefix, nameSuffix)
+    and the overlay does not list msgen-renamed.yaml, which would have failed the build."""
+    from ..checks.name_references import problems
+
+    found = problems(objects, config_maps=False)
+    if not found:
+        return
+    for problem in found:
+        click.echo(f"msgen: error: {problem}", err=True)
+    click.echo(
+        f"msgen: the objects msgen compiled in {directory} were renamed after it (namePrefix or "
+        "nameSuffix in an overlay above the one that runs msgen-krm): the job would never find "
+        "its Scheduler; rename the job before msgen compiles it, in that overlay (see msgen's "
+        "docs/gitops.md, Renames), and list msgen-renamed.yaml under its configurations:",
+        err=True,
+    )
+    raise SystemExit(EXIT_INPUT)
 
 
 def compile_built(name: str, text: str, options: Options) -> Compilation:
@@ -166,7 +186,7 @@ def argocd_discover(directory: str) -> None:
 
     \b
     Example:
-      msgen argocd-discover overlays/base
+      msgen argocd-discover "$(msgen samples --path)/mindspore"
     """
     from .argocd import discover
 

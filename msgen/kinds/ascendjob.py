@@ -22,7 +22,7 @@ from . import JobKind
 from ..checks.input_model import BaseModel, Field
 
 from ..model.diagnostics import Diagnostic, Severity
-from ..model.plan import Options, Plan, Role
+from ..model.plan import ALL_WORKERS, Options, Plan, Role
 from ..model.source import Document, Path
 from .msjob import MSReplicaSpec, MSRunPolicy, MSSchedulingPolicy, to_run_policy
 from .podtemplate import INT32_MAX, ObjectMeta, _Model
@@ -113,7 +113,7 @@ class AscendJobKind:
                 # are left as they are when the job ends, and without a successPolicy the job
                 # succeeds when all its pods have.
                 run_policy=to_run_policy(job.spec.runPolicy, default_clean_pod_policy="None"),
-                success_policy=job.spec.successPolicy or "AllWorkers",
+                success_policy=job.spec.successPolicy or ALL_WORKERS,
                 enable_dynamic_worker=False,
                 document=document,
                 process_contract="ascend-operator",

@@ -22,7 +22,7 @@ from ..checks.input_model import BaseModel, Field
 
 from ..model.diagnostics import Diagnostic, Severity
 from ..frameworks import caffe2
-from ..model.plan import Options, Plan, Role, RunPolicy
+from ..model.plan import ALL_WORKERS, Options, Plan, Role, RunPolicy
 from ..model.source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from ..model.patch import copy_data
@@ -116,7 +116,7 @@ class Caffe2JobKind:
             roles=(role,),
             run_policy=RunPolicy(clean_pod_policy="None"),
             # caffe2-operator: Succeeded once every shard has; Failed once any has.
-            success_policy="AllWorkers",
+            success_policy=ALL_WORKERS,
             enable_dynamic_worker=False,
             document=document,
             framework_settings=settings,

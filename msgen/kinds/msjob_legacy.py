@@ -21,7 +21,7 @@ from . import JobKind
 from ..checks.input_model import BaseModel, Field
 
 from ..model.diagnostics import Diagnostic
-from ..model.plan import Options, Plan, Role, RunPolicy
+from ..model.plan import ALL_WORKERS, Options, Plan, Role, RunPolicy
 from ..model.source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from ..model.patch import copy_data
@@ -106,7 +106,7 @@ class LegacyMSJobKind:
             port_name=PORT_NAME,
             roles=roles,
             run_policy=RunPolicy(clean_pod_policy="None"),
-            success_policy="AllWorkers",
+            success_policy=ALL_WORKERS,
             enable_dynamic_worker=False,
             document=document,
             static_indexes=True,

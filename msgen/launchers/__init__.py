@@ -31,8 +31,20 @@ class Process(Protocol):
         self, plan: Plan, slot: PodSlot, addressing: Addressing, options: Options
     ) -> list[Patch]: ...
 
-    def finish_objects(self, plan: Plan, options: Options, objects: list[dict[str, Any]]) -> None:
-        """What the options add to the rendered workloads themselves (in place)."""
+    def workload_labels(self, plan: Plan, options: Options) -> tuple[WorkloadLabels, ...]:
+        """What the options add to the rendered workloads themselves: labels, which the
+        pipeline applies to the target's output (`with_workload_labels`)."""
+
+
+class WorkloadLabels(NamedTuple):
+    """Labels for one workload a target renders (`kind`, `name`): on the object, and on its
+    pod template. A contributor says what; `with_workload_labels` makes the new objects, so
+    nothing edits a target's output in place."""
+
+    kind: str
+    name: str
+    labels: tuple[tuple[str, str], ...]
+    template_labels: tuple[tuple[str, str], ...] = ()
 
 
 class ForDevice(NamedTuple):
@@ -88,7 +100,35 @@ def contribute(
     ]
 
 
-def finish_objects(plan: Plan, options: Options, objects: list[dict[str, Any]]) -> None:
-    """What the options add to the rendered workloads themselves (in place)."""
-    for each in contributors(plan, options):
-        each.finish_objects(plan, options, objects)
+def workload_labels(plan: Plan, options: Options) -> list[WorkloadLabels]:
+    """What the options add to the rendered workloads themselves, from every contributor."""
+    return [
+        found for each in contributors(plan, options) for found in each.workload_labels(plan, options)
+    ]
+
+
+def with_workload_labels(
+    objects: list[dict[str, Any]], wanted: list[WorkloadLabels]
+) -> list[dict[str, Any]]:
+    """`objects`, each one `wanted` names replaced by a copy carrying its labels (later keys
+    win, as they would merged into a dict); the others, and `objects` itself, are untouched."""
+    if not wanted:
+        return objects
+    out = []
+    for obj in objects:
+        metadata = obj["metadata"]
+        for each in wanted:
+            if obj["kind"] != each.kind or metadata["name"] != each.name:
+                continue
+            metadata = {**metadata, "labels": {**(metadata.get("labels") or {}), **dict(each.labels)}}
+            obj = {**obj, "metadata": metadata}
+            if each.template_labels:
+                template = obj["spec"]["template"]
+                template_metadata = template["metadata"]
+                template = {**template, "metadata": {
+                    **template_metadata,
+                    "labels": {**template_metadata["labels"], **dict(each.template_labels)},
+                }}
+                obj["spec"] = {**obj["spec"], "template": template}
+        out.append(obj)
+    return out

@@ -27,6 +27,7 @@ from ..model.patch import Patch, literal
 from ..model.plan import Options, Plan, PodSlot, Role
 from ..model.source import Path
 from ..targets.addressing import Addressing
+from . import WorkloadLabels
 
 SHM_PATH = "/dev/shm"
 SHM_VOLUME = "msgen-shm"
@@ -74,30 +75,21 @@ def rank_table_name(plan: Plan, options: Options) -> str:
     return f"rings-config-{name}"
 
 
-def finish_objects(plan: Plan, options: Options, objects: list[dict[str, Any]]) -> None:
-    """Label the workload MindCluster fills the rank table for, as its plugins require.
+def workload_labels(plan: Plan, options: Options) -> tuple[WorkloadLabels, ...]:
+    """The labels of the workload MindCluster fills the rank table for, as its plugins require.
 
     A Volcano Job or StatefulSet is handled only when labelled `ring-controller.atlas`
     (`ShouldGenerateRankTable`); a StatefulSet's pods are found by `deploy-name: <name>`.
     """
     if options.rank_table != "operator" or plan.framework != "mindspore":
-        return
+        return ()
     found = rank_table_workload(plan, options)
     if not isinstance(found, tuple):
-        return
+        return ()
     kind, name = found
     ring = _ring_kind(plan, options) or "ascend-910b"
-    for obj in objects:
-        if obj["kind"] != kind or obj["metadata"]["name"] != name:
-            continue
-        metadata = obj["metadata"]
-        metadata["labels"] = {**(metadata.get("labels") or {}), RING_LABEL: ring}
-        if kind == "StatefulSet":
-            template = obj["spec"]["template"]
-            template["metadata"]["labels"] = {
-                **template["metadata"]["labels"],
-                DEPLOY_NAME_LABEL: name,
-            }
+    pods = ((DEPLOY_NAME_LABEL, name),) if kind == "StatefulSet" else ()
+    return (WorkloadLabels(kind, name, ((RING_LABEL, ring),), pods),)
 
 
 def ascend_roles(plan: Plan) -> list[Role]:

@@ -3,13 +3,13 @@ resolving the scheduler's name (`launcher`, `cluster`, `resolve`), in that order
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..model.diagnostics import Diagnostic
 from ..model.patch import Patch
 from ..model.plan import Options, Plan, PodSlot
 from ..targets.addressing import Addressing
-from . import cluster, launcher, resolve
+from . import WorkloadLabels, cluster, launcher, resolve
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
@@ -25,8 +25,9 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing, options: Optio
     return patches + resolve.contribute(plan, slot, options)
 
 
-def finish_objects(plan: Plan, options: Options, objects: list[dict[str, Any]]) -> None:
-    """Nothing: MindSpore's processes need nothing of the workloads themselves."""
+def workload_labels(plan: Plan, options: Options) -> tuple[WorkloadLabels, ...]:
+    """None: MindSpore's processes need nothing of the workloads themselves."""
+    return ()
 
 
 if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves

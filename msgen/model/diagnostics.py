@@ -60,6 +60,11 @@ def has_errors(diagnostics: list[Diagnostic]) -> bool:
     return any(d.is_error for d in diagnostics)
 
 
+def position_key(diag: Diagnostic) -> tuple[int, int]:
+    """Findings in the order of their place in the input (line, column); unplaced ones first."""
+    return (diag.position.line, diag.position.column) if diag.position else (0, 0)
+
+
 def distinct(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """Each finding once: every alias expansion of one bad node reports the same error."""
     seen: set[tuple[Severity, str, Position | None]] = set()

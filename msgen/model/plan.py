@@ -7,10 +7,10 @@ needs to change a pod template works on its own copy.
 
 The records are `NamedTuple`s (and plain classes with slots where a field is named like a tuple
 method): a render is a fresh process, and importing `dataclasses` (which imports `inspect`) and
-building its classes took about 15 ms of an ~80 ms cold render; immutability is kept, and
+building its classes was a large share of a cold render's start-up; immutability is kept, and
 `_replace` is `dataclasses.replace`. The modules declaring records do not use `from __future__
 import annotations`: `typing.NamedTuple` would turn each string annotation into a `ForwardRef`,
-compiling it, which made building the records twice as slow (~2 ms per cold render).
+compiling it, which made building the records twice as slow (bench/README.md, start-up).
 """
 
 from typing import Any, Literal, NamedTuple
@@ -20,13 +20,19 @@ from .source import Document, Path
 RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
 CleanPodPolicy = Literal["All", "Running", "None"]
 AddressMode = Literal["cluster-ip", "dns"]
-TargetName = Literal["indexed-job", "pod", "statefulset", "jobset", "volcano"]
+TargetName = Literal["indexed-job", "pod", "statefulset", "jobset", "volcano", "trainjob"]
 GangScheduler = Literal["none", "volcano", "scheduler-plugins"]
 LauncherName = Literal["per-device", "msrun", "none"]
 RankTableMode = Literal["none", "operator"]
 RunName = Literal["job", "content"]
 ProcessContract = Literal["ms-operator", "ascend-operator"]
-#: `Plan.success_policy` of a job whose outcome is its Scheduler's (MXNet's operators).
+#: `Plan.success_policy`, the one set of names the kinds, the targets and the run-policy
+#: annotation (msgen.model.run_policy) share. The MSJob default: the job succeeds when worker 0
+#: exits 0.
+WORKER0 = "Worker0"
+#: ... when every Worker does.
+ALL_WORKERS = "AllWorkers"
+#: ... when its Scheduler does (MXNet's operators).
 SCHEDULER_DECIDES = "Scheduler"
 #: ... and of an MXNet tuning job, whose outcome is its Tuner's (kubeflow mxnet-operator).
 TUNER_DECIDES = "Tuner"
@@ -158,9 +164,11 @@ class Options(NamedTuple):
     #: the `group/version` and `group/version/Kind` the cluster serves (Argo CD's
     #: KUBE_API_VERSIONS); None: unknown, nothing is checked
     served_apis: frozenset[str] | None = None
-    #: who set each option, `(option, "PARAM_TARGET='pod'")`, when a plug-in host layered
-    #: them (msgen.options.option_layers): a job annotation overriding one of them says so
+    #: who set each option, `(option, "PARAM_TARGET='pod'")`, when the command line or a
+    #: plug-in host set them (msgen.options.option_layers): a job annotation overriding one says so
     origins: tuple[tuple[str, str], ...] = ()
+    #: report errors only, not warnings (the command line's -q)
+    quiet: bool = False
 
 
 class PodSlot:

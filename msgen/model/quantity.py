@@ -1,27 +1,105 @@
-"""Kubernetes resource quantities (`500m`, `16Gi`, `1e3`), exactly, for summing pod requests.
+"""Kubernetes resource quantities (`500m`, `16Gi`, `1e3`): the grammar, once, and two readings.
+
+The grammar is the API server's (`resource.ParseQuantity`): a number, then a binary suffix, a
+decimal exponent or an SI suffix. Every check of a quantity reads it from here: the API rules
+(`amount`, exact integers, so a plain render loads no `decimal`), the options that take a size
+(msgen.options.text) and the sums below.
 
 A PodGroup's `minResources` is the sum of the pods' requests; adding `4Gi` and `512Mi`
-must give `4608Mi`, not a float. Values are kept as `Decimal` and written back in the
-suffix family the inputs used (binary if any input was binary), so sums read naturally.
+must give `4608Mi`, not a float. Sums are kept as `Decimal` (imported when a sum is made) and
+written back in the suffix family the inputs used (binary if any input was binary), so sums
+read naturally.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -3, "u": -2, "m": -1, "": 0, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
-_QUANTITY = re.compile(
+GRAMMAR = re.compile(
     r"^(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+))"
     r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<exponent>[eE][+-]?\d+)|(?P<decimal>[numkMGTPE]?))$"
 )
+
+
+class Amount(NamedTuple):
+    """A quantity's exact value, numerator / denominator (integers: `decimal` is not loaded
+    for a plain render, see tests/test_render_imports.py)."""
+
+    numerator: int
+    denominator: int
+
+    def __lt__(self, other: tuple[int, ...]) -> bool:
+        assert isinstance(other, Amount)
+        return self.numerator * other.denominator < other.numerator * self.denominator
+
+    def __gt__(self, other: tuple[int, ...]) -> bool:
+        assert isinstance(other, Amount)
+        return other < self
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Amount):
+            return NotImplemented
+        return self.numerator * other.denominator == other.numerator * self.denominator
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        from math import gcd
+
+        common = gcd(self.numerator, self.denominator)
+        return hash((self.numerator // common, self.denominator // common))
+
+    @property
+    def whole(self) -> bool:
+        return self.numerator % self.denominator == 0
+
+    @property
+    def negative(self) -> bool:
+        return self.numerator < 0
+
+
+def amount(value: object) -> Amount | None:
+    """The exact value of a quantity (a YAML number or a string, as written), None when it
+    is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        value = repr(value) if isinstance(value, float) else str(value)
+    match = GRAMMAR.match(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    number, scale, power = match.group("number"), 1, 0
+    if match.group("binary"):
+        scale = 1024 ** _BINARY[match.group("binary")]
+    elif match.group("exponent"):
+        power = int(match.group("exponent")[1:])
+        if abs(power) > 1000:  # far beyond any resource, and the integers would be huge
+            return None
+    else:
+        power = 3 * _DECIMAL[match.group("decimal")]
+    whole, _, fraction = number.lstrip("+-").partition(".")
+    numerator = int((whole or "0") + fraction) * scale * (-1 if number.startswith("-") else 1)
+    denominator = 10 ** len(fraction)
+    if power >= 0:
+        numerator *= 10**power
+    else:
+        denominator *= 10**-power
+    return Amount(numerator, denominator)
 
 
 class Sum:
     """A running total of quantities of one resource, remembering the suffix family used."""
 
     def __init__(self) -> None:
+        from decimal import Decimal
+
         self.value = Decimal(0)
         self.binary = False
         self.decimal_suffix = False
@@ -39,9 +117,11 @@ class Sum:
 
 def parse(quantity: object) -> tuple[Decimal, str]:
     """The value of a quantity and its suffix family: `binary`, `decimal` or `plain`."""
+    from decimal import Decimal
+
     if isinstance(quantity, bool) or not isinstance(quantity, (int, float, str)):
         raise ValueError(f"{quantity!r} is not a quantity")
-    match = _QUANTITY.match(str(quantity).strip())
+    match = GRAMMAR.match(str(quantity).strip())
     if match is None:
         raise ValueError(
             f"{quantity!r} is not a Kubernetes quantity; accepted: a number with an optional "
@@ -59,6 +139,8 @@ def parse(quantity: object) -> tuple[Decimal, str]:
 
 def format_quantity(value: Decimal, *, binary: bool = False, decimal: bool = False) -> str:
     """The shortest exact text for `value`: the largest suffix of the family that divides it."""
+    from decimal import Decimal
+
     if value == value.to_integral_value():
         whole = int(value)
         if binary and whole:

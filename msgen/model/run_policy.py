@@ -12,16 +12,9 @@ with `parse()`. This module is the only place that knows the annotation's shape.
 import json
 from typing import Any, NamedTuple
 
-from .plan import Options, Plan
+from .plan import ALL_WORKERS, ONE_ROLE_DECIDES, WORKER0, Options, Plan
 
 ANNOTATION = "msgen/run-policy"
-
-#: The MSJob default: the job succeeds when worker 0 exits 0.
-WORKER0 = "Worker0"
-ALL_WORKERS = "AllWorkers"
-#: MXNet's operators: the job succeeds when its Scheduler does (a tuning job: its Tuner).
-SCHEDULER = "Scheduler"
-TUNER = "Tuner"
 
 
 class RoleRule(NamedTuple):
@@ -29,8 +22,11 @@ class RoleRule(NamedTuple):
     restart_policy: str
 
 
-class RunPolicy(NamedTuple):
-    """What the reconciler needs to judge and finish a job, read back from the cluster."""
+class JobPolicy(NamedTuple):
+    """What the reconciler needs to judge and finish a job, read back from the cluster.
+
+    Not `plan.RunPolicy` (the input's `runPolicy`, one part of a Plan): this is the whole
+    annotation, the job's roles and success policy with it, as the cluster holds it."""
 
     job: str
     target: str
@@ -54,7 +50,7 @@ class RunPolicy(NamedTuple):
 
     def deciding_type(self) -> str | None:
         """The role whose success is the job's: the Scheduler's, the Tuner's or the Workers'."""
-        if self.success_policy in (SCHEDULER, TUNER) and self.success_policy in self.roles:
+        if self.success_policy in ONE_ROLE_DECIDES and self.success_policy in self.roles:
             return self.success_policy
         return self.worker_type()
 
@@ -71,7 +67,7 @@ def value(plan: Plan, options: Options) -> str:
         },
         "successPolicy": (
             plan.success_policy
-            if plan.success_policy in (ALL_WORKERS, SCHEDULER, TUNER)
+            if plan.success_policy in (ALL_WORKERS, *ONE_ROLE_DECIDES)
             else WORKER0
         ),
         "cleanPodPolicy": run.clean_pod_policy,
@@ -94,7 +90,7 @@ class PolicyError(ValueError):
     """The annotation is not one msgen wrote (edited by hand, or from a newer msgen)."""
 
 
-def parse(text: str) -> RunPolicy:
+def parse(text: str) -> JobPolicy:
     """The policy in an annotation's text; PolicyError names what is wrong."""
     try:
         data = json.loads(text)
@@ -107,7 +103,7 @@ def parse(text: str) -> RunPolicy:
             str(name): RoleRule(int(rule["replicas"]), str(rule["restartPolicy"]))
             for name, rule in dict(data["roles"]).items()
         }
-        return RunPolicy(
+        return JobPolicy(
             job=str(data["job"]),
             target=str(data["target"]),
             roles=roles,

@@ -22,10 +22,11 @@ from typing import Any, NamedTuple
 from ..model.plan import Options
 
 #: The hosts an option can come from: msgen's command line (`msgen render`, `validate`, the
-#: kustomize plugin, the reconciler's commands), a job's `msgen/<option>` annotation, the KRM
-#: function config's `data`, the Argo CD plugin (env `ARGOCD_ENV_MSGEN_<OPTION>` and the
-#: Application's parameter `<option>`, announced in plugin.yaml).
-HOSTS = frozenset({"cli", "annotation", "krm", "argocd"})
+#: kustomize plugin, the reconciler's commands, the Helm post-renderer's arguments), a job's
+#: `msgen/<option>` annotation, the KRM function config's `data`, the Argo CD plugin (env
+#: `ARGOCD_ENV_MSGEN_<OPTION>` and the Application's parameter `<option>`, announced in
+#: plugin.yaml), the Helm post-renderer's env (`HELM_MSGEN_<OPTION>`).
+HOSTS = frozenset({"cli", "annotation", "krm", "argocd", "helm"})
 
 
 class Row(NamedTuple):
@@ -61,10 +62,11 @@ ROWS: tuple[Row, ...] = (
         "pod = bare Pods <job>-<rt>-<i>, as ms-operator created them; "
         "statefulset = per role a StatefulSet (pods always restart, so the job never "
         "completes: for long-running roles); jobset = one JobSet (jobset.x-k8s.io); "
-        "volcano = one Volcano Job (batch.volcano.sh), gang-scheduled.",
+        "volcano = one Volcano Job (batch.volcano.sh), gang-scheduled; "
+        "trainjob = a Kubeflow Trainer TrainJob and its TrainingRuntime (trainer.kubeflow.org).",
         title="Workload shape",
         tooltip="indexed-job (per role an Indexed Job; the default), pod (bare Pods, as "
-        "ms-operator created), statefulset, jobset or volcano",
+        "ms-operator created), statefulset, jobset, volcano or trainjob (Kubeflow Trainer)",
         help_order=10, short="-t",
     ),
     Row(
@@ -77,7 +79,8 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "namespace", "namespace",
-        help="Namespace for the objects of jobs whose metadata names none.",
+        help="Namespace for the objects of jobs whose metadata names none (a job's own "
+        "namespace is kept, with a warning when it differs).",
         title="Namespace",
         tooltip="namespace of jobs that name none (default: the Application's destination "
         "namespace)",
@@ -105,12 +108,12 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "argocd-sync-waves", "argocd_sync_waves",
-        help="Annotate objects with Argo CD sync waves: ConfigMaps, ServiceAccounts, Services "
-        "and PodGroups in wave -1, "
-        "workloads in wave 0, so Argo CD creates the Services the pods rely on first.",
+        help="Annotate objects with Argo CD sync waves: ConfigMaps, ServiceAccounts, Services, "
+        "PodGroups and TrainingRuntimes in wave -1, "
+        "workloads in wave 0, so Argo CD creates what the pods rely on first.",
         title="Sync waves",
-        tooltip="true: ConfigMaps, Services and PodGroups in wave -1, before the workloads in "
-        "wave 0 (default false)",
+        tooltip="true: ConfigMaps, Services, PodGroups and TrainingRuntimes in wave -1, before "
+        "the workloads in wave 0 (default false)",
         help_order=70,
     ),
     Row(
@@ -198,6 +201,13 @@ ROWS: tuple[Row, ...] = (
         tooltip="job (objects named after the job; the default) or content (<job>-<digest of "
         "its spec and options>: a changed job is a new run, the old one is pruned)",
         help_order=100,
+    ),
+    Row(
+        "quiet", "quiet",
+        help="Report errors only: no warnings on standard error.",
+        title="Quiet",
+        tooltip="true: errors only, no warnings",
+        help_order=160, short="-q", hosts=frozenset({"cli"}),
     ),
 )  # fmt: skip
 

@@ -8,13 +8,12 @@ options for that job only. Which options there are, and what each accepts, is
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..model import versions
+from ..model import quantity, versions
 from ..model.diagnostics import Diagnostic, Severity
-from ..model.names import dns1123_problem
+from ..model.names import dns1123_problem, label_value_problem
 from .option_table import BY_NAME, Row, choices, names
 from ..model.plan import Options
 
@@ -22,8 +21,6 @@ if TYPE_CHECKING:
     from ..model.source import Document
 
 ANNOTATION_PREFIX = "msgen/"
-QUANTITY = re.compile(r"^[1-9][0-9]*(Ki|Mi|Gi|Ti|k|M|G|T)?$")
-LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 
 
 class OptionError(ValueError):
@@ -76,7 +73,8 @@ def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnos
     metadata = document.data.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     if not isinstance(annotations, dict):
-        return _within_known(document, options, {})
+        options, found = _within_known(document, options, {})
+        return options, found + _namespace_kept(document, options)
     try:
         changed = apply(options, annotations, prefix=ANNOTATION_PREFIX, host="annotation")
     except OptionError as exc:
@@ -91,12 +89,34 @@ def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnos
                 document.diagnostic(
                     ("metadata", "annotations", key),
                     f"{key}={str(annotations[key]).strip()!r} overrides {origin} for this job "
-                    "(a job's annotation wins)",
+                    "(a job's own annotation wins over the options of the whole run)",
                     severity=Severity.WARNING,
                 )
             )
     changed, newer = _within_known(document, changed, annotations)
-    return changed, found + newer
+    return changed, found + newer + _namespace_kept(document, changed)
+
+
+def _namespace_kept(document: Document, options: Options) -> list[Diagnostic]:
+    """A job's own `metadata.namespace` is kept when the run names another (`-n`, a KRM
+    config, Argo CD's destination): the run's namespace is for jobs that name none, as Argo
+    CD's destination and Helm's `--namespace` leave a namespace a manifest writes. kubectl
+    refuses the mismatch, but it acts on a cluster at once; a render may read a directory of
+    jobs of several namespaces. So it is a warning at the job's namespace, not silence."""
+    metadata = document.data.get("metadata")
+    written = metadata.get("namespace") if isinstance(metadata, dict) else None
+    if not options.namespace or not isinstance(written, str) or written in ("", options.namespace):
+        return []
+    given = dict(options.origins).get("namespace", f"namespace {options.namespace!r}")
+    return [
+        document.diagnostic(
+            ("metadata", "namespace"),
+            f"the job's own namespace {written!r} is kept: {given} is for jobs whose metadata "
+            f"names none (for {options.namespace!r}, write it here, or leave the job's "
+            "namespace out)",
+            severity=Severity.WARNING,
+        )
+    ]
 
 
 def _within_known(
@@ -144,13 +164,13 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
         except ValueError as exc:
             raise OptionError(key, f"{key}: {exc}") from None
     if row.check == "quantity":
-        if not QUANTITY.match(text):
+        if not _is_size(text):
             raise OptionError(
                 key, f"{key}: {text!r} is not accepted; accepted: a size such as 16Gi or 512Mi"
             )
         return text
     if row.check in ("dns-label", "label-value"):
-        problem = dns1123_problem(text) if row.check == "dns-label" else _label_value(text)
+        problem = dns1123_problem(text) if row.check == "dns-label" else label_value_problem(text)
         if problem is not None:
             raise OptionError(key, f"{key}: {text!r} {problem}")
         return text
@@ -159,10 +179,10 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
     return text
 
 
-def _label_value(text: str) -> str | None:
-    if LABEL_VALUE.match(text):
-        return None
-    return (
-        "is not a label value; accepted: at most 63 letters, digits, '-', '_' or '.', "
-        "starting and ending with a letter or digit"
-    )
+def _is_size(text: str) -> bool:
+    """A size option (`--shm-size`): a Kubernetes quantity (msgen.model.quantity's grammar) of
+    whole bytes, more than none."""
+    exact = quantity.amount(text)
+    return exact is not None and exact.numerator > 0 and exact.whole
+
+

@@ -34,6 +34,7 @@ FIELD_MANAGER = "msgen"
 _APPLY_RANK = {
     "Namespace": 0, "ServiceAccount": 1, "ConfigMap": 1, "Secret": 1,
     "Service": 2, "PodGroup": 3,
+    "TrainingRuntime": 3,  # before the TrainJob that refers to it (Trainer's webhook checks)
 }  # fmt: skip
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..model.run_policy import RunPolicy
+from ..model.run_policy import JobPolicy
 from ..targets.labels import REPLICA_INDEX, REPLICA_TYPE
 
 #: Where a pod's index inside its role is found, by target (first match wins).
@@ -32,7 +32,7 @@ class PodFailure:
     previous: bool = False
 
 
-def pod_role(pod: dict[str, Any], policy: RunPolicy) -> str | None:
+def pod_role(pod: dict[str, Any], policy: JobPolicy) -> str | None:
     key = (pod.get("metadata", {}).get("labels") or {}).get(REPLICA_TYPE)
     for name in policy.roles:
         if name.lower() == key:

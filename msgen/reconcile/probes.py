@@ -1,16 +1,18 @@
-"""The controller's health endpoints, for the kubelet's probes (`--health-port`).
+"""The controller's health endpoints, for the kubelet's probes, and its metrics (`--health-port`).
 
 A controller whose watches fail would otherwise look fine from outside while it serves a
 stale copy; the Deployment's readiness probe reads `/readyz` (every watch listed and
 current), its liveness probe `/healthz` (the loop turns and the watch threads run), so
 `kubectl get deployment` shows a replica that cannot do its work, and a stuck one is
-restarted. Standard library only: a probe must not need more than the controller has.
+restarted. `/metrics` serves what `metrics.Metrics` counts, for Prometheus to scrape. The
+server is the standard library's: a probe must not need more than the controller has.
 """
 
 from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any, Protocol
 
 
@@ -20,19 +22,28 @@ class Checks(Protocol):
     def alive(self) -> bool: ...
 
 
-def serve(checks: Checks, port: int, host: str = "") -> ThreadingHTTPServer:
-    """Answer GET /readyz and /healthz (200 ok, 503 not) on `port`, in a daemon thread."""
+def serve(checks: Checks, port: int, host: str = "",
+          metrics: Callable[[], tuple[bytes, str]] | None = None) -> ThreadingHTTPServer:
+    """Answer GET /readyz and /healthz (200 ok, 503 not) on `port`, in a daemon thread, and
+    /metrics with what `metrics` gives (the exposition and its content type)."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - the standard library's name
-            check = {"/readyz": checks.ready, "/healthz": checks.alive, "/livez": checks.alive}.get(self.path)
+            path = self.path.split("?", 1)[0]
+            if path == "/metrics" and metrics is not None:
+                body, content_type = metrics()
+                self._answer(200, body, content_type)
+                return
+            check = {"/readyz": checks.ready, "/healthz": checks.alive, "/livez": checks.alive}.get(path)
             if check is None:
                 self.send_error(404)
                 return
             good = check()
-            body = b"ok\n" if good else b"not ok\n"
-            self.send_response(200 if good else 503)
-            self.send_header("Content-Type", "text/plain")
+            self._answer(200 if good else 503, b"ok\n" if good else b"not ok\n", "text/plain")
+
+        def _answer(self, code: int, body: bytes, content_type: str) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

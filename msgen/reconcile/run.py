@@ -25,6 +25,8 @@ _CRD_HINTS = {
     "batch.volcano.sh": "Volcano Job (batch.volcano.sh): install Volcano",
     "scheduling.volcano.sh": "Volcano PodGroup (scheduling.volcano.sh): install Volcano",
     "scheduling.x-k8s.io": "PodGroup (scheduling.x-k8s.io): install the scheduler-plugins CRDs",
+    "trainer.kubeflow.org": "TrainJob and TrainingRuntime (trainer.kubeflow.org): install Kubeflow "
+    "Trainer (its CRDs, controller manager and JobSet)",
 }
 #: Fields the API server owns, left out of diffs.
 _SERVER_FIELDS = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")
@@ -177,6 +179,8 @@ _API_VERSIONS = {
     "Job.batch.volcano.sh": "batch.volcano.sh/v1alpha1",
     "PodGroup.scheduling.volcano.sh": "scheduling.volcano.sh/v1beta1",
     "PodGroup.scheduling.x-k8s.io": "scheduling.x-k8s.io/v1alpha1",
+    "TrainJob.trainer.kubeflow.org": "trainer.kubeflow.org/v1alpha1",
+    "TrainingRuntime.trainer.kubeflow.org": "trainer.kubeflow.org/v1alpha1",
 }  # fmt: skip
 
 

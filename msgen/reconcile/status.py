@@ -12,6 +12,9 @@ live workloads and pods, by the MSJob's own rules:
   Where the workload decides success itself (an Indexed Job with a `successPolicy`, or
   one that completes when the role's needed pods have), its verdict (`SuccessCriteriaMet`,
   `Complete`) is waited for, so msgen never says Succeeded for a Job Kubernetes then fails.
+  A Kubeflow Trainer TrainJob is the whole job's verdict: its `Complete` or `Failed`
+  condition (Trainer's controller copies its JobSet's, and adds `Failed` at its own deadline)
+  is the job's end, whatever the pods show before it.
 - failure: what a workload with its own job status says, from the moment it decides (a
   Job's `FailureTarget`, then `Failed`, with its reason, such as BackoffLimitExceeded,
   DeadlineExceeded or FailedIndexes; a JobSet's `Failed`; a Volcano Job's Failed or Aborted
@@ -21,7 +24,9 @@ live workloads and pods, by the MSJob's own rules:
   of restarting pods beyond `backoffLimit` fail it as BackoffLimitExceeded (kubeflow's rule
   for OnFailure pods); a pod deleted before the job ended fails it (no operator re-creates
   it). A pod that failed because it was deleted once the job had ended (cleanPodPolicy
-  stopping it) is no failure: success is judged before such a pod.
+  stopping it) is no failure: success is judged before such a pod. Where each role's Job
+  counts its own failures against backoffLimit, they are counted across the job too
+  (`retries`), as ms-operator counted them.
 - times: each condition's time comes from the objects (creation, the first container
   start, the end), so `msgen status` shows them with no controller, in order.
 
@@ -33,9 +38,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.run_policy import WORKER0, RunPolicy
+from ..model.plan import WORKER0
+from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from .pods import PodFailure, killed, pod_failure, pod_index, pod_role, restarted
+from .retries import past_backoff_limit
 
 __all__ = ["PodFailure", "JobStatus", "aggregate", "pod_failure", "pod_index", "pod_role"]
 
@@ -100,7 +107,7 @@ def _phase(pod: dict[str, Any]) -> str:
 def _workload_verdict(obj: dict[str, Any]) -> tuple[str, str, str] | None:
     """(Succeeded|Failed, reason, message) when a workload with its own job status ended."""
     status = obj.get("status") or {}
-    if _batch_job(obj) or obj.get("kind") == "JobSet":
+    if _batch_job(obj) or obj.get("kind") == "JobSet" or _train_job(obj):
         # FailureTarget and SuccessCriteriaMet: the Job controller has decided, and ends
         # the Job once its pods are gone (up to their grace period later).
         for cond in status.get("conditions") or []:
@@ -119,14 +126,14 @@ def _workload_verdict(obj: dict[str, Any]) -> tuple[str, str, str] | None:
     return None
 
 
-def _workload_role(obj: dict[str, Any], policy: RunPolicy) -> str | None:
+def _workload_role(obj: dict[str, Any], policy: JobPolicy) -> str | None:
     """A Job's role, from the labels of the pods it makes."""
     template = (obj.get("spec") or {}).get("template") or {}
     return pod_role(template, policy)
 
 
 def aggregate(
-    policy: RunPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
+    policy: JobPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
 ) -> JobStatus:
     """The job's status from its live workloads and pods."""
     status = JobStatus(job=policy.job, phase="Created")
@@ -177,7 +184,7 @@ def aggregate(
 
 
 def _explain(status: JobStatus, pods: list[dict[str, Any]], stopped: list[dict[str, Any]],
-             policy: RunPolicy) -> None:
+             policy: JobPolicy) -> None:
     """A failed job with no failed pod to show (OnFailure containers restarted in place
     until the limit, or pods being deleted): the containers that failed, for their exit
     codes and logs."""
@@ -191,7 +198,7 @@ def _explain(status: JobStatus, pods: list[dict[str, Any]], stopped: list[dict[s
         status.failures = [pod_failure(p) for p in stopped]
 
 
-def _first_run(policy: RunPolicy, pods: list[dict[str, Any]]) -> str | None:
+def _first_run(policy: JobPolicy, pods: list[dict[str, Any]]) -> str | None:
     """When the job's first container started: the Running condition's time."""
     times = []
     for pod in pods:
@@ -207,7 +214,7 @@ def _first_run(policy: RunPolicy, pods: list[dict[str, Any]]) -> str | None:
 
 
 def _verdict(
-    policy: RunPolicy,
+    policy: JobPolicy,
     workloads: list[dict[str, Any]],
     pods: list[dict[str, Any]],
     succeeded: dict[str, set[int]],
@@ -221,6 +228,14 @@ def _verdict(
             # enableDynamicWorker too: the Worker Job's own FailedIndexes is what anyone
             # reading the Job (kubectl wait, Argo CD) sees; msgen says the same.
             return "Failed", found[1], found[2] or f"{obj.get('kind')} {_name(obj)} failed"
+    for obj in workloads:
+        if _train_job(obj):  # its conditions are the job's end: nothing else is judged
+            found = _workload_verdict(obj)
+            return None if found is None else ("Succeeded", "JobSucceeded", f"TrainJob {_name(obj)} completed")
+    if facts_of(policy.target).retries_counted_per_role:
+        past = past_backoff_limit(policy, workloads, pods)
+        if past is not None:
+            return past
     if facts_of(policy.target).bare_pods:
         failed = _pod_target_failure(policy, pods, restarts)
         if failed is not None:
@@ -255,7 +270,7 @@ def _verdict(
     return None
 
 
-def _job_decides(obj: dict[str, Any], policy: RunPolicy, decider: str, needed: int) -> bool:
+def _job_decides(obj: dict[str, Any], policy: JobPolicy, decider: str, needed: int) -> bool:
     """Whether this Indexed Job of the deciding role ends on the job's success rule by
     itself (its successPolicy, or completing once its `needed` pods have)."""
     spec = obj.get("spec") or {}
@@ -265,7 +280,7 @@ def _job_decides(obj: dict[str, Any], policy: RunPolicy, decider: str, needed: i
 
 
 def _pod_target_failure(
-    policy: RunPolicy, pods: list[dict[str, Any]], restarts: int
+    policy: JobPolicy, pods: list[dict[str, Any]], restarts: int
 ) -> tuple[str, str, str] | None:
     """Bare Pods: the operators' failure rules, which no workload applies for them."""
     worker = policy.worker_type()
@@ -290,6 +305,11 @@ def _pod_target_failure(
 def _batch_job(obj: dict[str, Any]) -> bool:
     """A Kubernetes Job (batch/v1), not a Volcano Job (also of kind Job)."""
     return obj.get("kind") == "Job" and str(obj.get("apiVersion", "")).startswith("batch/")
+
+
+def _train_job(obj: dict[str, Any]) -> bool:
+    """A Kubeflow Trainer TrainJob, whose controller sets Complete or Failed at the job's end."""
+    return obj.get("kind") == "TrainJob" and str(obj.get("apiVersion", "")).startswith("trainer.kubeflow.org/")
 
 
 def _name(obj: dict[str, Any]) -> str:

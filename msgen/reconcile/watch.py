@@ -18,16 +18,17 @@ from typing import Any
 from lightkube import Client
 
 from ..model import run_policy
-from ..model.run_policy import RunPolicy
+from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
-from . import actions, informer, kube, status
+from . import actions, informer, kube, snapshot, status
 from .witness import Witness
 
 #: The workload kinds msgen renders, as (apiVersion, kind).
 WORKLOADS = (
     ("batch/v1", "Job"), ("apps/v1", "StatefulSet"), ("v1", "Pod"),
     ("jobset.x-k8s.io/v1alpha2", "JobSet"), ("batch.volcano.sh/v1alpha1", "Job"),
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
 )  # fmt: skip
 #: Exit status of --wait / --watch when --timeout passes first (1 is a failed job).
 EXIT_TIMEOUT = 3
@@ -46,20 +47,14 @@ class NotFound(Exception):
 
 def observe(
     client: Client, job: str, namespace: str
-) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[JobPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
     """The job's policy, workloads and pods as the cluster has them now (one list each)."""
-    labels = {JOB_NAME: job}
-    found: list[dict[str, Any]] = []
-    for api_version, kind in WORKLOADS:
-        if api_version != "v1" and not kube.exists(client, api_version, kind, namespace):
-            continue
-        found += kube.listing(client, api_version, kind, namespace, labels)
-    return select(job, namespace, found)
+    return select(job, namespace, snapshot.listed(client, [(job, namespace)], list(WORKLOADS))[(job, namespace)])
 
 
 def select(
     job: str, namespace: str, objects: list[dict[str, Any]]
-) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[JobPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
     """Pure: from every object of the job (pods and workloads of all kinds), its policy,
     its workloads (those carrying the policy) and its pods."""
     pods = [o for o in objects if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
@@ -92,7 +87,7 @@ class JobView:
             self.stop()
             raise kube.KubeError("; ".join(f"{i.kind}: {i.problem or 'no list within 60s'}" for i in late))
 
-    def observe(self) -> tuple[RunPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
+    def observe(self) -> tuple[JobPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
         """The job as the watches have it; KubeError when the server refuses a watch (a
         watch that is only interrupted is retried: see `problems`)."""
         refused = [i.problem for i in self.objects if i.refused and i.problem]
@@ -148,22 +143,31 @@ def pending_reasons(events: list[dict[str, Any]], pods: list[dict[str, Any]]) ->
 
 
 def carry_out(client: Client, namespace: str, due: list[actions.Action],
-              workloads: list[dict[str, Any]], echo: Callable[[str], None]) -> None:
-    """Do the due policy actions; each is idempotent, so a repeat after a restart is harmless."""
+              workloads: list[dict[str, Any]], echo: Callable[[str], None],
+              done: Callable[[actions.Action, bool], None] | None = None) -> None:
+    """Do the due policy actions; each is idempotent, so a repeat after a restart is harmless.
+    `done` is told of each action's outcome (the first that fails raises KubeError)."""
     by_name = {(o["kind"], o["metadata"]["name"]): o for o in workloads}
     for action in due:
         obj = {"apiVersion": action.api_version, "kind": action.kind,
                "metadata": {"name": action.name, "namespace": namespace}}
         echo(f"policy: {action.describe()}")
-        if action.verb == "delete":
-            kube.delete(client, obj, wait_pods=False)
-        elif action.verb == "suspend":
-            kube.merge_patch(client, obj, actions.suspend_patch(action, datetime.now(timezone.utc)))
-        elif action.verb == "complete":
-            kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
+        try:
+            if action.verb == "delete":
+                kube.delete(client, obj, wait_pods=False)
+            elif action.verb == "suspend":
+                kube.merge_patch(client, obj, actions.suspend_patch(action, datetime.now(timezone.utc)))
+            elif action.verb == "complete":
+                kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
+        except kube.KubeError:
+            if done is not None:
+                done(action, False)
+            raise
+        if done is not None:
+            done(action, True)
 
 
-def record_end(client: Client, policy: RunPolicy, found: status.JobStatus, due: list[actions.Action],
+def record_end(client: Client, policy: JobPolicy, found: status.JobStatus, due: list[actions.Action],
                workloads: list[dict[str, Any]], services: list[dict[str, Any]],
                echo: Callable[[str], None]) -> None:
     """Publish the job's end as `msgen controller` does (annotation msgen/status, an Event),

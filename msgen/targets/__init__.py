@@ -46,10 +46,16 @@ class Facts(NamedTuple):
     pods_run_until_deleted: bool = False
     #: Its workload is its own gang, scheduled by its own scheduler: no PodGroup is made.
     own_gang: bool = False
+    #: Its controller makes the job's PodGroup from a policy msgen writes (Trainer's
+    #: `podGroupPolicy`): msgen emits none, and its pods still join the gang's scheduler.
+    gang_by_policy: bool = False
     #: Its workload deletes its running pods itself when the job ends.
     cleans_running_pods: bool = False
     #: At the job's end the reconciler suspends its still active Jobs (and keeps their TTL).
     suspends_jobs_at_end: bool = False
+    #: Each role's workload counts its own failures against backoffLimit, so the reconciler
+    #: counts them across the job, as ms-operator did, and ends the job past the limit.
+    retries_counted_per_role: bool = False
     #: A job that succeeded is ended by a Volcano bus Command (its workload cannot end on it).
     completed_by_command: bool = False
     #: What it renders, in words for messages ("Jobs", "a JobSet").
@@ -97,6 +103,7 @@ _REGISTRY = {
     "statefulset": "msgen.targets.statefulset",
     "jobset": "msgen.targets.jobset",
     "volcano": "msgen.targets.volcano",
+    "trainjob": "msgen.targets.trainjob",
 }
 NAMES = tuple(_REGISTRY)
 

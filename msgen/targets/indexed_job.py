@@ -17,7 +17,7 @@ from typing import Any, Callable
 from ..model import versions
 from ..model.diagnostics import Diagnostic
 from ..model.patch import EnvValue, field_ref
-from ..model.plan import SCHEDULER_DECIDES, Options, Plan, PodSlot, Role
+from ..model.plan import ALL_WORKERS, SCHEDULER_DECIDES, Options, Plan, PodSlot, Role
 from . import Facts, Target, labels, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
@@ -57,6 +57,10 @@ SUPPORT = {
     "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": _EACH_JOB_ENDS,
     "successPolicy: AllWorkers": N,
     "runPolicy.backoffLimit": N,
+    "runPolicy.backoffLimit, several roles": apply(
+        "each role's Job counts only its own failures against backoffLimit, so the job may "
+        "retry backoffLimit times per role, where ms-operator allowed backoffLimit in all"
+    ),
     "runPolicy.activeDeadlineSeconds": N,
     "runPolicy.ttlSecondsAfterFinished": N,
     "runPolicy.cleanPodPolicy: Running": apply(
@@ -89,6 +93,7 @@ class IndexedJobTarget:
         static_indexes=True,
         job_templates=True,
         suspends_jobs_at_end=True,
+        retries_counted_per_role=True,
         workloads="Jobs",
         workload_per_role=True,
     )
@@ -232,7 +237,7 @@ def job_spec(
         role.key == "worker"
         and role.replicas > 1
         and not plan.static_indexes
-        and plan.success_policy not in ("AllWorkers", SCHEDULER_DECIDES)
+        and plan.success_policy not in (ALL_WORKERS, SCHEDULER_DECIDES)
         and versions.enabled("JobSuccessPolicy", options.kube_version)
     ):
         # ms-operator's default: the job succeeds when worker 0 does.

@@ -29,7 +29,7 @@ from .indexed_job import (
     job_spec,
 )
 from .limits import INDEXED_JOB_LIMIT
-from .cells import N, Cell, apply, na
+from .cells import N, Cell, apply, na, partly
 
 #: Put on every pod by the JobSet controller since JobSet 0.9: one value per run of the JobSet.
 JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
@@ -46,6 +46,11 @@ SUPPORT = {
     "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": N,
     "successPolicy: AllWorkers": N,
     "runPolicy.backoffLimit": N,
+    "runPolicy.backoffLimit, several roles": partly(
+        "each replicated Job counts only its own failures against backoffLimit (the JobSet "
+        "fails with the first Job that passes it), so the job may retry backoffLimit times "
+        "per role, where ms-operator allowed backoffLimit in all"
+    ),
     "runPolicy.activeDeadlineSeconds": N,
     "runPolicy.ttlSecondsAfterFinished": N,
     "runPolicy.cleanPodPolicy: Running": N,
@@ -91,10 +96,14 @@ class JobSetTarget:
             run_identity=field_ref(f"metadata.labels['{JOBSET_UID_LABEL}']"),
         )
 
-    @staticmethod
-    def job_name(plan: Plan, role: Role) -> str:
+    def job_name(self, plan: Plan, role: Role) -> str:
         """The name of the role's only Job: `<jobset>-<replicated job>-<job index>`."""
-        return f"{plan.name}-{role.key}-0"
+        return f"{plan.name}-{self.replicated_job(plan, role)}-0"
+
+    def replicated_job(self, plan: Plan, role: Role) -> str:
+        """The name of the role's replicated Job: the role's key (a target built on this
+        one may name a role's replicated Job after the convention of its own controller)."""
+        return role.key
 
     def slots(self, plan: Plan) -> list[PodSlot]:
         return role_slots(plan)
@@ -123,7 +132,7 @@ class JobSetTarget:
             diagnostics.extend(found)
             spec, found = job_spec(plan, role, options, template)
             diagnostics.extend(found)
-            entry: dict[str, Any] = {"name": role.key, "replicas": 1}
+            entry: dict[str, Any] = {"name": self.replicated_job(plan, role), "replicas": 1}
             if replicated and addressing.distributed:
                 # The scheduler first: the other roles start once its pod is ready.
                 entry["dependsOn"] = [{"name": replicated[0]["name"], "status": "Ready"}]
@@ -138,7 +147,9 @@ class JobSetTarget:
             # The Worker Job decides: it succeeds when worker 0 does (or every worker, with
             # AllWorkers); or the Scheduler's. The JobSet then succeeds and deletes the other
             # roles' pods.
-            spec["successPolicy"] = {"operator": "All", "targetReplicatedJobs": [decider.key]}
+            spec["successPolicy"] = {
+                "operator": "All", "targetReplicatedJobs": [self.replicated_job(plan, decider)]
+            }
         if plan.run_policy.ttl_seconds_after_finished is not None:
             spec["ttlSecondsAfterFinished"] = plan.run_policy.ttl_seconds_after_finished
         metadata: dict[str, Any] = {"name": plan.name}

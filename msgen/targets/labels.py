@@ -19,6 +19,7 @@ JobSets), `apps.kubernetes.io/pod-index` (StatefulSets), `volcano.sh/task-index`
 from typing import Any, NamedTuple
 
 from ..model.diagnostics import Diagnostic
+from ..model.names import MAX_LABEL
 from ..model.plan import Plan, PodSlot, Role
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -97,8 +98,6 @@ CAFFE2_GROUP_NAME = "group_name"
 CAFFE2_JOB_KEY = "caffe2_job_key"
 CAFFE2_REPLICA_TYPE = "caffe2_replica_type"
 CAFFE2_REPLICA_INDEX = "caffe2_replica_index"
-#: the longest label value the API server accepts
-MAX_LABEL_VALUE = 63
 
 
 def caffe2_pod_labels(plan: Plan, slot: PodSlot) -> dict[str, str]:
@@ -112,7 +111,7 @@ def caffe2_pod_labels(plan: Plan, slot: PodSlot) -> dict[str, str]:
     """
     out = {CAFFE2_GROUP_NAME: "kubeflow.org", CAFFE2_REPLICA_TYPE: "worker"}
     key = f"{plan.namespace}-{plan.name}"
-    if plan.namespace and len(key) <= MAX_LABEL_VALUE:
+    if plan.namespace and len(key) <= MAX_LABEL:
         out[CAFFE2_JOB_KEY] = key
     if slot.index is not None:
         out[CAFFE2_REPLICA_INDEX] = str(slot.index)

@@ -14,7 +14,7 @@ generated from the same cells, and a test keeps the two equal.
 from .. import targets
 from ..model import versions
 from ..model.diagnostics import Diagnostic, Severity
-from ..model.plan import ONE_ROLE_DECIDES, Options, Plan
+from ..model.plan import ALL_WORKERS, ONE_ROLE_DECIDES, Options, Plan
 from ..model.source import Path
 from . import Target
 from .cells import Cell
@@ -31,6 +31,8 @@ ROWS = (
     "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)",
     "successPolicy: AllWorkers",
     "runPolicy.backoffLimit",
+    # ms-operator counted failures across the whole job; a workload per role counts its own.
+    "runPolicy.backoffLimit, several roles",
     "runPolicy.activeDeadlineSeconds",
     "runPolicy.ttlSecondsAfterFinished",
     "runPolicy.cleanPodPolicy: Running",
@@ -102,7 +104,7 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
     elif workers is not None and workers.replicas > 1:
         # Worker-0 success is a default that changes when a job ends; AllWorkers only when
         # written (an older kind's own default is every worker).
-        if plan.success_policy != "AllWorkers":
+        if plan.success_policy != ALL_WORKERS:
             out.append(("successPolicy (default: worker 0)", workers.path))
         elif "successPolicy" in spec:
             out.append(("successPolicy: AllWorkers", ("spec", "successPolicy")))
@@ -114,7 +116,9 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
         ("ttlSecondsAfterFinished", run.ttl_seconds_after_finished),
     ):
         if value is not None:
-            out.append((f"runPolicy.{field}", policy_path + (field,)))
+            several = field == "backoffLimit" and len(retrying_roles(plan)) > 1
+            row = f"runPolicy.{field}" + (", several roles" if several else "")
+            out.append((row, policy_path + (field,)))
     if run.clean_pod_policy_written:
         out.append(
             (f"runPolicy.cleanPodPolicy: {run.clean_pod_policy}", policy_path + ("cleanPodPolicy",))
@@ -124,6 +128,16 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
     if options.kueue_queue:
         out.append(("--kueue-queue", ("kind",)))
     return out
+
+
+def retrying_roles(plan: Plan) -> list[str]:
+    """The roles whose failures count against `runPolicy.backoffLimit`: those with pods, but
+    the Workers of a job with enableDynamicWorker (each has its own limit)."""
+    return [
+        role.replica_type
+        for role in plan.roles
+        if role.replicas > 0 and not (plan.enable_dynamic_worker and role is plan.workers())
+    ]
 
 
 def unexpressed(plan: Plan, options: Options, target: Target) -> list[Diagnostic]:

@@ -15,7 +15,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 #: The files a directory's manifests are read from: YAML, and JSON as kubectl and Argo CD read.
 MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")
 #: kustomize's own files live beside manifests; they are instructions to kustomize, not objects.
-SKIPPED_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
 class MissingPath(Exception):
@@ -33,7 +33,7 @@ def expand_paths(paths: list[str]) -> list[str]:
             for root, dirs, files in os.walk(path):
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
                 for name in files:
-                    if name.endswith(MANIFEST_SUFFIXES) and name not in SKIPPED_FILES:
+                    if name.endswith(MANIFEST_SUFFIXES) and name not in KUSTOMIZATION_FILES:
                         found.append(os.path.join(root, name))
             from pathlib import Path  # only for a directory: a file's render does without it
 
@@ -54,7 +54,7 @@ def read_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     else:
         with open(path, "rb") as stream:
             raw = stream.read()
-    return _decoded(name, raw)
+    return decoded(name, raw)
 
 
 #: Inputs larger than this are parsed from their file as it is read, not held as text.
@@ -75,7 +75,7 @@ def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
         note_terminal_stdin("msgen", "YAML", "To read files instead: msgen COMMAND PATH... (msgen --help).")
         head = sys.stdin.buffer.read(STREAM_ABOVE + 1)
         if len(head) <= STREAM_ABOVE:
-            return _decoded(name, head)
+            return decoded(name, head)
         import shutil
         import tempfile
 
@@ -96,11 +96,15 @@ def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
         stream.seek(0)
         raw = stream.read()  # only to say where: a message is worth the memory
         stream.close()
-        return _decoded(name, raw)
+        return decoded(name, raw)
     return StreamedSource(name, stream), None
 
 
-def _decoded(name: str, raw: bytes) -> tuple[Source | None, Diagnostic | None]:
+def decoded(
+    name: str, raw: bytes, accepted: str = "YAML in UTF-8"
+) -> tuple[Source | None, Diagnostic | None]:
+    """`raw` as text, or why it is not UTF-8 at its line and column (every host reads bytes
+    through here, so a stray byte is reported alike in a file and in a ResourceList)."""
     try:
         return Source(name, raw.decode("utf-8-sig")), None
     except UnicodeDecodeError as exc:
@@ -108,6 +112,6 @@ def _decoded(name: str, raw: bytes) -> tuple[Source | None, Diagnostic | None]:
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         return None, Diagnostic(
             Severity.ERROR,
-            f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); accepted: YAML in UTF-8",
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x}); accepted: {accepted}",
             Position(name, line, column),
         )

@@ -35,6 +35,12 @@ def libyaml_loads() -> bool:
     return _LIBYAML
 
 
+def tokens(text: str) -> Iterator[Any]:
+    """The tokens of `text` as the parser msgen loads with scans them (for `msgen convert`,
+    which must find the same gaps between tokens that a render's loading found)."""
+    return yaml.scan(text, Loader=_BaseLoader)
+
+
 class _Loader(_BaseLoader):
     """The safe loader, remembering how each short scalar resolves.
 
@@ -95,7 +101,7 @@ def iter_documents(
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        problem = " ".join(p for p in (exc.problem, exc.context) if p) or "malformed"
+        problem = " ".join(p for p in (exc.problem, _context(exc)) if p) or "malformed"
         raise InputError(
             [
                 Diagnostic(
@@ -112,6 +118,25 @@ def iter_documents(
     finally:
         if loader is not None:
             loader.dispose()
+
+
+#: What the parser was reading, as its errors name it, and the character that opened it.
+_OPENED_BY = {"while parsing a flow sequence": "[", "while parsing a flow mapping": "{"}
+
+
+def _context(exc: yaml.MarkedYAMLError) -> str | None:
+    """The parser's context with where it began: a `[` left open on line 14 is noticed on a
+    later line, where the error points, so the message names the line that opened it."""
+    context, mark, noticed = exc.context, exc.context_mark, exc.problem_mark
+    if not context or mark is None:
+        return context
+    if noticed is not None and (mark.line, mark.column) == (noticed.line, noticed.column):
+        return context
+    where = f"line {mark.line + 1}, column {mark.column + 1}"
+    opener = _OPENED_BY.get(context)
+    if opener is not None:
+        return f"{context}: the {opener!r} opened at {where} is not closed"
+    return f"{context} that starts at {where}"
 
 
 def _reader(source: Source) -> Any:

@@ -56,10 +56,8 @@ class _Scalar:
 #: or the end, is an indicator only in flow context), and no YAML 1.1 resolver reads it as
 #: anything but a string unless it is one of `_NOT_STRINGS` (only letters start no number,
 #: date, merge or value key). Tested against PyYAML; other text asks the dumper.
-#: Measured (bench/emit_plain_scalars.py, 24 Nov 2026, loaded 2-CPU VM): a typical render
-#: asks PyYAML 12 times instead of 93, writing in 0.37-0.39 ms instead of 1.4-1.7 ms (a saving of
-#: 1.0-1.3 ms of a ~47 ms cold render, for 0.05 ms compiling this pattern at import); 1,000 jobs
-#: in one stream 2,010 asks instead of 6,087, 95-185 ms less.
+#: A typical render then asks PyYAML a few times instead of once per scalar
+#: (bench/emit_plain_scalars.py measures it; bench/README.md has the figures).
 _PLAIN = re.compile(r"[A-Za-z](?:[A-Za-z0-9_./-]|:(?!\Z)){0,200}")
 #: libyaml writes a longer key as a complex key (`? key`); PyYAML's pure emitter does so from
 #: 123 characters on, so plain keys of 123-128 characters are written as libyaml writes them.

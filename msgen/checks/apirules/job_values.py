@@ -79,7 +79,7 @@ def _check_scheduling(found: Findings, plan: Plan, options: Options) -> None:
         found.check(
             path + ("priorityClass",), "priorityClass", name, formats.dns1123_subdomain(name)
         )
-    podgroup = not found.facts.own_gang and options.gang_scheduler != "none"
+    podgroup = not (found.facts.own_gang or found.facts.gang_by_policy) and options.gang_scheduler != "none"
     for name, value in (scheduling.min_resources or {}).items() if podgroup else ():
         where = path + ("minResources", name)
         problems = formats.qualified_name(name)

@@ -10,93 +10,16 @@ set, and a request equal to it. After `validateResourceRequirements` and
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
+from ...model import quantity
+from ...model.quantity import Amount
 from ...model.source import Path
 from . import formats
 from .findings import Findings, mapping, shown
 
 STANDARD = ("cpu", "memory", "ephemeral-storage")
-#: The API server's quantity syntax (`resource.ParseQuantity`): a number, then an SI or binary
-#: suffix or a decimal exponent.
-_QUANTITY = re.compile(
-    r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$"
-)
-_FACTORS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-
-
-class Amount(NamedTuple):
-    """A quantity's exact value, numerator / denominator (integers: `decimal` is not loaded
-    for a plain render, see tests/test_render_imports.py)."""
-
-    numerator: int
-    denominator: int
-
-    def __lt__(self, other: tuple[int, ...]) -> bool:
-        assert isinstance(other, Amount)
-        return self.numerator * other.denominator < other.numerator * self.denominator
-
-    def __gt__(self, other: tuple[int, ...]) -> bool:
-        assert isinstance(other, Amount)
-        return other < self
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Amount):
-            return NotImplemented
-        return self.numerator * other.denominator == other.numerator * self.denominator
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    def __hash__(self) -> int:
-        from math import gcd
-
-        common = gcd(self.numerator, self.denominator)
-        return hash((self.numerator // common, self.denominator // common))
-
-    @property
-    def whole(self) -> bool:
-        return self.numerator % self.denominator == 0
-
-    @property
-    def negative(self) -> bool:
-        return self.numerator < 0
-
-
-def quantity(value: Any) -> Amount | None:
-    """The value of a quantity (a YAML number or a string), None when it is not one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        value = repr(value) if isinstance(value, float) else str(value)
-    if not isinstance(value, str) or not _QUANTITY.match(value):
-        return None
-    number, scale, power = value, 1, 0
-    for suffix, factor in _FACTORS.items():
-        if value.endswith(suffix):
-            number, scale = value[: -len(suffix)], factor
-            break
-    else:
-        if value[-1] in _DECIMAL:
-            number, power = value[:-1], _DECIMAL[value[-1]]
-        elif "e" in value.lower():
-            number, _, exponent = value.lower().partition("e")
-            power = int(exponent)
-            if abs(power) > 1000:  # far beyond any resource, and the integers would be huge
-                return None
-    whole, _, fraction = number.lstrip("+-").partition(".")
-    numerator = int((whole or "0") + fraction) * scale * (-1 if number.startswith("-") else 1)
-    denominator = 10 ** len(fraction)
-    if power >= 0:
-        numerator *= 10**power
-    else:
-        denominator *= 10**-power
-    return Amount(numerator, denominator)
-
-
 QUANTITY_WORDS = "a quantity such as 500m, 2, 1.5, 4Gi or 1e3"
-
 
 
 def check_quantity(
@@ -106,26 +29,26 @@ def check_quantity(
     `in_crd`: the value lands in a custom resource (by default: when the target writes one,
     whose schema types a quantity as an integer or a string, `x-kubernetes-int-or-string`, so
     the number 2.5 is refused there)."""
-    amount = quantity(value)
+    exact = quantity.amount(value)
     if in_crd is None:
         in_crd = found.facts.custom_resource
     too_big = isinstance(value, int) and not -(2**63) <= value < 2**63
-    if amount is not None and in_crd and (isinstance(value, float) or too_big):
+    if exact is not None and in_crd and (isinstance(value, float) or too_big):
         found.refuse(
             path,
             f"{what} {value!r} is not accepted here: it lands in a custom resource, whose"
             " schema takes a quantity as an integer (of 64 bits) or a string; accepted:"
-            f" {str(value)!r} (quoted)" + (f", or {_milli(amount)}" if not too_big else ""),
+            f" {str(value)!r} (quoted)" + (f", or {_milli(exact)}" if not too_big else ""),
         )
         return None
-    if amount is None:
+    if exact is None:
         found.refuse(path, f"{what} {shown(value)} is not accepted; accepted: {QUANTITY_WORDS}")
-    elif amount.negative:
+    elif exact.negative:
         found.refuse(
             path, f"{what} {shown(value)} is not accepted: it is negative; accepted: 0 or more"
         )
         return None
-    return amount
+    return exact
 
 
 def _milli(amount: Amount) -> str:
@@ -199,7 +122,7 @@ def check_requirements(found: Findings, requirements: Any, path: Path) -> None:
 
 def _check_huge_pages(found: Findings, path: Path, name: str, amount: Amount, value: Any) -> None:
     """A hugepages amount is a whole number of pages of the size the name gives."""
-    size = quantity(name[len("hugepages-") :])
+    size = quantity.amount(name[len("hugepages-") :])
     if size is None or size.numerator <= 0 or not size.whole:
         found.refuse(
             path,
@@ -258,7 +181,7 @@ def check_divisor(found: Findings, resource: str, divisor: Any, path: Path) -> N
     units = _DIVISORS[family]
     written = repr(divisor) if isinstance(divisor, float) else str(divisor)
     plain = _PLAIN_NUMBER.match(written) and amount in [
-        quantity(u) for u in units if u[-1].isdigit() or u[-1] in "kMGTPE"
+        quantity.amount(u) for u in units if u[-1].isdigit() or u[-1] in "kMGTPE"
     ]
     if written not in units and not plain:
         found.refuse(

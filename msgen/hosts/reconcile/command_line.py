@@ -116,7 +116,8 @@ def _given(ctx: click.Context, name: str) -> bool:
 def cluster_version(client: Client) -> tuple[int, int]:
     """The server's MAJOR.MINOR, within what msgen renders for: a newer cluster gets the
     newest msgen knows (its fields stay valid there), an older one is an error."""
-    from ...reconcile.kube import KubeError, server_version
+    from ...reconcile.discovery import server_version
+    from ...reconcile.kube import KubeError
 
     try:
         text = server_version(client)
@@ -131,7 +132,8 @@ def cluster_version(client: Client) -> tuple[int, int]:
 def served_apis(client: Client) -> frozenset[str]:
     """What the cluster serves: a render that needs more (a JobSet without its CRD, a Kueue
     queue without Kueue) is an error naming what to install, before anything is applied."""
-    from ...reconcile.kube import KubeError, served_api_versions
+    from ...reconcile.discovery import served_api_versions
+    from ...reconcile.kube import KubeError
 
     try:
         return served_api_versions(client)

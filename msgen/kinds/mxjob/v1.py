@@ -19,7 +19,7 @@ from ...checks.input_model import BaseModel
 
 from ...model.diagnostics import Diagnostic, Severity
 from ...frameworks.mxnet import TUNER_SERVER_KEY
-from ...model.plan import SCHEDULER_DECIDES, TUNER_DECIDES, Options, Plan, Role, RunPolicy
+from ...model.plan import ALL_WORKERS, SCHEDULER_DECIDES, TUNER_DECIDES, Options, Plan, Role, RunPolicy
 from ...model.source import Document, Path
 from .labels import tuner_keys
 from .model import MXJob
@@ -107,7 +107,7 @@ def _success_policy(roles: tuple[Role, ...]) -> str:
     for decides in (SCHEDULER_DECIDES, TUNER_DECIDES):
         if any(role.replica_type == decides and role.replicas for role in roles):
             return decides
-    return "AllWorkers"
+    return ALL_WORKERS
 
 
 class MXJobKind:
