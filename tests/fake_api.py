@@ -124,6 +124,8 @@ class Cluster:
         self.writes: list[Write] = []
         self.down_until = 0.0
         self.generation = 0  # bumped by restart(): open watches end
+        #: lists being read page by page: continue token → (items, version)
+        self.pages: dict[str, tuple[list[dict[str, Any]], str]] = {}
         #: called after each write a client made (what a controller of the cluster reacts to)
         self.hooks: list[Callable[[Write], None]] = []
 
@@ -321,14 +323,20 @@ class Handler(BaseHTTPRequestHandler):
         if query.get("watch") == ["true"]:
             self._watch(collection, namespace, selector, query)
             return
-        items, version = cluster.listing(collection, namespace, selector)
         kind = SERVED[collection]
-        metadata = {"resourceVersion": version}
         limit = int((query.get("limit") or ["0"])[0])
-        if limit:  # pages, each from the same list (a real server lists at one version too)
-            begin = int((query.get("continue") or ["0"])[0])
+        token = (query.get("continue") or [""])[0]
+        if token:  # the next page of the same list: a real server pages one snapshot too
+            items, version, begin = *cluster.pages[token.split(":")[0]], int(token.split(":")[1])
+        else:
+            items, version = cluster.listing(collection, namespace, selector)
+            begin = 0
+        metadata = {"resourceVersion": version}
+        if limit:
             if begin + limit < len(items):
-                metadata["continue"] = str(begin + limit)
+                snapshot = token.split(":")[0] if token else secrets.token_hex(4)
+                cluster.pages[snapshot] = (items, version)
+                metadata["continue"] = f"{snapshot}:{begin + limit}"
             items = items[begin:begin + limit]
         self._send(200, {"kind": f"{kind}List", "apiVersion": collection[0], "metadata": metadata,
                          "items": [{**o, "apiVersion": collection[0], "kind": kind} for o in items]})
