@@ -43,18 +43,14 @@ def skip_reason() -> str | None:
     return None
 
 
-def job(name: str, command: str, workers: int = 1, restart: str = "Never") -> str:
-    """An MSJob whose Workers run `command` in the harness's MindSpore image."""
-    return f"""\
-apiVersion: mindspore.gitee.com/v1
-kind: MSJob
-metadata:
-  name: {name}
-spec:
-  msReplicaSpecs:
-    Worker:
-      replicas: {workers}
-      restartPolicy: {restart}
+def job(name: str, command: str, scheduler: bool = False) -> str:
+    """An MSJob whose pods run `command` in the harness's MindSpore image: one Worker, and a
+    Scheduler (whose Services msgen renders) when asked."""
+    roles = ("Scheduler", "Worker") if scheduler else ("Worker",)
+    specs = "".join(f"""\
+    {role}:
+      replicas: 1
+      restartPolicy: Never
       template:
         spec:
           terminationGracePeriodSeconds: 1
@@ -63,7 +59,15 @@ spec:
               image: {IMAGE}
               imagePullPolicy: IfNotPresent
               command: [sh, -c, {json.dumps(command)}]
-"""
+""" for role in roles)
+    return f"""\
+apiVersion: mindspore.gitee.com/v1
+kind: MSJob
+metadata:
+  name: {name}
+spec:
+  msReplicaSpecs:
+{specs}"""
 
 
 def git(*args: str, cwd: Path) -> str:

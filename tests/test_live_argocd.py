@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from . import live_addons
+from .conftest import ROOT
 from .live_argocd import (App, Repo, comparison_error, drop_namespace, generate_times, job, namespace, now,
                           repo_server_log, require, resource_health, skip_reason, synced_at)
-from .live_cluster import kubectl, server_version
+from .live_cluster import kubectl
 
 pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=str(skip_reason()))
 
@@ -56,18 +57,38 @@ def names(kind: str, ns: str) -> list[str]:
 
 
 def test_a_plain_job_directory_syncs(repo: Repo, destination: str, apps: list[App]) -> None:
-    revision = repo.commit({"jobs/train.yaml": job("train", "sleep 5"), "README.md": "jobs\n"}, "a job")
+    revision = repo.commit({"jobs/train.yaml": job("train", "sleep 5", scheduler=True), "README.md": "jobs\n"},
+                           "a job")
     app = App(repo, "jobs", destination).create()
     apps.append(app)
     app.wait(f"synced at {revision}", synced_at(revision))
-    # indexed-job, the default target: a Job per role, with the msgen labels
-    assert names("jobs", destination) == ["train-worker"]
+    # indexed-job, the default target: a Job per role, the Scheduler's Services
+    assert names("jobs", destination) == ["train-scheduler", "train-worker"]
     status = app.status()
-    kinds = sorted({r["kind"] for r in status["resources"]})
-    assert "Job" in kinds and "Service" in kinds, status["resources"]
-    # KUBE_VERSION is the harness's: Argo CD hands msgen the destination's version
-    assert status.get("sync", {}).get("comparedTo", {}).get("source", {}).get("plugin", {}).get("name") == "msgen-v1"
-    assert server_version()
+    assert sorted((r["kind"], r["name"]) for r in status["resources"]) == [
+        ("Job", "train-scheduler"), ("Job", "train-worker"), ("Service", "train"), ("Service", "train-scheduler-0")]
+
+
+def test_a_kustomize_overlay_running_msgen_krm_syncs(repo: Repo, destination: str, apps: list[App]) -> None:
+    gpu = ROOT / "overlays" / "gpu"
+    overlay = """\
+resources: [../base]
+patches:
+  - target: {group: mindspore.gitee.com, kind: MSJob, name: train}
+    patch: |
+      - op: replace
+        path: /spec/msReplicaSpecs/Worker/replicas
+        value: 2
+transformers: [msgen.yaml, msgen-ran.yaml]
+"""
+    revision = repo.commit({"base/job.yaml": job("train", "sleep 5"), "base/kustomization.yaml": "resources: [job.yaml]\n",
+                            "overlay/kustomization.yaml": overlay, "overlay/msgen.yaml": (gpu / "msgen.yaml").read_text(),
+                            "overlay/msgen-ran.yaml": (gpu / "msgen-ran.yaml").read_text()}, "an overlay")
+    app = App(repo, "overlay", destination).create()
+    apps.append(app)
+    app.wait(f"synced at {revision}", synced_at(revision))
+    worker = json.loads(kubectl("get", "job", "train-worker", "-n", destination, "-o", "json").stdout)
+    assert worker["spec"]["completions"] == 2 and worker["spec"]["completionMode"] == "Indexed"
 
 
 def test_parameters_and_env_change_the_output(repo: Repo, destination: str, apps: list[App]) -> None:
@@ -116,7 +137,7 @@ def test_health_progressing_then_healthy_or_degraded(target: str, repo: Repo, de
 
 def test_automated_sync_self_heal_and_prune_over_a_jobs_life(repo: Repo, destination: str,
                                                              apps: list[App]) -> None:
-    first = repo.commit({"jobs/done.yaml": job("done", "sleep 3"), "jobs/long.yaml": job("long", "sleep 900")},
+    first = repo.commit({"jobs/done.yaml": job("done", "sleep 3"), "jobs/long.yaml": job("long", "sleep 900", scheduler=True)},
                         "two jobs")
     app = App(repo, "jobs", destination).create()
     apps.append(app)
@@ -129,18 +150,18 @@ def test_automated_sync_self_heal_and_prune_over_a_jobs_life(repo: Repo, destina
     live_addons.wait_until("the deleted Service re-created by self-heal",
                            lambda: kubectl("get", "service", service, "-n", destination, check=False).returncode == 0, 300)
     # a broken commit: the running job stays, and the Application says why
-    broken = repo.commit({"jobs/long.yaml": job("long", "sleep 900").replace("replicas: 1", "replicas: [1")}, "bad YAML")
+    broken = repo.commit({"jobs/long.yaml": job("long", "sleep 900", scheduler=True).replace("replicas: 1", "replicas: [1")}, "bad YAML")
     app.refresh()
     message = app.wait("a ComparisonError for the bad YAML", comparison_error, 300)
     assert "long.yaml" in message, message
-    assert names("jobs", destination) == ["done-worker", "long-worker"]
-    misspelt = repo.commit({"jobs/long.yaml": job("long", "sleep 900").replace("restartPolicy", "restartPolicyy")},
+    assert names("jobs", destination) == ["done-worker", "long-scheduler", "long-worker"]
+    misspelt = repo.commit({"jobs/long.yaml": job("long", "sleep 900", scheduler=True).replace("restartPolicy", "restartPolicyy")},
                            "a misspelt field")
     app.refresh()
     message = app.wait("a ComparisonError for the misspelt field",
                        lambda s: (comparison_error(s) or "") if "restartPolicyy" in (comparison_error(s) or "") else None,
                        300)
-    assert names("jobs", destination) == ["done-worker", "long-worker"], (broken, misspelt)
+    assert names("jobs", destination) == ["done-worker", "long-scheduler", "long-worker"], (broken, misspelt)
     # removing a job's file prunes the job; the finished one is not run again
     fixed = repo.commit({"jobs/long.yaml": None}, "long removed")
     app.refresh()
