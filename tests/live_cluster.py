@@ -37,7 +37,7 @@ FOLLOWED = (MAIN, "node")
 MAX_WORKERS = 2
 MAX_DEVICES = 2
 DEVICES = ("nvidia.com/gpu", "huawei.com/Ascend910", "huawei.com/npu")
-#: The images ../shared/tools/cluster imports (MindSpore 2.10 CPU under the samples' names);
+#: The images the live harness imports (MindSpore 2.10 CPU under the samples' names);
 #: a job naming another gets MSGEN_LIVE_IMAGE (default the kit's own name) instead, as an edit.
 KIT_IMAGES = {
     "localhost/mindspore-cpu:2.10.0",

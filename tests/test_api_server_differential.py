@@ -67,8 +67,14 @@ CRD_GONE = ("404 page not found", "custom resource definition is terminating")
 
 
 def install_crds() -> None:
-    """The CRDs, cluster-wide and shared: applied (idempotent), never deleted here."""
+    """The CRDs, cluster-wide and shared: applied (idempotent), never deleted here. One the
+    cluster serves already is left as it is: its controller installed it (the live harness's
+    JobSet or Volcano), and ../shared's copy of it may be older."""
     for crd in CRDS:
+        name = yaml.safe_load(shared(f"crds/{crd}").read_text())["metadata"]["name"]
+        if subprocess.run([str(shutil.which("kubectl")), "--kubeconfig", str(KUBECONFIG), "get", "crd", name],
+                          capture_output=True).returncode == 0:
+            continue
         for _ in range(30):  # a CRD being deleted by another client cannot be applied yet
             done = subprocess.run([str(shutil.which("kubectl")), "--kubeconfig", str(KUBECONFIG),
                                    "apply", "--server-side", "--field-manager=msgen-tests", "-f",

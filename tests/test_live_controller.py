@@ -6,10 +6,10 @@ Events, survive its pod being deleted, hand leadership over between its two repl
 report not ready when it cannot watch. A controller for some namespaces needs RoleBindings
 there only; without them it fails, saying so.
 
-Needs MSGEN_TEST_KUBECONFIG, and to build the image: `ctr` (run as root on the node), a
-root filesystem with Python 3 and pip (MSGEN_TEST_ROOTFS) and an image maker
-(MSGEN_TEST_MKIMAGE, the cluster kit's mkimage.py); see tests/controller_image.py. The
-Deployment watches every namespace while it runs: it is deleted when the module ends.
+Needs MSGEN_TEST_KUBECONFIG, and to build the image (overlays/controller/Dockerfile, by the
+live harness's buildah): `ctr` and `buildah`, run as root on the harness's node; see
+tests/controller_image.py. The Deployment watches every namespace while it runs: it is
+deleted when the module ends.
 """
 
 from __future__ import annotations
@@ -24,17 +24,13 @@ from typing import Any
 import pytest
 
 from . import controller_image
-from .conftest import ROOT, SHARED
+from .conftest import ROOT
 from .live import get, kubectl, msgen, msjob, namespace, needs_cluster, pods, script, wait_for, write
 
 pytestmark = needs_cluster
 __all__ = ["namespace"]
 
 SYSTEM = "msgen-system"
-ROOTFS = Path(os.environ.get("MSGEN_TEST_ROOTFS", Path.home() / ".cache/msgen-cluster/scratch/msroot"))
-MKIMAGE = Path(os.environ.get("MSGEN_TEST_MKIMAGE", SHARED / "tools" / "cluster" / "mkimage.py"))
-#: What of the default root filesystem (the MindSpore image's) the controller does not need.
-WITHOUT = os.environ.get("MSGEN_TEST_ROOTFS_WITHOUT", "usr/local/lib/python3.11/dist-packages").split(",")
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +40,9 @@ def image() -> str:
         pytest.skip("building the controller image needs ctr, run as root on the cluster's node")
     if controller_image.imported(tag):
         return tag
-    if not ROOTFS.is_dir() or not MKIMAGE.is_file():
-        pytest.skip(f"no root filesystem ({ROOTFS}: MSGEN_TEST_ROOTFS) or image maker ({MKIMAGE}: MSGEN_TEST_MKIMAGE)")
-    return controller_image.build(ROOTFS, MKIMAGE, without=[w for w in WITHOUT if w])
+    if shutil.which("buildah") is None or controller_image.buildable():
+        pytest.skip(controller_image.buildable() or "building the controller image needs buildah")
+    return controller_image.build()
 
 
 def controller_pods() -> list[dict[str, Any]]:

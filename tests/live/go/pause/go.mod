@@ -1,0 +1,3 @@
+module msgen.test/live/pause
+
+go 1.26.0

@@ -1,0 +1,38 @@
+"""msgen's live test harness: a single-node Kubernetes built from registry packages only.
+
+`tests/live/cluster` (an executable, stdlib only) is its command line:
+
+    tests/live/cluster up [--with a,b,c]   build what is missing, start the cluster and the named
+                                           components, wait until ready; the last lines printed
+                                           are `MSGEN_TEST_KUBECONFIG=<path>` and the other
+                                           `MSGEN_TEST_<NAME>=<value>` the live tests need
+    tests/live/cluster down                stop what `up` started, remove its containers
+    tests/live/cluster status              say what runs
+
+Everything is idempotent. State and builds live under `$MSGEN_HARNESS_HOME` (default
+`/root/.cache/msgen-harness`): `bin/` (binaries), `images/` (image tarballs, root filesystems),
+`pki/`, `etc/` (configuration, kubeconfigs), `data/` (etcd, kubelet), `logs/` (one log per
+process and per build), `run/` (pid files).
+
+Components
+----------
+An add-on is a module `harness/components/<name>.py` (`--with <name>`) with:
+
+    NAME: str
+    def build(h: Harness) -> None             build its binaries/images when missing
+    def up(h: Harness) -> dict[str, str]      install it into the running cluster, wait until it
+                                              is ready, return extra `MSGEN_TEST_*` values
+    def down(h: Harness) -> None              remove/stop it
+    def status(h: Harness) -> str             one line: what runs
+
+`h` is a `harness.core.Harness`: its paths (`home`, `bin`, `images`, `logs`, `run`, `etc`, `data`,
+`kubeconfig`, `repo`), the node (`node_ip`, `node_name`), and helpers: `go_build(module_dir,
+package, out, ldflags=())`, `kubectl(*args, input=None) -> str`, `spawn(name, argv, env=None)` (a
+background process with a pid file and `logs/<name>.log`), `stop(name)`, `alive(name)`,
+`wait_for(what, check, timeout)`, `import_image(tarball)`, `image_present(ref)`,
+`build_image(ref, containerfile, context, build_args=None, tags=())` (buildah, then imported into
+the node's containerd) and `log(message)`.
+
+Go builds: one module directory per build under `tests/live/go/<name>/` (go.mod and go.sum pin
+every dependency; a small main.go of ours where upstream has no main package to build).
+"""

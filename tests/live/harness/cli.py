@@ -1,0 +1,71 @@
+"""`tests/live/cluster up [--with a,b] | down | status`: the command line of the harness."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from . import components, node
+from .core import Harness, HarnessError
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="tests/live/cluster", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    up = commands.add_parser("up", help="build what is missing, start the cluster and the named components")
+    up.add_argument("--with", dest="with_", default="", metavar="A,B,C",
+                    help=f"components to install as well: {', '.join(components.available()) or '(none yet)'}")
+    commands.add_parser("down", help="stop what up started and remove its containers")
+    commands.add_parser("status", help="say what runs")
+    args = parser.parse_args(argv)
+    if os.geteuid() != 0:
+        print("tests/live/cluster: run as root (it starts containerd, a kubelet and iptables rules)", file=sys.stderr)
+        return 1
+    h = Harness()
+    try:
+        if args.command == "up":
+            return _up(h, [name for name in args.with_.split(",") if name.strip()])
+        if args.command == "down":
+            return _down(h)
+        print(_status(h))
+        return 0
+    except HarnessError as error:
+        print(f"tests/live/cluster: {error}", file=sys.stderr)
+        return 1
+
+
+def _up(h: Harness, wanted: list[str]) -> int:
+    began = time.monotonic()
+    chosen = [components.load(name.strip()) for name in wanted]  # unknown names fail before anything starts
+    node.build(h)
+    for component in chosen:
+        component.build(h)
+    h.log(f"built what was missing in {time.monotonic() - began:.0f}s")
+    values = node.up(h)
+    for component in chosen:
+        components.remember(h, component.NAME)
+        values.update(component.up(h))
+    h.log(f"up in {time.monotonic() - began:.0f}s")
+    for key, value in values.items():
+        print(f"{key}={value}")
+    return 0
+
+
+def _down(h: Harness) -> int:
+    for name in reversed(components.installed(h)):
+        try:
+            components.load(name).down(h)
+        except HarnessError as error:  # the node goes down regardless
+            h.log(f"{name}: {error}")
+        components.forget(h, name)
+    node.down(h)
+    return 0
+
+
+def _status(h: Harness) -> str:
+    lines = [node.status(h)]
+    for name in components.installed(h):
+        lines.append(f"{name}: {components.load(name).status(h)}")
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""msgen's Dockerfiles can build msgen: each one's build context is assembled exactly as its
+COPY lines say, and pip builds a wheel from the directory its `pip install` names.
+
+No container tool is needed: the files a build sees are those COPY puts into the image, so a
+file the package needs but no COPY line names (as `samples/`, which pyproject maps to
+`msgen.samples`) fails here as it fails in `docker build`. The images themselves are built
+for real by the live harness (`tests/live/cluster up`).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+DOCKERFILES = sorted(ROOT.glob("overlays/*/Dockerfile"))
+
+
+def instructions(dockerfile: Path) -> list[tuple[str, str]]:
+    """(instruction, arguments) of the last stage, continuation lines joined."""
+    text = re.sub(r"\\\n", " ", dockerfile.read_text())
+    found: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        word, _, rest = line.partition(" ")
+        if word.upper() == "FROM":
+            found = []
+        found.append((word.upper(), rest.strip()))
+    return found
+
+
+def assemble(dockerfile: Path, root: Path) -> None:
+    """The image's files from the build context (the repository), as COPY puts them."""
+    for word, arguments in instructions(dockerfile):
+        if word not in ("COPY", "ADD"):
+            continue
+        parts = shlex.split(arguments)
+        if any(p.startswith("--from=") for p in parts):
+            continue  # from another image, not the context
+        *sources, target = [p for p in parts if not p.startswith("--")]
+        for source in sources:
+            path = ROOT / source
+            assert path.exists(), f"{dockerfile.relative_to(ROOT)}: COPY {source}: not in the build context"
+            destination = root / target.lstrip("/")
+            if path.is_dir():
+                # COPY dir dest copies the directory's contents into dest
+                shutil.copytree(path, destination, dirs_exist_ok=True,
+                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            else:
+                into = destination / path.name if target.endswith("/") else destination
+                into.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, into)
+
+
+def pip_install(dockerfile: Path) -> list[str]:
+    """The words of the RUN line that pip-installs msgen."""
+    for word, arguments in instructions(dockerfile):
+        if word == "RUN" and "pip install" in arguments:
+            return shlex.split(arguments.split("&&")[0])
+    raise AssertionError(f"{dockerfile.relative_to(ROOT)} installs nothing with pip")
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.parent.name)
+def test_the_build_context_builds_msgen(dockerfile: Path, tmp_path: Path) -> None:
+    image = tmp_path / "image"
+    assemble(dockerfile, image)
+    words = pip_install(dockerfile)
+    targets, rest = [], iter(words[words.index("install") + 1:])
+    for word in rest:
+        if word in ("-c", "--constraint", "-r", "--requirement"):
+            value = next(rest)
+            assert (image / value.lstrip("/")).is_file(), f"{dockerfile.relative_to(ROOT)}: {word} {value}: no such file in the image"
+        elif word.startswith("/"):
+            targets.append(word)
+    assert targets, f"no /path to install in {' '.join(words)}"
+    source = image / targets[0].split("[")[0].lstrip("/")
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+                           "-q", "-w", str(tmp_path / "wheel"), str(source)], capture_output=True, text=True)
+    assert done.returncode == 0, f"{dockerfile.relative_to(ROOT)}: pip cannot build msgen from its context:\n{done.stderr[-3000:]}"
+    wheel = next((tmp_path / "wheel").glob("msgen-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.startswith("msgen/samples/") and n.endswith(".yaml") for n in names), "the samples are missing from the wheel"
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.parent.name)
+def test_the_image_runs_as_non_root_with_pinned_dependencies(dockerfile: Path) -> None:
+    steps = instructions(dockerfile)
+    users = [arguments for word, arguments in steps if word == "USER"]
+    assert users and users[-1].split(":")[0] not in ("0", "root"), f"{dockerfile.relative_to(ROOT)} runs as root"
+    words = pip_install(dockerfile)
+    assert "-c" in words or "--constraint" in words, f"{dockerfile.relative_to(ROOT)}: pip install without .ci/constraints.txt"

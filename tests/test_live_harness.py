@@ -1,0 +1,87 @@
+"""The live harness's parts that need no cluster: its pins agree with each other, its
+configuration templates fill, its components have the interface `tests/live/cluster` calls.
+
+(The harness itself runs on a machine by `tests/live/cluster up`; the live suites test it.)
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from .conftest import ROOT
+
+LIVE = ROOT / "tests" / "live"
+GO = LIVE / "go"
+
+
+def harness(module: str) -> ModuleType:
+    """tests/live/harness/<module> (the package is the `cluster` script's, not on sys.path)."""
+    name = "msgen_live_harness"
+    if name not in sys.modules:
+        init = LIVE / "harness" / "__init__.py"
+        spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(init.parent)])
+        assert spec is not None and spec.loader is not None
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[name] = package
+        spec.loader.exec_module(package)
+    return importlib.import_module(f"{name}.{module}")
+
+
+@pytest.mark.parametrize("module", sorted(p.name for p in GO.iterdir() if p.is_dir()))
+def test_every_go_build_is_pinned(module: str) -> None:
+    directory = GO / module
+    text = (directory / "go.mod").read_text()
+    if re.search(r"^(require|tool)\b", text, re.M):
+        assert (directory / "go.sum").is_file(), f"{directory}: go.sum pins what go.mod requires"
+    assert re.search(r"^go 1\.\d+", text, re.M), f"{directory}/go.mod names no Go version"
+    assert not re.search(r"=>\s*\.{0,2}/", text), f"{directory}/go.mod replaces a module with a local directory"
+
+
+def test_kubernetes_staging_modules_are_its_own_release() -> None:
+    """k8s.io/kubernetes v1.X.Y needs each staging module k8s.io/* at v0.X.Y, no other."""
+    text = (GO / "kube" / "go.mod").read_text()
+    version = harness("binaries").kube_version()
+    staging = f"v0.{version.split('.', 1)[1]}"
+    replaced = re.findall(r"^\s*(k8s\.io/[\w-]+) => (k8s\.io/[\w-]+) (v\S+)$", text, re.M)
+    assert len(replaced) > 20, "the staging modules' replace lines are missing"
+    assert [(a, v) for a, b, v in replaced if a != b or v != staging] == []
+    for module in ("k8s.io/api", "k8s.io/client-go", "k8s.io/kubelet", "k8s.io/kube-proxy", "k8s.io/apiserver"):
+        assert module in dict((a, b) for a, b, _ in replaced), module
+
+
+@pytest.mark.parametrize("name", ["containerd.toml", "kubelet.yaml", "kube-proxy.yaml", "kube-dns.yaml", "Corefile"])
+def test_configuration_templates_fill(name: str, tmp_path: Path) -> None:
+    core, node = harness("core"), harness("node")
+    h = core.Harness(home=tmp_path, node_ip="192.0.2.7")
+    path = node._config(h, name, kubeconfig="/k")
+    text = path.read_text()
+    assert "{" not in text.replace("{{", "") or name == "Corefile", text
+    assert not re.search(r"\{[a-z_]+\}", text), f"an unfilled placeholder in {name}"
+    if name == "Corefile":
+        assert "bind 192.0.2.7" in text and "kubeconfig /k" in text
+
+
+def test_the_command_line_names_its_commands_without_root() -> None:
+    done = subprocess.run([sys.executable, str(LIVE / "cluster"), "--help"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    for command in ("up", "down", "status"):
+        assert command in done.stdout
+
+
+def test_every_component_has_the_interface() -> None:
+    components = harness("components")
+    for name in components.available():
+        module = components.load(name)
+        assert module.NAME == name
+        for function in ("build", "up", "down", "status"):
+            assert callable(getattr(module, function)), f"{name}.{function}"
+    with pytest.raises(harness("core").HarnessError, match="no component 'no-such'"):
+        components.load("no-such")
