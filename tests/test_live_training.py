@@ -1,6 +1,7 @@
 """Real training on a real cluster: every MSJob sample msgen renders forms its MindSpore cluster
-and trains, on `indexed-job`, `pod` and `statefulset`, with both `--scheduler-address` modes
-and both launchers, and `msgen apply --wait` judges the end right.
+and trains, on `indexed-job`, `pod`, `statefulset`, `jobset` and `volcano` (the last two with
+their controllers on the cluster), with both `--scheduler-address` modes and both launchers,
+and `msgen apply --wait` judges the end right.
 
 Runs when MSGEN_TEST_TRAINING=1 and MSGEN_TEST_KUBECONFIG names a cluster whose node runs pods
 (kubelet, cluster DNS) and holds a MindSpore CPU image under the names the samples use, with
@@ -30,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from . import live_cluster
+from . import live_addons, live_cluster
 from .conftest import ROOT, SHARED
 from .live_cluster import KUBECONFIG, KUBECTL, Outcome, Prepared, kubectl, prepare, report, run_job
 
@@ -73,6 +74,9 @@ NOT_HERE = {
 STATEFULSET_JOBS = ["mindspore/lenet-cpu.yaml", "mindspore/widedeep-ps.yaml", "mindspore/gpu-2x8.yaml",
                     "mindspore/gpu-2x8-msrun.yaml"]
 MODES = ["cluster-ip", "dns"]
+#: The targets every job trains on; `jobset` and `volcano` need their controllers on the cluster
+#: (`tests/live/cluster up --with jobset,volcano`) and skip, saying so, without them.
+TARGETS = ["indexed-job", "pod", "jobset", "volcano"]
 #: Seconds a job gets to end (MSGEN_LIVE_TIMEOUT; `--wait --timeout`).
 TIMEOUT = int(os.environ.get("MSGEN_LIVE_TIMEOUT", "900"))
 
@@ -145,11 +149,15 @@ def record(job: str, target: str, mode: str, outcome: Outcome | None, result: st
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("target", ["indexed-job", "pod"])
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("where,path", JOBS, ids=[p for _, p in JOBS])
 def test_job_trains_and_wait_says_it_succeeded(where: str, path: str, target: str, mode: str,
                                                namespace: str, tmp_path: Path) -> None:
+    if target in ("jobset", "volcano"):
+        live_addons.require(target)
     job = prepare(source(where, path).read_text())
+    if target == "volcano":
+        live_addons.volcano_queue_for(job.job)
     outcome = run_job(namespace, job, tmp_path, "--target", target, "--scheduler-address", mode, timeout=TIMEOUT)
     try:
         assert outcome.exit_code == 0, f"msgen apply --wait: {outcome.stdout}\n{outcome.stderr}"
@@ -163,7 +171,7 @@ def test_job_trains_and_wait_says_it_succeeded(where: str, path: str, target: st
 
 @pytest.mark.parametrize("path", sorted(NOT_HERE))
 def test_jobs_that_cannot_run_here(path: str) -> None:
-    record(path, "indexed-job, pod", "both", None, f"not run: {NOT_HERE[path]}")
+    record(path, ", ".join(TARGETS), "both", None, f"not run: {NOT_HERE[path]}")
     pytest.skip(NOT_HERE[path])
 
 

@@ -268,7 +268,10 @@ def test_volcano_success_by_worker_0_completes_the_volcano_job() -> None:
     pods = [pod("Worker", 0, "Succeeded"), pod("Worker", 1, "Running")]
     assert _decide(policy("volcano"), [vc], pods) == ["complete Job j"]
     command = actions.volcano_command(vc)
-    assert command["action"] == "CompleteJob" and command["target"]["name"] == "j"
+    assert command["action"] == "CompleteJob"
+    # Volcano's Command CRD types `target` as an OwnerReference: apiVersion, kind, name and uid
+    # are all required (the API server refused a Command without the uid).
+    assert command["target"] == {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": "j", "uid": "u1"}
     assert command["metadata"]["ownerReferences"][0]["uid"] == "u1"
 
 

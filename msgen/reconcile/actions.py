@@ -230,5 +230,7 @@ def volcano_command(job: dict[str, Any], action: str = "CompleteJob") -> dict[st
             ],
         },
         "action": action,
-        "target": {"apiVersion": job["apiVersion"], "kind": job["kind"], "name": metadata["name"]},
+        # An OwnerReference in Volcano's Command CRD: the uid is required.
+        "target": {"apiVersion": job["apiVersion"], "kind": job["kind"], "name": metadata["name"],
+                   "uid": metadata.get("uid")},
     }

@@ -1,0 +1,78 @@
+"""kwok (`sigs.k8s.io/kwok`): simulated nodes, for measuring msgen's controller at scale.
+
+The kwok controller runs on the host (see `harness/addons.py`) with the release's own
+configuration (`kustomize/kwok/kwok.yaml` in the module: it manages the nodes annotated
+`kwok.x-k8s.io/node: fake`) and the release's CRDs and stages: the nodes' `fast` stages and the
+pods' `general` ones, whose delays each pod chooses with annotations
+(`pod-ready.stage.kwok.x-k8s.io/delay`, `pod-complete.stage.kwok.x-k8s.io/delay`, ... with
+jitter), so a benchmark can make its pods start and end at the pace it wants.
+
+The harness registers `MSGEN_HARNESS_KWOK_NODES` fake nodes (default 10) `kwok-node-<i>`,
+labelled `type: kwok` and tainted `kwok.x-k8s.io/node=fake:NoSchedule`, so that only pods that
+tolerate the taint (and select the label) land on them and the real node's pods never do.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .. import addons
+
+NAME = "kwok"
+MODULE = "sigs.k8s.io/kwok"
+BINARY = "kwok"
+#: The release's port for kwok's own server and health endpoint (`nodePort` in kwok.yaml).
+HEALTH_PORT = 10247
+TAINT = {"key": "kwok.x-k8s.io/node", "value": "fake", "effect": "NoSchedule"}
+
+
+def build(h: Any) -> None:
+    addons.build(h, NAME, {BINARY: f"{MODULE}/cmd/kwok"})
+
+
+def node_count() -> int:
+    return int(os.environ.get("MSGEN_HARNESS_KWOK_NODES", "10"))
+
+
+def fake_node(name: str) -> dict[str, Any]:
+    capacity = {"cpu": "64", "memory": "512Gi", "pods": "250"}
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+            "labels": {"type": "kwok", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                       "kubernetes.io/arch": "amd64", "node-role.kubernetes.io/agent": ""},
+        },
+        "spec": {"taints": [TAINT]},
+        "status": {"allocatable": capacity, "capacity": capacity},
+    }
+
+
+def up(h: Any) -> dict[str, str]:
+    directory, version = addons.module(NAME, MODULE)
+    kustomize = directory / "kustomize"
+    crds = h.kubectl("kustomize", str(kustomize / "crd"))
+    addons.apply(h, addons.documents(crds))
+    addons.crds_established(h, "stages.kwok.x-k8s.io")
+    stages = [h.kubectl("kustomize", str(kustomize / "stage" / part))
+              for part in ("node/fast", "node/heartbeat-with-lease", "pod/general")]
+    addons.apply(h, [d for text in stages for d in addons.documents(text)])
+    h.spawn(NAME, [str(Path(h.bin) / BINARY), f"--kubeconfig={h.kubeconfig}",
+                   f"--config={kustomize / 'kwok' / 'kwok.yaml'}", f"--node-ip={h.node_ip}"])
+    h.wait_for("kwok's health endpoint", lambda: addons.http_ok(f"http://127.0.0.1:{HEALTH_PORT}/healthz"), 120)
+    names = [f"kwok-node-{i}" for i in range(node_count())]
+    h.kubectl("apply", "-f", "-", input=addons.stream([addons.as_document(fake_node(n)) for n in names]))
+    h.kubectl("wait", "--for=condition=Ready", *(f"node/{n}" for n in names), "--timeout=120s")
+    return {"MSGEN_TEST_KWOK_VERSION": version, "MSGEN_TEST_KWOK_NODES": ",".join(names)}
+
+
+def down(h: Any) -> None:
+    h.stop(NAME)
+
+
+def status(h: Any) -> str:
+    healthy = addons.http_ok(f"http://127.0.0.1:{HEALTH_PORT}/healthz")
+    return f"kwok: {'ready' if healthy else 'not ready'} ({node_count()} fake nodes)"

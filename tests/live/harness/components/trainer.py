@@ -1,0 +1,89 @@
+"""Kubeflow Trainer (`github.com/kubeflow/trainer/v2`): the TrainJob controller, on JobSet.
+
+Installed from the release's own kustomize bases (`manifests/base/{crds,manager,rbac,webhook}`
+in the module, in `kubeflow-system`, as its `overlays/manager` does) without the Deployment (the
+controller runs on the host, see `harness/addons.py`) and without the overlay's JobSet, which the
+overlay downloads from the internet: the harness's `jobset` component is that JobSet, and
+`up --with trainer` needs it. No runtimes are installed: msgen writes the runtime each job
+refers to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .. import addons
+
+NAME = "trainer"
+MODULE = "github.com/kubeflow/trainer/v2"
+NAMESPACE = "kubeflow-system"
+SERVICE = "kubeflow-trainer-controller-manager"
+SECRET = "kubeflow-trainer-webhook-cert"
+BINARY = "trainer-controller-manager"
+PORTS = {**addons.PORTS["trainer"], "status": 18447}
+REQUIRES = ("jobset",)
+
+
+def build(h: Any) -> None:
+    addons.build(h, NAME, {BINARY: f"{MODULE}/cmd/trainer-controller-manager"})
+
+
+def config(h: Any) -> Path:
+    path = Path(h.home) / "addons" / NAME / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({
+        "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": f":{PORTS['health']}", "readinessEndpointName": "readyz",
+                   "livenessEndpointName": "healthz"},
+        "metrics": {"bindAddress": f":{PORTS['metrics']}", "secureServing": True},
+        "webhook": {"port": PORTS["webhook"], "host": ""},
+        "leaderElection": {"leaderElect": False},
+        "certManagement": {"enable": True, "webhookServiceName": SERVICE, "webhookSecretName": SECRET},
+        "statusServer": {"port": PORTS["status"]},
+    }, indent=1))
+    return path
+
+
+def manifests(h: Any, directory: Path) -> str:
+    """The release's manager overlay less its downloaded JobSet, built by kubectl's kustomize
+    from a kustomization in the harness's home (kustomize takes only relative paths)."""
+    where = Path(h.home) / "addons" / NAME / "kustomize"
+    where.mkdir(parents=True, exist_ok=True)
+    base = os.path.relpath(directory / "manifests" / "base", where)
+    (where / "kustomization.yaml").write_text(json.dumps({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "namespace": NAMESPACE,
+        "resources": [f"{base}/{part}" for part in ("crds", "manager", "rbac", "webhook")],
+    }))
+    return str(h.kubectl("kustomize", str(where)))
+
+
+def up(h: Any) -> dict[str, str]:
+    directory, version = addons.module(NAME, MODULE)
+    if not h.kubectl("get", "crd", "jobsets.jobset.x-k8s.io", "--ignore-not-found", "-o", "name").strip():
+        raise RuntimeError("Kubeflow Trainer runs TrainJobs as JobSets: start the harness with --with jobset,trainer")
+    docs = addons.select(manifests(h, directory), lambda kind, name: kind == "Deployment" or (kind, name) == ("Service", SERVICE))
+    namespace = addons.as_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+    addons.apply(h, [namespace] + [d for d in docs if addons.kind_and_name(d)[0] == "CustomResourceDefinition"])
+    addons.crds_established(h, "trainjobs.trainer.kubeflow.org", "trainingruntimes.trainer.kubeflow.org", "clustertrainingruntimes.trainer.kubeflow.org")
+    addons.replace_selector_service(h, SERVICE, NAMESPACE)
+    secret = addons.as_document({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SECRET, "namespace": NAMESPACE}})
+    addons.apply(h, [namespace, secret] + docs + addons.host_service(
+        SERVICE, NAMESPACE, h.node_ip, {"webhook-server": (443, PORTS["webhook"]), "status-server": (10443, PORTS["status"])}))
+    addons.spawn_with_private_tmp(h, NAME, [str(Path(h.bin) / BINARY), f"--config={config(h)}", "--zap-log-level=2"])
+    addons.project_secret(h, NAME, SECRET, NAMESPACE)
+    h.wait_for("the Trainer controller's health endpoint",
+               lambda: addons.http_ok(f"http://127.0.0.1:{PORTS['health']}/readyz"), 180)
+    return {"MSGEN_TEST_TRAINER_VERSION": version}
+
+
+def down(h: Any) -> None:
+    h.stop(NAME)
+
+
+def status(h: Any) -> str:
+    healthy = addons.http_ok(f"http://127.0.0.1:{PORTS['health']}/readyz")
+    return f"trainer controller: {'ready' if healthy else 'not ready'} (health port {PORTS['health']})"
