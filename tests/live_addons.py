@@ -1,7 +1,7 @@
-"""What the live tests of the systems msgen's output goes into (JobSet, Volcano, Kueue) share.
+"""What the live tests of the systems msgen's output goes into (JobSet, Volcano, Kueue, Trainer) share.
 
 Each test needs its system on the cluster MSGEN_TEST_KUBECONFIG names (`tests/live/cluster up
---with jobset,volcano,kueue` installs them) and skips, naming what is missing, when it is not:
+--with jobset,volcano,kueue,trainer` installs them) and skips, naming what is missing, when it is not:
 a CRD alone is not enough (nothing would reconcile the job), so the controller's own objects
 are looked for too.
 """
@@ -26,6 +26,9 @@ COMPONENTS: dict[str, tuple[str, list[str]]] = {
     "volcano": ("jobs.batch.volcano.sh", ["get", "queues.scheduling.volcano.sh", "default", "-o", "name"]),
     "kueue": ("workloads.kueue.x-k8s.io",
               ["get", "secret", "kueue-webhook-server-cert", "-n", "kueue-system", "-o", "jsonpath={.data.ca\\.crt}"]),
+    "trainer": ("trainjobs.trainer.kubeflow.org",
+                ["get", "secret", "kubeflow-trainer-webhook-cert", "-n", "kubeflow-system", "-o",
+                 "jsonpath={.data.ca\\.crt}"]),
 }
 _present: dict[str, str | None] = {}
 

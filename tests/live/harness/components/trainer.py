@@ -25,6 +25,24 @@ SECRET = "kubeflow-trainer-webhook-cert"
 BINARY = "trainer-controller-manager"
 PORTS = {**addons.PORTS["trainer"], "status": 18447}
 REQUIRES = ("jobset",)
+#: A TrainingRuntime its validating webhook (failurePolicy Fail) must admit: a server-side dry
+#: run of it passes once the API server reaches the webhook and trusts its certificate, which
+#: the health endpoint does not say (it is ready before the certificate is projected).
+PROBE = """apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: msgen-harness-probe, namespace: default}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                restartPolicy: Never
+                containers: [{name: node, image: localhost/probe:none, command: ["true"]}]
+"""
 
 
 def build(h: Any) -> None:
@@ -77,6 +95,7 @@ def up(h: Any) -> dict[str, str]:
     addons.project_secret(h, NAME, SECRET, NAMESPACE)
     h.wait_for("the Trainer controller's health endpoint",
                lambda: addons.http_ok(f"http://127.0.0.1:{PORTS['health']}/readyz"), 180)
+    h.wait_for("the Trainer webhooks", lambda: addons.dry_run_ok(h, PROBE), 180)
     return {"MSGEN_TEST_TRAINER_VERSION": version}
 
 
