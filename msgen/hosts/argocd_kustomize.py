@@ -87,6 +87,12 @@ def files_reached(directory: Path, limit: int = 2000) -> list[Path]:
     return out
 
 
+#: the copy the sidecar builds, and the repository directory it copies (msgen's step maps one
+#: onto the other)
+TREE_VARIABLE = "MSGEN_SIDECAR_TREE"
+ROOT_VARIABLE = "MSGEN_SIDECAR_ROOT"
+
+
 def build(directory: str, env: Mapping[str, str], handoff: str | None = None) -> str:
     """`kustomize build` of `directory`: msgen's function as msgen's own step, no exec
     function (unless the sidecar allows them), `handoff` (the host's options) in
@@ -120,6 +126,9 @@ def build(directory: str, env: Mapping[str, str], handoff: str | None = None) ->
             raise KustomizeError(f"{directory} cannot be built in the msgen sidecar:\n{exc}") from None
         install_for_build(home)
         child_env["KUSTOMIZE_PLUGIN_HOME"] = str(home)
+        # msgen's step reads its config's findings' positions from the repository's own
+        # files, not from the copy whose config was rewritten (plugin_commands.krm_step)
+        child_env[TREE_VARIABLE], child_env[ROOT_VARIABLE] = str(tree), str(root)
         flags = ["--enable-alpha-plugins"]
         return _run(binary, directory, str(app), flags, child_env, (str(tree), str(root)))
 

@@ -80,7 +80,7 @@ def krm_step(config: str) -> None:
 
     with open(config, encoding="utf-8") as stream:
         config_text = stream.read()
-    root = os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd()
+    root = _in_repository(os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd())
     status, output, messages = run_step(config_text, sys.stdin.read(), root)
     for message in messages:
         click.echo(message, err=True)
@@ -88,6 +88,21 @@ def krm_step(config: str) -> None:
         raise SystemExit(status)
     sys.stdout.write(output)
     sys.stdout.flush()
+
+
+def _in_repository(directory: str) -> str:
+    """The repository directory a directory of the sidecar's copy stands for, so that the
+    function config's findings point into the file the user wrote (the copy's was rewritten
+    into msgen's step); any other directory as it is."""
+    from .argocd_kustomize import ROOT_VARIABLE, TREE_VARIABLE
+
+    tree, root = os.environ.get(TREE_VARIABLE), os.environ.get(ROOT_VARIABLE)
+    if not tree or not root:
+        return directory
+    real, tree = os.path.realpath(directory), os.path.realpath(tree)
+    if real != tree and not real.startswith(tree + os.sep):
+        return directory
+    return os.path.join(root, os.path.relpath(real, tree))
 
 
 def _only_inside(root: str, paths: list[str]) -> None:
