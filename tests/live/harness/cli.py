@@ -67,5 +67,8 @@ def _down(h: Harness) -> int:
 def _status(h: Harness) -> str:
     lines = [node.status(h)]
     for name in components.installed(h):
-        lines.append(f"{name}: {components.load(name).status(h)}")
+        try:  # another checkout may have installed a component this one does not have
+            lines.append(f"{name}: {components.load(name).status(h)}")
+        except HarnessError as error:
+            lines.append(f"{name}: {error}")
     return "\n".join(lines)
