@@ -228,8 +228,21 @@ def repo_server_log(since: str) -> str:
 
 
 def generate_times(log: str) -> list[float]:
-    """The seconds of each GenerateManifest call the plugin's cmp-server finished."""
-    return [float(ms) / 1000 for ms in re.findall(r'grpc\.method=GenerateManifest[^\n]*?grpc\.time_ms="?([0-9.]+)', log)]
+    """The seconds of each GenerateManifest call the plugin's cmp-server finished (its gRPC
+    log line, in the JSON format Argo CD's manifests choose, or in text)."""
+    times = []
+    for line in log.splitlines():
+        if "GenerateManifest" not in line or "time_ms" not in line or "finished" not in line:
+            continue
+        if line.startswith("{"):
+            entry = json.loads(line)
+            if entry.get("grpc.method") == "GenerateManifest" and "grpc.time_ms" in entry:
+                times.append(float(entry["grpc.time_ms"]) / 1000)
+        else:
+            found = re.search(r'grpc\.time_ms="?([0-9.]+)', line)
+            if found:
+                times.append(float(found.group(1)) / 1000)
+    return times
 
 
 def now() -> str:

@@ -86,6 +86,14 @@ def test_a_bad_parameter_is_an_error_and_prints_nothing(app: Path, parameters: l
     assert message in done.stderr
 
 
+def test_an_application_without_parameters_renders(app: Path) -> None:
+    """Argo CD sets ARGOCD_APP_PARAMETERS for every Application: `null` when it has none (a
+    real repo server's cmp-server sent that)."""
+    done = run_command(GENERATE, app, argocd_env(app, ARGOCD_APP_PARAMETERS="null"))
+    assert done.returncode == 0, done.stderr
+    assert "Job" in kinds(done.stdout)
+
+
 def test_without_the_json_a_misspelt_param_variable_is_an_error(app: Path) -> None:
     """A host (or a person) that sets only PARAM_* variables: the same check by name."""
     done = run_command(GENERATE, app, argocd_env(app, PARAM_TARGT="pod"))

@@ -120,6 +120,9 @@ def _from_json(text: str) -> Layer:
             PARAMETERS_VARIABLE,
             f"{PARAMETERS_VARIABLE} is not JSON ({exc}); accepted: the JSON array Argo CD sends",
         ) from None
+    if parameters is None:
+        # An Application without parameters: Argo CD marshals its nil list as `null`.
+        parameters = []
     if not isinstance(parameters, list):
         raise option_text.OptionError(
             PARAMETERS_VARIABLE,

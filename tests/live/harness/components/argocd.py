@@ -200,11 +200,13 @@ def no_pulls(manifests: str) -> str:
 
 
 def ready(h: Any, kind: str, name: str) -> bool:
+    """Rolled out: every replica of the current template ready, none of an older one left."""
     found = json.loads(h.kubectl("get", kind, name, "-n", NAMESPACE, "-o", "json"))
     status, spec = found.get("status") or {}, found.get("spec") or {}
     wanted = int(spec.get("replicas", 1))
-    return (status.get("observedGeneration") == found["metadata"]["generation"]
-            and int(status.get("updatedReplicas") or 0) == wanted and int(status.get("readyReplicas") or 0) == wanted)
+    counts = [int(status.get(key) or 0) for key in ("replicas", "updatedReplicas", "readyReplicas")]
+    current = kind != "statefulset" or status.get("currentRevision") == status.get("updateRevision")
+    return status.get("observedGeneration") == found["metadata"]["generation"] and counts == [wanted] * 3 and current
 
 
 def up(h: Any) -> dict[str, str]:
