@@ -117,6 +117,28 @@ def _template(template: dict[str, Any], version: tuple[int, int], target: str, k
                 if not qualified(k) or not LABEL_VALUE.match(v))  # fmt: skip
     for container in every:
         yield from _container(container, set(volumes), version, crd, init=container not in containers)
+    yield from _host_ports(spec)
+
+
+def _host_ports(spec: dict[str, Any]) -> Iterator[str]:
+    """`validatePodHostNetworkDeps` and `checkHostPortConflicts`, on the pod the controller
+    creates: under hostNetwork a port's host port defaults to its containerPort and a regular
+    container's must equal it; no host port twice among the regular containers, nor within one
+    init container."""
+    host_network = spec.get("hostNetwork") is True
+    containers = spec.get("containers") or []
+    groups = [containers] + [[init] for init in spec.get("initContainers") or []]
+    for regular, group in zip([True] + [False] * len(groups), groups):
+        seen = set()
+        for container in group:
+            for port in container.get("ports") or []:
+                host = port.get("hostPort") or (port["containerPort"] if host_network else 0)
+                if host_network and regular and host != port["containerPort"]:
+                    yield f"hostPort {host} beside hostNetwork, containerPort {port['containerPort']}"
+                key = (port.get("protocol", "TCP"), port.get("hostIP", ""), host)
+                if host and key in seen:
+                    yield f"host port {key} taken twice in container(s) {[c['name'] for c in group]}"
+                seen.add(key)
 
 
 def _container(container: dict[str, Any], volumes: set[str], version: tuple[int, int], crd: bool, init: bool) -> Iterator[str]:

@@ -1,8 +1,9 @@
 """Structure-aware mutations of real jobs: the inputs of the hostile-input campaigns.
 
 Seeds are the samples and the operators' own job files (../shared/upstream, when present).
-A mutation edits what the API server judges: pod-template values (env, ports, volumes,
-mounts, containers, resources, DNS, deadlines, names, node selectors), the job's metadata,
+A mutation edits what the API server judges: pod-template values (env, ports and host ports
+in the main container, sidecars and init containers, host networking, volumes, mounts,
+containers, resources, DNS, deadlines, names, node selectors), the job's metadata,
 run and scheduling policies, replica counts and names, with values from pools that hold both
 valid values and the near misses that broke msgen before. The same mutations serve the
 hypothesis campaign (choices drawn by hypothesis, CI, no server) and the differential test
@@ -129,6 +130,25 @@ def env_entry(c: Chooser) -> dict[str, Any]:
     return entry
 
 
+#: Container ports: msgen's own defaults (2222, 9091: MindSpore's and MXNet's), and a few more.
+CONTAINER_PORTS = [1, 2222, 9091, 80, 7000]
+
+
+def port_entry(c: Chooser) -> dict[str, Any]:
+    """A container port; a third of them with a hostPort (the containerPort, another one, or a
+    port others take too) and some with a hostIP."""
+    port: dict[str, Any] = {"containerPort": c.choice(CONTAINER_PORTS)}
+    if c.integer(0, 4):
+        port["name"] = pick(c, *PORT_NAMES)
+    if c.integer(0, 3) == 0:
+        port["protocol"] = c.choice(["UDP", "TCP"])
+    if c.integer(0, 2) == 0:
+        port["hostPort"] = c.choice([port["containerPort"], 7000, 2222, 30000])
+        if c.integer(0, 3) == 0:
+            port["hostIP"] = c.choice(["10.0.0.1", "0.0.0.0"])
+    return port
+
+
 def volume(c: Chooser) -> dict[str, Any]:
     sources: list[dict[str, Any]] = [
         {"emptyDir": {}}, {"emptyDir": {"sizeLimit": pick(c, *QUANTITIES)}},
@@ -146,12 +166,7 @@ def container_edit(c: Chooser, container: dict[str, Any], pod: dict[str, Any]) -
     if how <= 2:
         container.setdefault("env", []).append(env_entry(c))
     elif how == 3:
-        port: dict[str, Any] = {"containerPort": c.choice([1, 2222, 9091, 80])}
-        if c.integer(0, 4):
-            port["name"] = pick(c, *PORT_NAMES)
-        if c.integer(0, 3) == 0:
-            port["protocol"] = c.choice(["UDP", "TCP"])
-        container.setdefault("ports", []).append(port)
+        container.setdefault("ports", []).append(port_entry(c))
     elif how == 4:
         mount = {"name": pick(c, *VOLUME_NAMES), "mountPath": pick(c, *PATHS)}
         if c.integer(0, 2) == 0:
@@ -186,7 +201,7 @@ def container_edit(c: Chooser, container: dict[str, Any], pod: dict[str, Any]) -
 
 def pod_edit(c: Chooser, template: dict[str, Any]) -> None:
     spec = template.setdefault("spec", {})
-    how = c.integer(0, 13)
+    how = c.integer(0, 15)
     if how <= 1:
         added = volume(c)
         if added["name"] in VOLUME_NAMES[0]:  # a fresh name: a clash is the next branch's
@@ -198,7 +213,16 @@ def pod_edit(c: Chooser, template: dict[str, Any]) -> None:
         init: dict[str, Any] = {"name": c.choice(NAMES[0] + ["init-a", "mindspore", "Bad"]), "image": "x"}
         if c.integer(0, 1):
             init["restartPolicy"] = c.choice(["Always", "Never", "OnFailure"])
+        if c.integer(0, 2) == 0:
+            init["ports"] = [port_entry(c) for _ in range(c.integer(1, 2))]
         spec.setdefault("initContainers", []).append(init)
+    elif how == 14:
+        spec["hostNetwork"] = c.choice([True, True, False])
+    elif how == 15:
+        sidecar: dict[str, Any] = {"name": c.choice(["side", "metrics", "side-2"]), "image": "x"}
+        if c.integer(0, 3):
+            sidecar["ports"] = [port_entry(c) for _ in range(c.integer(1, 2))]
+        spec.setdefault("containers", []).append(sidecar)
     elif how == 4:
         spec["dnsPolicy"] = c.choice(["None", "ClusterFirst", "Default"])
         if c.integer(0, 2) == 0:
@@ -218,7 +242,8 @@ def pod_edit(c: Chooser, template: dict[str, Any]) -> None:
     elif how == 11:
         spec["imagePullSecrets"] = [{"name": pick(c, *NAMES)}]
     else:
-        containers = [x for x in spec.get("containers") or [] if isinstance(x, dict)]
+        containers = [x for x in (spec.get("containers") or []) + (spec.get("initContainers") or [])
+                      if isinstance(x, dict)]  # fmt: skip
         if containers:
             container_edit(c, c.choice(containers), spec)
 
@@ -324,52 +349,3 @@ def generate(c: Chooser, pool: list[tuple[str, dict[str, Any]]]) -> tuple[str, s
 
 
 Generator = Callable[[Chooser], tuple[str, str, Options]]
-
-
-def _main_containers(job: dict[str, Any]) -> list[dict[str, Any]]:
-    return [t["spec"]["containers"][0] for t in templates(job) if t["spec"]["containers"]
-            and isinstance(t["spec"]["containers"][0], dict)]  # fmt: skip
-
-
-def two_devices(c: Chooser, job: dict[str, Any]) -> None:
-    """Class 6: two device resources in one container."""
-    pair = c.choice([("huawei.com/Ascend910", "huawei.com/Ascend310P"), ("nvidia.com/gpu", "huawei.com/npu"),
-                     ("huawei.com/Ascend910", "huawei.com/Ascend910")])  # fmt: skip
-    for container in _main_containers(job)[: c.integer(1, 2)]:
-        limits = container.setdefault("resources", {}).setdefault("limits", {})
-        limits[pair[0]], limits[pair[1]] = c.choice([1, 8, 16]), c.choice([1, 2])
-
-
-def port_named_twice(c: Chooser, job: dict[str, Any]) -> None:
-    """Class 4: a port the Service lists, under a second name."""
-    for container in _main_containers(job)[:1]:
-        port = c.choice([2222, 9091, 23456, 80])
-        container.setdefault("ports", []).append({"name": c.choice(["other", "metrics"]), "containerPort": port})
-
-
-def long_name(c: Chooser, job: dict[str, Any]) -> None:
-    """Class 5: names near the StatefulSet limit."""
-    job.setdefault("metadata", {})["name"] = "s" * c.integer(40, 56)
-
-
-def own_object_values(c: Chooser, job: dict[str, Any]) -> None:
-    """Class 4: counts and names msgen writes into its own objects."""
-    spec = job.setdefault("spec", {})
-    policy = spec.setdefault("runPolicy", {}) if "runPolicy" in spec or c.integer(0, 1) else spec
-    field = c.choice(["backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"])
-    policy[field] = c.choice([2**31 - 1, 2**31, 2**63 - 1, 2**63])
-    scheduling = spec.setdefault("runPolicy", {}).setdefault("schedulingPolicy", {})
-    scheduling[c.choice(["minAvailable", "queue", "minResources"])] = c.choice([0, "UPPER", {"memory": "abc"}, {"cpu": 2.5}])
-
-
-def crd_duplicates(c: Chooser, job: dict[str, Any]) -> None:
-    """Class 2 (jobset, volcano): keys their CRDs' list-maps refuse twice."""
-    for container in _main_containers(job)[:1]:
-        if c.integer(0, 1):
-            container["env"] = [*(container.get("env") or []), {"name": "DUP", "value": "1"}, {"name": "DUP", "value": "2"}]
-        else:
-            container["ports"] = [*(container.get("ports") or []), {"name": "a", "containerPort": 7}, {"name": "b", "containerPort": 7}]
-
-
-TARGETED = {"two devices": two_devices, "port named twice": port_named_twice, "long name": long_name,
-            "own objects' values": own_object_values, "CRD duplicates": crd_duplicates}  # fmt: skip

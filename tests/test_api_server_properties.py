@@ -34,7 +34,8 @@ from msgen.model.plan import Options
 from . import kube_oracle
 from .conftest import SAMPLES, msgen
 from . import mutations
-from .mutations import TARGETED, DrawChooser, generate, seeds
+from .mutation_classes import TARGETED
+from .mutations import DrawChooser, generate, seeds
 
 EXAMPLES = int(os.environ.get("MSGEN_PROPERTY_EXAMPLES", "300"))
 CAMPAIGN = settings(

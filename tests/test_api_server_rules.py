@@ -113,8 +113,11 @@ CASES = [
      f"{C}.env[0].valueFrom.fileKeyRef.volumeName", "is not an emptyDir volume of this pod"),
     ("resources: {limits: {hugepages-2Mi: 1, memory: 1Gi}}", "", f"{C}.resources.limits.hugepages-2Mi",
      "is not a whole number of 2Mi pages"),
-    ("env: [{name: A, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 1e3}}}]", "",
+    ("env: [{name: A, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: '1e3'}}}]", "",
      f"{C}.env[0].valueFrom.resourceFieldRef.divisor", "divisor '1e3' is not accepted for limits.cpu"),
+    # unquoted, 1e3 is the number 1000 to kubectl, and so to msgen
+    ("env: [{name: A, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 1e3}}}]", "",
+     f"{C}.env[0].valueFrom.resourceFieldRef.divisor", "divisor 1000.0 is not accepted for limits.cpu"),
     ("env: [{name: A, valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: '1.'}}}]", "",
      f"{C}.env[0].valueFrom.resourceFieldRef.divisor", "divisor '1.' is not accepted"),
     ("imagePullPolicy: ok", "", f"{C}.imagePullPolicy", "'ok' is not accepted; accepted: Always"),

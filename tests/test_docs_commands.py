@@ -3,7 +3,8 @@
 A reader copies these blocks into a shell, so each ```sh (or bash, shell, console) block runs
 here with `bash` (`set -e -o pipefail`: a failing line fails the block) in a scratch directory
 that holds what the commands name: `samples/`, `overlays/`, `job.yaml` (a sample MSJob),
-`jobs/` (three samples, the 2020 MSJob among them) and `old-msjob.yaml` (the 2020 MSJob),
+`jobs/` (three samples, the 2020 MSJob among them), `old-msjob.yaml` (the 2020 MSJob) and
+`chart/` (the Helm chart of tests/helm/training),
 with the installed `msgen` first on PATH and HOME inside the scratch directory, so a command
 that writes a plug-in or a config writes nothing of the user's.
 
@@ -38,6 +39,8 @@ NEEDS = {
     "kustomize": "runs with the kustomize binary ($MSGEN_KUSTOMIZE, .ci/tools or PATH)",
     "kubectl": "runs with kubectl on PATH (no cluster)",
     "install": "runs with MSGEN_TEST_INSTALL=1, in a copy of the source tree (it installs from the package index)",
+    "helm": "runs with Helm 3 as `helm` on PATH (tests/test_helm.py finds it)",
+    "helm4": "runs with Helm 4 as `helm` on PATH (tests/test_helm.py finds it)",
     "manual": "never runs here; the reason says what runs it instead",
 }
 
@@ -133,15 +136,27 @@ def workspace(tmp: Path) -> Path:
     (tmp / "jobs").mkdir()
     for sample in ("mindspore/lenet-cpu.yaml", "mindspore/widedeep-ps.yaml", "mindspore-legacy/msjob-mnist-dist.yaml"):
         shutil.copy(SAMPLES / sample, tmp / "jobs" / Path(sample).name)
+    shutil.copytree(ROOT / "tests" / "helm" / "training", tmp / "chart")
     (tmp / "home").mkdir()
     return tmp
 
 
 def environment(tmp: Path, extra_path: list[str]) -> dict[str, str]:
+    """HOME in the scratch directory; `extra_path` entries that are files (a Helm binary) are
+    put on PATH as `helm`, directories as they are."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("KUBECONFIG", "KUSTOMIZE_PLUGIN_HOME", "XDG_CONFIG_HOME", "VIRTUAL_ENV")}
+           if k not in ("KUBECONFIG", "KUSTOMIZE_PLUGIN_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "VIRTUAL_ENV")
+           and not k.startswith("HELM_")}
     env["HOME"] = str(tmp / "home")
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), *extra_path, os.environ.get("PATH", "")])
+    directories = []
+    for entry in extra_path:
+        if Path(entry).is_file():
+            linked = tmp / "bin"
+            linked.mkdir(exist_ok=True)
+            (linked / "helm").symlink_to(entry)
+            entry = str(linked)
+        directories.append(entry)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), *directories, os.environ.get("PATH", "")])
     return env
 
 
@@ -165,6 +180,13 @@ def skip_reason(need: str | None) -> tuple[str | None, list[str], dict[str, str]
         if os.environ.get("MSGEN_TEST_INSTALL") != "1":
             return "installs from the package index: set MSGEN_TEST_INSTALL=1 to run it", [], {}
         return None, [], {}
+    if need in ("helm", "helm4"):
+        from .test_helm import find_helm
+
+        binary = find_helm(3 if need == "helm" else 4)
+        if binary is None:
+            return f"{need} is missing (python tests/live/harness/components/helm.py build builds it)", [], {}
+        return None, [binary], {}
     return "not run by this test", [], {}
 
 

@@ -73,7 +73,7 @@ def test_a_parameter_in_argo_cds_form_is_read(app: Path) -> None:
         ([{"name": "targt", "string": "pod"}], "unknown msgen parameter 'targt' (did you mean target?)"),
         ([{"name": "kube_version", "string": "1.29"}], "unknown msgen parameter 'kube_version' (did you mean kube-version?)"),
         ([{"name": "target", "map": {"worker": "pod"}}], "parameter target is given as a map; accepted: a string"),
-        ([{"name": "target", "array": ["pod"]}], "parameter target is given as a array; accepted: a string"),
+        ([{"name": "target", "array": ["pod"]}], "parameter target is given as an array; accepted: a string"),
         ([{"name": "target", "string": "pods"}], "parameter target: 'pods' is not accepted; accepted: indexed-job, pod"),
         ([{"name": "target", "string": "pod"}, {"name": "target", "string": "jobset"}], "parameter target is given twice"),
     ],
@@ -147,8 +147,9 @@ def test_the_overlays_function_config_loses_to_the_application(overlay_repo: Pat
     assert done.returncode == 0, done.stderr
     assert "JobSet" in kinds(done.stdout)
     assert "value: resnet50-scheduler-0-0.resnet50" in done.stdout  # the config's own dns is kept
-    assert ("warning: functionConfig.data.target: functionConfig.data.target='indexed-job' is overridden "
-            "by parameter target='jobset' (the Application's parameter wins)") in done.stderr
+    line = config.read_text().splitlines().index("  target: indexed-job") + 1  # in the overlay's file
+    assert (f"{config}:{line}:11: warning: data.target: functionConfig.data.target='indexed-job' is "
+            "overridden by parameter target='jobset' (the Application's parameter wins)") in done.stderr
 
 
 def test_kube_version_reaches_the_function_inside_an_overlay(overlay_repo: Path) -> None:

@@ -217,3 +217,20 @@ def test_krm_overlay_under_kubectl_kustomize_fails_loudly(overlay: str) -> None:
     assert done.returncode != 0, done.stdout
     assert done.stdout == ""
     assert KRM_OVERLAYS[overlay] in done.stderr
+
+
+@pytest.mark.parametrize("overlay", ["gpu", "production"])  # production builds on gpu
+def test_a_misspelt_key_in_the_function_config_is_reported_in_the_overlays_file(
+    kustomize: str, tmp_path: Path, overlay: str
+) -> None:
+    """kustomize 4.5.4 hands the config over without its path, and runs the function in the
+    base's directory: msgen-krm finds the overlay's file all the same."""
+    shutil.copytree(OVERLAYS, tmp_path / "overlays")
+    config = tmp_path / "overlays" / "gpu" / "msgen.yaml"
+    text = config.read_text().replace("  target: indexed-job", "  targt: pod")
+    config.write_text(text)
+    done = build(kustomize, tmp_path / "overlays" / overlay, *EXEC)
+    assert done.returncode != 0
+    line = text.splitlines().index("  targt: pod") + 1
+    assert f"{config}:{line}:3: error: data.targt: unknown msgen option 'targt' (did you mean 'target'?)" in done.stderr, done.stderr
+    assert "<ResourceList>" not in done.stderr

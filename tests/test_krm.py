@@ -158,3 +158,59 @@ def test_results_are_bounded_as_stderr_is(tmp_path: Path) -> None:
     assert len(out["results"]) == 201
     assert out["results"][-1]["message"] == "... and 40 more result(s) not shown"
     assert "msgen-krm: 240 error(s)" in err
+
+
+CONFIG_FILE = """\
+# msgen as a KRM transformer
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: msgen
+  annotations:
+    config.kubernetes.io/function: |
+      exec:
+        path: msgen-krm
+data:
+  targt: pod
+"""
+
+
+def _as_kustomize_sends(config_text: str) -> dict[str, Any]:
+    """The config as kustomize 4.5.4 hands it over: re-serialised, marked local, no path."""
+    config = yaml.safe_load(config_text)
+    config["metadata"]["annotations"]["config.kubernetes.io/local-config"] = "true"
+    return config
+
+
+def test_a_function_config_error_points_into_the_users_config_file(tmp_path: Path) -> None:
+    (tmp_path / "msgen.yaml").write_text(CONFIG_FILE)
+    status, out, err = krm(resource_list([JOB], _as_kustomize_sends(CONFIG_FILE)), tmp_path)
+    assert status == 1
+    assert err.startswith(f"{tmp_path / 'msgen.yaml'}:11:3: error: data.targt: unknown msgen option 'targt'"), err
+    assert "<ResourceList>" not in err
+    (result,) = [r for r in out["results"] if r["severity"] == "error"]
+    assert result["file"]["path"] == str(tmp_path / "msgen.yaml") and result["field"] == {"path": "data.targt"}
+
+
+def test_a_function_config_found_by_its_path_annotation(tmp_path: Path) -> None:
+    (tmp_path / "fn").mkdir()
+    (tmp_path / "fn" / "config.yaml").write_text(CONFIG_FILE.replace("targt: pod", "target: deployment"))
+    config = _as_kustomize_sends(CONFIG_FILE.replace("targt: pod", "target: deployment"))
+    config["metadata"]["annotations"]["config.kubernetes.io/path"] = "fn/config.yaml"
+    status, _, err = krm(resource_list([JOB], config), tmp_path)
+    assert status == 1
+    assert err.startswith(f"{tmp_path / 'fn' / 'config.yaml'}:11:11: error: data.target: functionConfig.data.target: 'deployment'"), err
+
+
+def test_a_function_config_data_that_is_not_a_mapping_points_into_the_users_file(tmp_path: Path) -> None:
+    text = CONFIG_FILE.replace("data:\n  targt: pod\n", "data: [target, pod]\n")
+    (tmp_path / "msgen.yaml").write_text(text)
+    status, _, err = krm(resource_list([JOB], _as_kustomize_sends(text)), tmp_path)
+    assert status == 1
+    assert err.startswith(f"{tmp_path / 'msgen.yaml'}:10:7: error: data: a list is not accepted"), err
+
+
+def test_a_function_config_nowhere_to_be_found_is_reported_in_the_resource_list(tmp_path: Path) -> None:
+    status, _, err = krm(resource_list([JOB], _as_kustomize_sends(CONFIG_FILE)), tmp_path)
+    assert status == 1 and err.startswith("<ResourceList>:"), err
+    assert "error: functionConfig.data.targt: unknown msgen option 'targt'" in err

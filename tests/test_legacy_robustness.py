@@ -64,6 +64,8 @@ def test_null_ports_get_the_default_port() -> None:
         ),
         "apiVersion: mindspore.gitee.com/v1\nkind: MSJob\nmetadata: {name: a}\nspec:\n"
         "  msReplicaSpecs:\n    Scheduler:\n      template:\n        spec:\n          containers:\n"
+        "          - {name: mindspore, image: x, ports: null}\n"
+        "    Worker:\n      template:\n        spec:\n          containers:\n"  # (a Scheduler alone is refused)
         "          - {name: mindspore, image: x, ports: null}\n",
     ]
     for text in texts:

@@ -25,7 +25,20 @@ import pytest
 
 from . import controller_image
 from .conftest import ROOT
-from .live import get, kubectl, msgen, msjob, namespace, needs_cluster, pods, script, wait_for, write
+from .live import (
+    finished,
+    get,
+    kubectl,
+    msgen,
+    msgen_started,
+    msjob,
+    namespace,
+    needs_cluster,
+    pods,
+    script,
+    wait_for,
+    write,
+)
 
 pytestmark = needs_cluster
 __all__ = ["namespace"]
@@ -132,6 +145,44 @@ def test_a_controller_for_one_namespace_needs_rolebindings_there_only(tmp_path: 
     everywhere = msgen("controller", "--once", "--kubeconfig", str(limited))
     assert everywhere.exit_code == 1 and "in every namespace" in everywhere.stderr
     assert "forbidden" in everywhere.stderr, everywhere.stderr
+
+
+def test_a_controller_on_the_cluster_serves_its_metrics(tmp_path: Path, namespace: str) -> None:
+    """`msgen controller --health-port` against the cluster (before the Deployment runs, so
+    nothing else acts on the job): /metrics parses with Prometheus' parser and holds the
+    families operators scrape, counting the job's policy actions and the watches."""
+    import socket
+    import time
+    from urllib.request import urlopen
+
+    from msgen.reconcile.metrics import families
+
+    from .test_reconcile_metrics import FAMILIES
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    controller = msgen_started("controller", "--no-leader-elect", "-n", namespace, "--interval", "5",
+                               "--health-port", str(port))
+    try:
+        rendered_by_kubectl(tmp_path, namespace, "mtr", msjob("mtr", script({0: (3, 0)}, default=(300, 0))),
+                            "--target", "pod")
+        wait_for("cleanPodPolicy to delete the running pods", lambda: sorted(
+            p["metadata"]["name"] for p in pods(namespace) if not p["metadata"].get("deletionTimestamp"))
+            == ["mtr-worker-0"])
+        time.sleep(2)
+        found = families(urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode())
+    finally:
+        controller.terminate()
+        out = finished(controller, timeout=60)
+    assert {name: found[name].type for name in FAMILIES if name in found} == FAMILIES, out.stdout
+    actions = {tuple(sorted(s.labels.items())): s.value for s in found["msgen_policy_actions"].samples
+               if s.name.endswith("_total")}
+    deleted = actions[(("action", "delete"), ("kind", "Pod"), ("policy", "cleanPodPolicy"), ("result", "success"))]
+    assert deleted == 2, actions  # the Scheduler and worker 1
+    assert any(s.labels["resource"] == "pods" and s.value > 0 for s in found["msgen_watch_events"].samples)
+    leader = [s.value for s in found["leader_election_master_status"].samples]
+    assert leader == [1.0]  # without leader election it always acts
 
 
 def test_both_replicas_are_ready_and_one_leads(deployed: None) -> None:

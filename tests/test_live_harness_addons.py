@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests" / "live"))
 addons = importlib.import_module("harness.addons")
 volcano = importlib.import_module("harness.components.volcano")
 
-COMPONENTS = ["jobset", "kueue", "volcano", "trainer", "kwok"]
+COMPONENTS = ["jobset", "kueue", "volcano", "trainer", "kwok", "argocd"]
 STREAM = """# a comment before the first document
 ---
 apiVersion: v1

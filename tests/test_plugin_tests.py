@@ -16,7 +16,7 @@ TESTS = Path(__file__).parent
 #: core modules whose logic is tested in a module of their own (the behaviour suites test
 #: them too, through whole renders)
 CORE = ("msgen.model.patch", "msgen.model.quantity", "msgen.targets.addressing",
-        "msgen.hosts.compile_command")
+        "msgen.hosts.compile_command", "msgen.hosts.helm_post_renderer", "msgen.checks.name_references")
 
 
 def plugin_modules() -> list[str]:

@@ -203,8 +203,8 @@ def test_backoff_limit_per_target() -> None:
     assert {"action": "TerminateJob", "event": "PodFailed"} in volcano_task(objects, "worker")["policies"]
     objects, _ = render(job(), "--target", "indexed-job")
     assert worker_job_spec(objects, "indexed-job")["backoffLimit"] == 0
-    for target in ("pod", "statefulset"):
-        assert f"runPolicy.backoffLimit is not supported by target {target}" in render(text, "--target", target)[1]
+    for target in ("pod", "statefulset"):  # a Scheduler and Workers: counted over both roles
+        assert f"runPolicy.backoffLimit, several roles is not supported by target {target}" in render(text, "--target", target)[1]
 
 
 INT32_MAX = 2147483647

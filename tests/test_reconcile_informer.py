@@ -117,8 +117,11 @@ def test_select_finds_policy_workloads_and_pods_in_the_watched_copies() -> None:
 
     policy_text = '{"job":"j","roles":{"Worker":{"replicas":1,"restartPolicy":"Never"}},"target":"indexed-job"}'
     job = {"apiVersion": "batch/v1", "kind": "Job",
-           "metadata": {"name": "j-worker", "annotations": {"msgen/run-policy": policy_text}}}
-    policy, workloads, pods = watch.select("j", "ns", [job, _pod("j-worker-0-x", "Running")])
+           "metadata": {"name": "j-worker", "uid": "u1", "annotations": {"msgen/run-policy": policy_text}}}
+    made = _pod("j-worker-0-x", "Running")
+    made["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "j-worker",
+                                            "uid": "u1", "controller": True}]
+    policy, workloads, pods = watch.select("j", "ns", [job, made, _pod("j-worker-0-y", "Running")])
     assert policy.target == "indexed-job" and workloads == [job] and [p["metadata"]["name"] for p in pods] == ["j-worker-0-x"]
     with pytest.raises(watch.NotFound):
         watch.select("j", "ns", [_pod("j-worker-0-x", "Running")])

@@ -30,6 +30,7 @@ NOT_ON_THE_RENDER_PATH = {
     "kubernetes_validate": "tests only",
     "lightkube": "the reconciler's client",
     "httpx": "the reconciler's client",
+    "prometheus_client": "the controller's /metrics",
     "difflib": "did-you-mean hints, for mistakes only",
     "tempfile": "importlib.resources and others pull it in",
     "shutil": "importlib.resources and others pull it in",

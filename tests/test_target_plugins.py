@@ -42,7 +42,8 @@ SHAPES: dict[ModuleType, Shape] = {
     indexed_job: Shape(
         [("batch/v1", "Job", "tiny-scheduler"), ("batch/v1", "Job", "tiny-worker")],
         "tiny-worker-1",
-        {"static_indexes", "job_templates", "suspends_jobs_at_end", "workload_per_role"},
+        {"static_indexes", "job_templates", "suspends_jobs_at_end", "retries_counted_per_role",
+         "workload_per_role"},
     ),
     pod: Shape(
         [("v1", "Pod", "tiny-scheduler-0"), ("v1", "Pod", "tiny-worker-0"),

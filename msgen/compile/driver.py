@@ -21,13 +21,17 @@ from ..model.diagnostics import (
     MAX_REPORTED, Diagnostic, InputError, Position, distinct, has_errors, position_key,
 )
 from ..model.memo import CompileMemos
+from ..checks.output_bound import OutputBound
 from .pipeline import compile_document
 from ..model.plan import Options
 from ..model.source import Document, Source, StreamedSource
 from ..yamlio.yaml_loader import iter_documents
 
-#: Receives the objects of each compiled document, in output order.
-Sink = Callable[[list[dict[str, Any]]], None]
+#: Receives the objects of each compiled document, in output order; a sink that writes them
+#: returns the size of the text it wrote (counted against the run's bound, `output_bound`).
+Sink = Callable[[list[dict[str, Any]]], "int | None"]
+#: How many objects of a document the sink gets at a time (`Driver._compile`).
+_SINK_PIECE = 64
 #: What each document compiles and is written within (a console command's collector pause).
 AroundDocument = Callable[[], AbstractContextManager[None]]
 
@@ -73,7 +77,8 @@ class Driver:
     `sink` receives each document's objects as they compile (when the Compilation ends not
     ok, what it received must not be used). `bounded` keeps findings as a stream does (see
     `Compilation.keep_bounded`); otherwise every finding is kept. `around_document` is entered
-    for each document's compilation and writing.
+    for each document's compilation and writing. Past the run's output bound
+    (`output_bound`) the document that crossed it has an error and no later one compiles.
     """
 
     def __init__(
@@ -95,6 +100,7 @@ class Driver:
         #: where each object's document named it, by one string per object (a small index,
         #: however many jobs a stream holds)
         self.seen: dict[str, Position] = {}
+        self.bound = OutputBound(options)
 
     def add_source(self, source: Source) -> bool:
         """Compile every document of `source`; False when its text stops being YAML part-way:
@@ -107,6 +113,8 @@ class Driver:
         documents = jobs = 0
         try:
             for document in iter_documents(source, self.memos.yaml_tags):
+                if self.bound.passed:
+                    break
                 documents += 1
                 if self.locate is not None:
                     document = self.locate(document)
@@ -144,8 +152,15 @@ class Driver:
             objects, diagnostics, is_job = compile_document(document, self.options, self.memos)
             found = sorted(diagnostics, key=position_key)
             found.extend(duplicate_objects(document, objects, self.seen, added))
-            if objects:
-                self.sink(objects)
+            # A few objects at a time, so that one job past the bound stops there (a job of
+            # 9,999 pods with a 50 KB env value would otherwise be written whole first).
+            for start in range(0, len(objects), _SINK_PIECE):
+                piece = objects[start : start + _SINK_PIECE]
+                passed = self.bound.add(document, len(piece), self.sink(piece))
+                if passed is not None:
+                    found.append(passed)
+                if self.bound.passed:
+                    break
             # Dropped within `around_document`: a streaming sink has written them, and a
             # collection that follows need not walk them.
             del objects
@@ -190,6 +205,8 @@ def compile_stream(
     """
     driver = Driver(options, sink, locate, bounded=True, around_document=around_document)
     for source in sources:
+        if driver.bound.passed:
+            break
         driver.add_source(source)
     return driver.result
 

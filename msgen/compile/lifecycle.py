@@ -31,7 +31,9 @@ from ..targets import facts_of, having
 from ..model.plan import Options, Plan
 
 #: Options that describe where the job runs, not what it runs: they leave the run name alone.
-_NOT_THE_RUN = ("kube_version", "namespace", "gitops", "served_apis", "origins", "run_name")
+_NOT_THE_RUN = (
+    "kube_version", "namespace", "gitops", "served_apis", "origins", "run_name", "quiet",
+)  # fmt: skip
 DIGEST_LENGTH = 8
 
 

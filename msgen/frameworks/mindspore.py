@@ -71,7 +71,7 @@ def endpoints(plan: Plan) -> list[Endpoint]:
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
-    out = []
+    out = _scheduler_without_workers(plan)
     has_scheduler = plan.replicas("Scheduler") > 0
     if not has_scheduler and (plan.replicas("PS") > 0 or plan.replicas("Worker") > 1):
         out.append(
@@ -115,6 +115,26 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     out += _superpod_check(plan, options)
     out += _service_port_check(plan)
     return out
+
+
+def _scheduler_without_workers(plan: Plan) -> list[Diagnostic]:
+    """A Scheduler with no Worker pod: nothing trains, the Scheduler is told MS_WORKER_NUM=0,
+    and ms-operator, whose validation let it through, marks a job Succeeded from its Worker
+    pods only, so such a job could fail but never succeed (contracts §1)."""
+    if plan.replicas("Scheduler") == 0 or plan.replicas("Worker") > 0:
+        return []
+    worker = plan.role("Worker")
+    where = worker.path + ("replicas",) if worker is not None else plan.roles[0].path[:-1]
+    missing = "Worker replicas: 0" if worker is not None else "no Worker"
+    return [
+        plan.document.diagnostic(
+            where,
+            f"{plan.kind} {plan.name!r} has a Scheduler and {missing}: nothing would train, the "
+            "Scheduler would be told MS_WORKER_NUM=0, and ms-operator, which marks a job "
+            "Succeeded by its Workers, never did so for such a job; accepted: a Worker with replicas 1 or more, "
+            "or no Scheduler (a standalone Worker)",
+        )
+    ]
 
 
 def _service_port_check(plan: Plan) -> list[Diagnostic]:

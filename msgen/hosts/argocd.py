@@ -39,6 +39,8 @@ def discover(directory: str) -> list[str]:
             if not name.endswith(MANIFEST_SUFFIXES) or name in KUSTOMIZATION_FILES:
                 continue
             path = os.path.join(root, name)
+            if _leaves(path, directory):
+                continue  # generate refuses it (inputs.Refused); discovery does not read it
             if holds_job(_read(path)):
                 found.append(os.path.relpath(path, directory))
     return found
@@ -53,6 +55,12 @@ def _discover_kustomization(directory: str) -> list[str]:
         if "msgen-krm" in text or holds_job(text):
             return [kustomization.name]
     return []
+
+
+def _leaves(path: str, directory: str) -> bool:
+    """A symbolic link out of `directory`, or no regular file (a FIFO would block the read)."""
+    real = os.path.realpath(path)
+    return not real.startswith(os.path.realpath(directory) + os.sep) or not os.path.isfile(real)
 
 
 def _read(path: str) -> str:

@@ -1,15 +1,19 @@
 """Argo CD applications that are kustomize overlays: built with kustomize inside the sidecar.
 
 Argo CD's own kustomize would need build options and `msgen-krm` in the repo server. The
-plugin instead runs `kustomize build --enable-alpha-plugins --enable-exec` itself, with this
-interpreter's `msgen-krm` first on PATH, and then compiles whatever MSJobs the build still
-holds (a base the overlay did not compile) with the application's options.
+plugin instead runs `kustomize build --enable-alpha-plugins` itself, on a copy of the tree
+in which msgen's function configs became msgen's own plug-in steps and any other function
+the repository declares was refused (msgen.hosts.sidecar_tree): kustomize runs no exec function, and
+no program a repository names. Then it compiles whatever MSJobs the build still holds (a base
+the overlay did not compile) with the application's options. An administrator who wants the
+repositories' exec functions run sets MSGEN_ARGOCD_EXEC_FUNCTIONS=allow on the sidecar: the
+directory is then built as it is, with `--enable-exec` and this interpreter's `msgen-krm`
+first on PATH.
 
-The functions kustomize runs get the application's options through `MSGEN_HOST_OPTIONS`
+The steps kustomize runs get the application's options through `MSGEN_HOST_OPTIONS`
 (msgen.options.option_layers), so `KUBE_VERSION` and the Application's parameters reach them too. An
 overlay that uses msgen as a legacy exec plugin (`generators:` naming a plain job file) finds
-it in a plugin home written for this build in a temporary directory (the sidecar has no
-`msgen install-kustomize-plugin` of its own), unless `KUSTOMIZE_PLUGIN_HOME` names one.
+it in the plug-in home written for this build in a temporary directory.
 """
 
 from __future__ import annotations
@@ -84,33 +88,70 @@ def files_reached(directory: Path, limit: int = 2000) -> list[Path]:
 
 
 def build(directory: str, env: Mapping[str, str], handoff: str | None = None) -> str:
-    """`kustomize build` of `directory`, with msgen's KRM function enabled and on PATH, its
-    legacy plugin installed, and `handoff` (the host's options) in MSGEN_HOST_OPTIONS."""
+    """`kustomize build` of `directory`: msgen's function as msgen's own step, no exec
+    function (unless the sidecar allows them), `handoff` (the host's options) in
+    MSGEN_HOST_OPTIONS. Raises KustomizeError saying why a build failed or was refused."""
     import tempfile
 
+    from .sidecar_tree import TreeRefused, exec_allowed, prepare
+
     binary = env.get(KUSTOMIZE_VARIABLE) or shutil.which("kustomize", path=env.get("PATH"))
+    try:
+        allowed = exec_allowed(env)
+    except TreeRefused as exc:
+        raise KustomizeError(str(exc)) from None
     if not binary:
         raise KustomizeError(
             f"{directory} holds a kustomization, and kustomize is not installed; accepted: "
             f"kustomize on PATH or named by ${KUSTOMIZE_VARIABLE} (the msgen sidecar image has it)"
         )
-    bin_dir = str(Path(sys.executable).parent)
-    child_env = {**env, "PATH": bin_dir + os.pathsep + env.get("PATH", "")}
+    child_env = dict(env)
     if handoff is not None:
         child_env[HANDOFF_VARIABLE] = handoff
+    if allowed:
+        return _build_with_exec(binary, directory, child_env)
+    with tempfile.TemporaryDirectory(prefix="msgen-build-") as scratch:
+        from .kustomize_plugin import install_for_build
+
+        home, tree = Path(scratch) / "plugins", Path(scratch) / "tree"
+        try:
+            app, root = prepare(Path(directory), env, tree)
+        except TreeRefused as exc:
+            raise KustomizeError(f"{directory} cannot be built in the msgen sidecar:\n{exc}") from None
+        install_for_build(home)
+        child_env["KUSTOMIZE_PLUGIN_HOME"] = str(home)
+        flags = ["--enable-alpha-plugins"]
+        return _run(binary, directory, str(app), flags, child_env, (str(tree), str(root)))
+
+
+def _build_with_exec(binary: str, directory: str, child_env: dict[str, str]) -> str:
+    """The build as it is, exec functions enabled: what MSGEN_ARGOCD_EXEC_FUNCTIONS=allow asks."""
+    import tempfile
+
+    bin_dir = str(Path(sys.executable).parent)
+    child_env["PATH"] = bin_dir + os.pathsep + child_env.get("PATH", "")
     with tempfile.TemporaryDirectory(prefix="msgen-plugins-") as home:
-        if not env.get("KUSTOMIZE_PLUGIN_HOME"):
+        if not child_env.get("KUSTOMIZE_PLUGIN_HOME"):
             from .kustomize_plugin import install
 
             install(Path(home))
             child_env["KUSTOMIZE_PLUGIN_HOME"] = home
-        return _run(binary, directory, child_env)
+        flags = ["--enable-alpha-plugins", "--enable-exec"]
+        return _run(binary, directory, directory, flags, child_env, None)
 
 
-def _run(binary: str, directory: str, child_env: dict[str, str]) -> str:
+def _run(
+    binary: str,
+    directory: str,
+    built: str,
+    flags: list[str],
+    child_env: dict[str, str],
+    copied: tuple[str, str] | None,
+) -> str:
+    """kustomize's output; its messages with the copy's paths shown as the repository's."""
     try:
         done = subprocess.run(
-            [binary, "build", "--enable-alpha-plugins", "--enable-exec", directory],
+            [binary, "build", *flags, built],
             capture_output=True,
             text=True,
             env=child_env,
@@ -121,9 +162,10 @@ def _run(binary: str, directory: str, child_env: dict[str, str]) -> str:
         raise KustomizeError(f"kustomize build {directory} took over {BUILD_TIMEOUT} s") from None
     except OSError as exc:
         raise KustomizeError(f"cannot run kustomize ({binary}): {exc.strerror}") from None
+    stderr = done.stderr if copied is None else done.stderr.replace(*copied)
     if done.returncode != 0:
         raise KustomizeError(
-            f"kustomize build {directory} failed (exit {done.returncode}):\n{done.stderr.strip()}"
+            f"kustomize build {directory} failed (exit {done.returncode}):\n{stderr.strip()}"
         )
-    sys.stderr.write(done.stderr)  # the functions' warnings: Argo CD logs a plugin's stderr
+    sys.stderr.write(stderr)  # the functions' warnings: Argo CD logs a plugin's stderr
     return done.stdout

@@ -66,14 +66,19 @@ def render_options(func: Callable[..., Any]) -> Callable[..., Any]:
 ELSEWHERE = {
     "install-kustomize-plugin": "msgen.hosts.plugin_commands",
     "kustomize-plugin": "msgen.hosts.plugin_commands",
+    "krm-step": "msgen.hosts.plugin_commands",
     "argocd-generate": "msgen.hosts.plugin_commands",
     "argocd-discover": "msgen.hosts.plugin_commands",
+    "helm-post-renderer": "msgen.hosts.helm_commands",
+    "install-helm-plugin": "msgen.hosts.helm_commands",
     "apply": "msgen.hosts.reconcile.commands",
     "diff": "msgen.hosts.reconcile.commands",
     "status": "msgen.hosts.reconcile.commands",
     "delete": "msgen.hosts.reconcile.commands",
     "controller": "msgen.hosts.reconcile.commands",
     "samples": "msgen.hosts.samples_command",
+    "completion": "msgen.hosts.habit_commands",
+    "version": "msgen.hosts.habit_commands",
 }
 
 
@@ -105,11 +110,15 @@ def main() -> None:
     (mindspore.gitee.com/v1) into Jobs or Pods, Services and the MindSpore cluster
     environment, so the output runs on any cluster with no operator installed.
 
+    Examples run as shown, in any directory (the samples ship with msgen); one that needs
+    something more says so in a comment.
+
     \b
     Examples:
-      msgen render samples/mindspore/widedeep-gpu-dataparallel.yaml > out.yaml
+      msgen samples mindspore/widedeep-gpu-dataparallel > job.yaml
+      msgen render job.yaml > out.yaml
       msgen samples mindspore/lenet-cpu | msgen render
-      msgen validate samples/
+      msgen validate "$(msgen samples --path)"
       msgen schema AscendJob
     """
 
@@ -136,8 +145,8 @@ def main() -> None:
 def render(output: str | None, output_format: str, **kwargs: Any) -> None:
     """Compile jobs into Kubernetes objects.
 
-    PATH is a file, a directory (every *.yaml and *.yml below it, in sorted order,
-    kustomization files skipped) or - for standard input, the default. Files may hold
+    PATH is a file, a directory (every *.yaml, *.yml and *.json below it, in sorted
+    order, kustomization files skipped) or - for standard input, the default. Files may hold
     many documents; documents that are not a job kind msgen knows pass through
     unchanged, in place.
 
@@ -146,10 +155,12 @@ def render(output: str | None, output_format: str, **kwargs: Any) -> None:
 
     \b
     Examples:
+      msgen samples mindspore/lenet-cpu > job.yaml
       msgen render job.yaml > out.yaml
-      msgen render --target pod --namespace training jobs/ -o out.yaml
+      msgen render --target pod --namespace training job.yaml -o out.yaml
       cat job.yaml | msgen render --kube-version 1.29 --format json
       msgen render --target jobset --gang-scheduler volcano --kueue-queue team-a job.yaml
+      msgen render jobs/ -o out.yaml   # needs jobs/: a directory of job files
     """
     from .compile_command import render as render_to
 
@@ -158,21 +169,28 @@ def render(output: str | None, output_format: str, **kwargs: Any) -> None:
 
 @main.command(context_settings=_CONTEXT)
 @compile_options
-def validate(**kwargs: Any) -> None:
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Warnings fail too: exit 1 when there is any (for CI); shown even with --quiet.",
+)
+def validate(strict: bool, **kwargs: Any) -> None:
     """Run every input check and report, without writing any output.
 
     Takes the same PATH arguments and options as render (the target and Kubernetes
     version decide some checks). Exits 0 when every input is valid, 1 otherwise.
 
     \b
-    Example:
-      msgen validate samples/ && echo valid
+    Examples:
+      msgen validate "$(msgen samples --path)" && echo valid
+      msgen validate --strict "$(msgen samples --path)/mindspore/lenet-cpu.yaml"
     """
     compilation = compile_paths(
         list(kwargs.pop("paths")),
         options_from(kwargs),
         sink=lambda objects: None,
         summary="msgen: invalid: {errors} error(s)",
+        strict=strict,
     )
     click.echo(
         f"msgen: valid: {compilation.jobs} job(s) in {compilation.documents} document(s)",
@@ -228,8 +246,9 @@ def convert(paths: tuple[str, ...], in_place: bool) -> None:
 
     \b
     Examples:
+      msgen samples mindspore-legacy/msjob-mnist-dist > old-msjob.yaml
       msgen convert old-msjob.yaml > msjob.yaml
-      msgen convert --in-place jobs/
+      msgen convert --in-place jobs/   # needs jobs/: a directory of job files
     """
     from .convert import convert_paths
 

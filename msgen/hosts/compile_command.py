@@ -18,7 +18,7 @@ from ..model.diagnostics import Diagnostic, LineReader, distinct, report_lines
 from ..model.plan import Options
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
     from ..compile.driver import Compilation, Sink
     from ..model.source import Document, Source
@@ -27,21 +27,68 @@ EXIT_INPUT = 1
 EXIT_INTERNAL = 70
 
 
-def options_from(kwargs: dict[str, Any]) -> Options:
+def options_from(kwargs: dict[str, Any], given: Mapping[str, str] | None = None) -> Options:
     """The compile options of a command's parsed parameters (see `cli.compile_options`): one
-    per option the command line takes (`msgen.options.option_table`), named as its `Options` field."""
+    per option the command line takes (`msgen.options.option_table`), named as its `Options` field.
+
+    `given`: field → how the user set it (`--target`, or an environment variable such as
+    KUBE_VERSION) for each option not left at its default; None: ask click's current
+    command. They become `Options.origins`, so that a job's `msgen/<option>` annotation that
+    overrides one says which value lost, as it does for a plug-in host's options."""
     from ..options.option_table import ROWS
 
-    return Options(**{row.field: kwargs[row.field] for row in ROWS if "cli" in row.hosts})
+    options = Options(**{row.field: kwargs[row.field] for row in ROWS if "cli" in row.hosts})
+    given = _given_by_click() if given is None else given
+    origins = tuple(
+        (row.name, f"{given[row.field]}={_as_text(getattr(options, row.field))!r}")
+        for row in ROWS
+        if row.field in given
+    )
+    return options._replace(origins=origins) if origins else options
 
 
-def render(output: str | None, output_format: str, kwargs: dict[str, Any]) -> None:
-    """`msgen render` once its command line is read and the --output directory checked."""
+def _given_by_click() -> dict[str, str]:
+    """For the running click command: field → the option or environment variable that set it."""
+    click = sys.modules.get("click")
+    context = click.get_current_context(silent=True) if click is not None else None
+    if context is None:
+        return {}
+    from click.core import ParameterSource
+
+    from ..options.option_table import ROWS
+
+    given = {}
+    for row in ROWS:
+        source = context.get_parameter_source(row.field)
+        if source is ParameterSource.COMMANDLINE:
+            given[row.field] = f"--{row.name}"
+        elif source is ParameterSource.ENVIRONMENT and row.envvar:
+            given[row.field] = row.envvar
+    return given
+
+
+def _as_text(value: Any) -> str:
+    """An option's value as a user writes it (`1.31`, `true`)."""
+    if isinstance(value, tuple):
+        return ".".join(str(part) for part in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def render(
+    output: str | None,
+    output_format: str,
+    kwargs: dict[str, Any],
+    given: Mapping[str, str] | None = None,
+) -> None:
+    """`msgen render` once its command line is read and the --output directory checked;
+    `given` as `options_from` takes it."""
     from ..yamlio.spool import Spool
 
     # Written job by job to a spool, shown only when every job compiled (see spool.py).
     with Spool(output_format) as spool:
-        compile_paths(list(kwargs.pop("paths")), options_from(kwargs), sink=spool.add)
+        compile_paths(list(kwargs.pop("paths")), options_from(kwargs, given), sink=spool.add)
         if output is None:
             spool.deliver()
         else:
@@ -70,18 +117,20 @@ def compile_paths(
     locate: Callable[[Document], Document] | None = None,
     sink: Sink | None = None,
     summary: str = "msgen: {errors} error(s); nothing was written",
+    strict: bool = False,
 ) -> Compilation:
     """Compile `given` paths; report diagnostics; exit 1 on errors, else the Compilation.
 
     `summary` is the last line after errors (`{errors}` is their number): what the command
-    did about them.
+    did about them. `options.quiet` leaves warnings out of the report; `strict` reports them
+    (quiet or not) and exits 1 when there is any, as for errors (`msgen validate --strict`).
 
     With `sink`, each document's objects go to it as they compile, files are read one at a
     time, and the Compilation keeps no objects (see driver.compile_stream).
     """
     from ..compile import collector
     from ..compile.driver import compile_sources, compile_stream
-    from ..yamlio.inputs import MissingPath, expand_paths, open_source, read_source
+    from ..yamlio.inputs import MissingPath, Refused, expand_paths, open_source, read_source, refusal
 
     try:
         paths = expand_paths(given)
@@ -93,6 +142,9 @@ def compile_paths(
 
     def sources() -> Iterator[Source]:
         for path in paths:
+            if isinstance(path, Refused):
+                read_errors.append(refusal(path))
+                continue
             source, error = (read_source if sink is None else open_source)(path)
             if error is not None:
                 read_errors.append(error)
@@ -108,13 +160,17 @@ def compile_paths(
         names = [p if p != "-" else "<stdin>" for p in paths]
         shown = ", ".join(names) or "the given directories"
         compilation.diagnostics.append(no_documents(shown, names[0] if names else None))
-    report(
-        compilation.diagnostics,
-        compilation.sources,
-        (compilation.unshown_findings, compilation.unshown_errors),
-        summary,
-    )
+    reported = compilation.diagnostics
+    unshown = (compilation.unshown_findings, compilation.unshown_errors)
+    if options.quiet and not strict:
+        reported = [d for d in reported if d.is_error]
+        unshown = (unshown[1], unshown[1])
+    report(reported, compilation.sources, unshown, summary)
     if not compilation.ok:
+        raise SystemExit(EXIT_INPUT)
+    warnings = sum(not d.is_error for d in distinct(reported)) + unshown[0] - unshown[1]
+    if strict and warnings:
+        _echo_error(f"msgen: {warnings} warning(s), which --strict makes fail")
         raise SystemExit(EXIT_INPUT)
     return compilation
 

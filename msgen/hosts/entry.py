@@ -49,10 +49,10 @@ def render_modules_loaded() -> None:
 def run(leave_fast: bool = False, loaded: Callable[[], None] | None = None) -> None:
     """The `msgen` command line; `leave_fast` ends a plain render with `leave`; `loaded` is
     called before a render starts."""
-    from .render_argv import parse
+    from .render_argv import parse_with_sources
 
-    params = parse(sys.argv[1:], os.environ)
-    if params is None or any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+    read = parse_with_sources(sys.argv[1:], os.environ)
+    if read is None or any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
         from .cli import run as run_with_click  # help, other commands, shell completion, ...
 
         if loaded is not None:  # `main` paused the cycle collector for a render's imports only
@@ -66,9 +66,10 @@ def run(leave_fast: bool = False, loaded: Callable[[], None] | None = None) -> N
     if loaded is not None:
         loaded()
 
+    params, sources = read
     output, output_format = params.pop("output"), params.pop("output_format")
     try:
-        guarded(lambda: _render_as_click_does(output, output_format, params))
+        guarded(lambda: _render_as_click_does(output, output_format, params, sources))
     except (EOFError, KeyboardInterrupt):
         import click  # click's own words for an interrupted command
 
@@ -104,12 +105,14 @@ def leave(code: object) -> NoReturn:
     os._exit(status)
 
 
-def _render_as_click_does(output: str | None, output_format: str, params: dict[str, object]) -> None:
+def _render_as_click_does(
+    output: str | None, output_format: str, params: dict[str, object], sources: dict[str, str]
+) -> None:
     """`compile_command.render`, with click's exit for a closed pipe (status 1, no traceback)."""
     from .compile_command import render
 
     try:
-        render(output, output_format, params)
+        render(output, output_format, params, sources)
     except OSError as exc:
         if exc.errno != errno.EPIPE:
             raise

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..compile import collector
 from .. import kinds
-from ..options import text as option_text
+from . import krm_config
 from ..model.diagnostics import (
     MAX_REPORTED,
     Diagnostic,
@@ -32,7 +32,7 @@ from ..model.diagnostics import (
 )
 from ..yamlio.emit import to_yaml
 from ..compile.driver import Driver
-from ..yamlio.origin import find_original, yaml_files
+from ..yamlio.origin import OriginFiles, find_original, yaml_files
 from ..model.plan import Options
 from ..model.source import Document, Source
 from ..yamlio.inputs import decoded
@@ -41,7 +41,7 @@ from ..yamlio.terminal import note_terminal_stdin
 from .compile_command import EXIT_INTERNAL, internal_error
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
-PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
+PATH_ANNOTATIONS = krm_config.PATH_ANNOTATIONS
 
 
 def main() -> None:
@@ -116,7 +116,17 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
         return _failed(envelope, {source.name: source}, [])
     items: list[Any] = list(data.get("items") or [])
     function_config = data.get("functionConfig")
-    options, config_found = _options(resource_list, function_config)
+    config_data = (
+        function_config.get("data")
+        if isinstance(function_config, dict) and not _is_job(function_config)
+        else None
+    )
+    where = krm_config.place(resource_list, function_config, cwd)
+    sources = {source.name: source, where.document.source.name: where.document.source}
+    config_found = krm_config.data_problems(where, config_data)
+    if config_found:
+        return _failed(config_found, sources, [])
+    options, config_found = krm_config.options(where, config_data)
     if (
         isinstance(function_config, dict)
         and _is_job(function_config)
@@ -124,8 +134,8 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
     ):
         items.append(function_config)
     if has_errors(config_found):  # no item is compiled with options the user did not mean
-        return _failed(config_found, {source.name: source}, [])
-    return _compile_items(resource_list, items, options, cwd, config_found)
+        return _failed(config_found, sources, [])
+    return _compile_items(resource_list, items, options, cwd, config_found, where.document)
 
 
 def _compile_items(
@@ -134,6 +144,7 @@ def _compile_items(
     options: Options,
     cwd: str,
     config_found: list[Diagnostic],
+    config: Document,
 ) -> tuple[int, str, list[str]]:
     """Every job among `items` replaced by its objects, in place, through the driver every
     host compiles with (so two items that make the same object are an error, as two files
@@ -142,11 +153,13 @@ def _compile_items(
     results: list[dict[str, Any]] = [_result(d, None) for d in config_found]
     driver = Driver(options, output.extend, bounded=True, around_document=collector.paused)
     driver.result.sources[resource_list.source.name] = resource_list.source
+    driver.result.sources[config.source.name] = config.source  # where its findings point
+    files = OriginFiles(cwd)
     for index, item in enumerate(items):
         if not (isinstance(item, dict) and _is_job(item)):
             output.append(item)
             continue
-        document = _item_document(resource_list, index, item, cwd)
+        document = _item_document(resource_list, index, item, cwd, files)
         for diag in distinct(driver.add_document(document)):
             if len(results) < MAX_REPORTED:
                 results.append(_result(diag, item))
@@ -164,32 +177,12 @@ def _compile_items(
     }
     if results:
         reply["results"] = _bounded(results, unshown[0])
-    return 0, to_yaml([reply]), messages
-
-
-def _options(resource_list: Document, config: Any) -> tuple[Options, list[Diagnostic]]:
-    """The function config's `data` (a generator's config is the job: no data), between the
-    facts and the choices of the host whose build runs this function (Argo CD's plugin hands
-    them over in MSGEN_HOST_OPTIONS; see msgen.options.option_layers). A config value that loses to the
-    host's, or wins over it, is a warning at its key."""
-    from ..options.option_layers import Layer, from_env, with_function_config
-
-    data = config.get("data") if isinstance(config, dict) and not _is_job(config) else None
-    values = {str(k): (str(v).strip() if v is not None else "", f"functionConfig.data.{k}")
-              for k, v in (data or {}).items()}
-    try:
-        handoff = from_env(os.environ)
-        options, overrides = with_function_config(handoff, Layer(values, "krm"))
-    except option_text.OptionError as exc:
-        named = {shown: key for key, (_text, shown) in values.items()}
-        key = named.get(exc.key, exc.key)
-        where = ("functionConfig", "data", key) if key in values else ()
-        return Options(), [resource_list.diagnostic(where, str(exc), key=exc.unknown_name)]
-    found = []
-    for override in overrides:
-        where = ("functionConfig", "data", override.option) if override.option in values else ()
-        found.append(resource_list.diagnostic(where, override.message(), severity=Severity.WARNING))
-    return options, found
+    text = to_yaml([reply])
+    too_much = driver.bound.check_text(len(text))
+    if too_much is not None:  # the items that passed through count too
+        problem = resource_list.diagnostic(("items",), too_much)
+        return _failed(config_found + [problem], compilation.sources, results, unshown)
+    return 0, text, messages
 
 
 def _envelope_problems(resource_list: Document) -> list[Diagnostic]:
@@ -226,17 +219,7 @@ def _envelope_problems(resource_list: Document) -> list[Diagnostic]:
                 ("functionConfig",), f"{_shown(config)} is not accepted; accepted: a ConfigMap"
             )
         )
-    elif isinstance(config, dict) and not _is_job(config):
-        values = config.get("data")
-        if values is not None and not isinstance(values, dict):
-            out.append(
-                resource_list.diagnostic(
-                    ("functionConfig", "data"),
-                    f"{_shown(values)} is not accepted; accepted: a mapping of msgen options "
-                    "to strings (target: pod)",
-                )
-            )
-    elif isinstance(config, dict) and not isinstance(config.get("metadata"), dict):
+    elif isinstance(config, dict) and _is_job(config) and not isinstance(config.get("metadata"), dict):
         out.append(
             resource_list.diagnostic(
                 ("functionConfig", "metadata"),
@@ -253,14 +236,17 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
-def _item_document(resource_list: Document, index: int, item: dict[str, Any], cwd: str) -> Document:
-    """The job as a document, positioned in its own file when that can be found."""
+def _item_document(
+    resource_list: Document, index: int, item: dict[str, Any], cwd: str, files: OriginFiles
+) -> Document:
+    """The job as a document, positioned in its own file when that can be found inside the
+    kustomization's root (`files`: a path annotation naming a file elsewhere is not read)."""
     metadata = item.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     annotations = annotations if isinstance(annotations, dict) else {}
-    named = [os.path.join(cwd, str(annotations[a])) for a in PATH_ANNOTATIONS if a in annotations]
+    named = [str(annotations[a]) for a in PATH_ANNOTATIONS if a in annotations]
     positions = resource_list.positions.within(("items", index))
-    original = find_original(named + yaml_files(cwd), item, positions)
+    original = find_original(named + yaml_files(cwd), item, positions, files)
     if original is not None:
         return original
     return Document(resource_list.source, 0, item, positions)

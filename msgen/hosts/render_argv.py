@@ -45,6 +45,9 @@ RENDER: dict[str, dict[str, Any]] = {
     'shm_size': {'opts': ['--shm-size'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
     'accelerator_type': {'opts': ['--accelerator-type'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
     'recovery_volume': {'opts': ['--recovery-volume'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
+    'max_output_objects': {'opts': ['--max-output-objects'], 'flag': False, 'choices': None, 'default': '200000', 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
+    'quiet': {'opts': ['--quiet', '-q'], 'flag': True, 'choices': None, 'default': False, 'envvar': None, 'type': None, 'check': None},
+    'max_output_size': {'opts': ['--max-output-size'], 'flag': False, 'choices': None, 'default': '256Mi', 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
     'output': {'opts': ['--output', '-o'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': 'output-file', 'check': 'msgen.hosts.cli:_output'},
     'output_format': {'opts': ['--format'], 'flag': False, 'choices': ['yaml', 'json'], 'default': 'yaml', 'envvar': None, 'type': None, 'check': None},
 }  # fmt: skip
@@ -56,15 +59,25 @@ class _Unsure(Exception):
 
 def parse(argv: list[str], environ: Mapping[str, str]) -> dict[str, Any] | None:
     """The parameters click would pass to `render` for `argv` (after `msgen`), or None."""
+    read = parse_with_sources(argv, environ)
+    return read[0] if read is not None else None
+
+
+def parse_with_sources(
+    argv: list[str], environ: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """`parse`'s parameters, and for each one the user set, how (`--target`, or the
+    environment variable): what click's `get_parameter_source` tells `compile_command`."""
     if not argv or argv[0] != "render":
         return None
+    sources: dict[str, str] = {}
     try:
-        return _parse(argv[1:], environ)
+        return _parse(argv[1:], environ, sources), sources
     except _Unsure:
         return None
 
 
-def _parse(args: list[str], environ: Mapping[str, str]) -> dict[str, Any]:
+def _parse(args: list[str], environ: Mapping[str, str], sources: dict[str, str]) -> dict[str, Any]:
     by_option = {opt: name for name, p in RENDER.items() for opt in p["opts"]}
     given: dict[str, Any] = {}
     paths: list[str] = []
@@ -98,8 +111,11 @@ def _parse(args: list[str], environ: Mapping[str, str]) -> dict[str, Any]:
             params[name] = tuple(paths)
             continue
         value = given.get(name)
-        if value is None and param["envvar"] and environ.get(param["envvar"]):
+        if value is not None:
+            sources[name] = next(opt for opt in param["opts"] if opt.startswith("--"))
+        elif param["envvar"] and environ.get(param["envvar"]):
             value = environ[param["envvar"]]
+            sources[name] = param["envvar"]
         if value is None:
             value = param["default"]
         if value is not None and param["choices"] is not None and value not in param["choices"]:

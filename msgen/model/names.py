@@ -10,10 +10,10 @@ import re
 
 #: one DNS-1123 label, unanchored: subdomains are labels joined by dots
 DNS1123_LABEL_PATTERN = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-DNS1123_LABEL = re.compile(f"^{DNS1123_LABEL_PATTERN}$")
+DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
+DNS1123_LABEL = re.compile(rf"^{DNS1123_LABEL_PATTERN}\Z")
 #: a label value, empty or not (at most MAX_LABEL characters)
-LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 #: the longest DNS label, label value or label key name the API server accepts
 MAX_LABEL = 63
 

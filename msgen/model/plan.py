@@ -164,9 +164,16 @@ class Options(NamedTuple):
     #: the `group/version` and `group/version/Kind` the cluster serves (Argo CD's
     #: KUBE_API_VERSIONS); None: unknown, nothing is checked
     served_apis: frozenset[str] | None = None
-    #: who set each option, `(option, "PARAM_TARGET='pod'")`, when a plug-in host layered
-    #: them (msgen.options.option_layers): a job annotation overriding one of them says so
+    #: the most objects, and the most output (a size, `256Mi`), one run may write in all
+    #: (msgen.checks.output_bound): a bound past which the run fails instead of filling memory,
+    #: disk or the cluster
+    max_output_objects: int = 200_000
+    max_output_size: str = "256Mi"
+        #: who set each option, `(option, "PARAM_TARGET='pod'")`, when the command line or a
+    #: plug-in host set them (msgen.options.option_layers): a job annotation overriding one says so
     origins: tuple[tuple[str, str], ...] = ()
+    #: report errors only, not warnings (the command line's -q)
+    quiet: bool = False
 
 
 class PodSlot:

@@ -16,7 +16,7 @@ ACCEPTED = (
     f"(a newer {NEWEST[0]}.x renders as {NEWEST[0]}.{NEWEST[1]}, with a warning)"
 )
 
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:[.+-].*)?$")
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:[.+-].*)?\Z")
 
 
 def parse(text: str) -> tuple[int, int]:

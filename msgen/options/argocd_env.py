@@ -40,9 +40,10 @@ def env_name(option: str) -> str:
     return re.sub(r"[^A-Z0-9_]", "_", option.upper())
 
 
-def env_variables() -> list[str]:
-    """Every `ARGOCD_ENV_MSGEN_<OPTION>` variable the plugin reads, in option order."""
-    return [ENV_PREFIX + env_name(option) for option in names(HOST)]
+def env_variables(prefix: str = ENV_PREFIX, host: str = HOST) -> list[str]:
+    """Every `ARGOCD_ENV_MSGEN_<OPTION>` variable the plugin reads (`<prefix><OPTION>` for
+    another host), in option order."""
+    return [prefix + env_name(option) for option in names(host)]
 
 
 def _unknown(key: str, what: str, known: list[str]) -> option_text.OptionError:
@@ -53,19 +54,20 @@ def _unknown(key: str, what: str, known: list[str]) -> option_text.OptionError:
     )
 
 
-def env_layer(env: Mapping[str, str]) -> Layer:
-    """The plugin env's options; a misspelt `ARGOCD_ENV_MSGEN_...` variable is an error."""
-    known = env_variables()
+def env_layer(env: Mapping[str, str], prefix: str = ENV_PREFIX, host: str = HOST) -> Layer:
+    """The plugin env's options (`<prefix><OPTION>` for another host); a misspelt
+    `ARGOCD_ENV_MSGEN_...` variable is an error."""
+    known = env_variables(prefix, host)
     values = {}
     for key in sorted(env):
-        if not key.startswith(ENV_PREFIX):
+        if not key.startswith(prefix):
             continue
         if key not in known:
             raise _unknown(key, "variable", known)
         if env[key]:
-            option = names(HOST)[known.index(key)]
+            option = names(host)[known.index(key)]
             values[option] = (env[key], key)
-    return Layer(values, HOST)
+    return Layer(values, host)
 
 
 def parameter_layer(env: Mapping[str, str]) -> Layer:
@@ -77,7 +79,40 @@ def parameter_layer(env: Mapping[str, str]) -> Layer:
     return _from_variables(env)
 
 
+#: Argo CD's parameters nest three levels; deeper JSON is refused before it is parsed
+#: (Python's parser recurses per level: 50,000 levels ended as an internal error).
+MAX_JSON_DEPTH = 32
+
+
+def _too_deep(text: str) -> str | None:
+    """Where `text` first nests deeper than MAX_JSON_DEPTH (`line 1 column 33`), or None."""
+    depth, quoted, escaped, line, column = 0, False, False, 1, 0
+    for char in text:
+        column += 1
+        if char == "\n":
+            line, column = line + 1, 0
+        if quoted:
+            escaped, quoted = (not escaped and char == "\\"), (quoted if escaped or char != '"' else False)
+            continue
+        if char == '"':
+            quoted = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return f"line {line} column {column}"
+        elif char in "]}":
+            depth -= 1
+    return None
+
+
 def _from_json(text: str) -> Layer:
+    deep = _too_deep(text)
+    if deep is not None:
+        raise option_text.OptionError(
+            PARAMETERS_VARIABLE,
+            f"{PARAMETERS_VARIABLE} nests deeper than {MAX_JSON_DEPTH} levels at {deep}; "
+            "accepted: the JSON array Argo CD sends",
+        )
     try:
         parameters = json.loads(text)
     except ValueError as exc:
@@ -109,7 +144,9 @@ def _from_json(text: str) -> Layer:
         form = _form(parameter)
         if form not in (None, "string"):
             raise option_text.OptionError(
-                name, f"{shown} is given as a {form}; accepted: a string (every msgen option is one)"
+                name,
+                f"{shown} is given as {_article(form)} {form}; accepted: a string (every msgen"
+                " option is one)",
             )
         value = parameter.get("string")
         if isinstance(value, str) and value:
@@ -175,3 +212,9 @@ def options_from_env(env: Mapping[str, str]) -> tuple[Options, list[Override], H
     if found.api_versions is not None:
         options = options._replace(served_apis=frozenset(found.api_versions))
     return options, overrides, found
+
+
+def _article(word: str) -> str:
+    """'a' or 'an' before `word` (Argo CD's forms: map, array)."""
+    return "an" if word[:1] in "aeiou" else "a"
+

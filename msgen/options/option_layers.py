@@ -87,6 +87,8 @@ def describe(shown: str) -> str:
     """Which place a name belongs to, for messages."""
     if shown.startswith("ARGOCD_ENV_"):
         return "the plugin env"
+    if shown.startswith("HELM_MSGEN_"):
+        return "the post-renderer's env"
     if shown.startswith("parameter ") or shown.startswith("PARAM_"):
         return "the Application's parameter"
     if shown.startswith("functionConfig"):

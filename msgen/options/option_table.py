@@ -22,10 +22,11 @@ from typing import Any, NamedTuple
 from ..model.plan import Options
 
 #: The hosts an option can come from: msgen's command line (`msgen render`, `validate`, the
-#: kustomize plugin, the reconciler's commands), a job's `msgen/<option>` annotation, the KRM
-#: function config's `data`, the Argo CD plugin (env `ARGOCD_ENV_MSGEN_<OPTION>` and the
-#: Application's parameter `<option>`, announced in plugin.yaml).
-HOSTS = frozenset({"cli", "annotation", "krm", "argocd"})
+#: kustomize plugin, the reconciler's commands, the Helm post-renderer's arguments), a job's
+#: `msgen/<option>` annotation, the KRM function config's `data`, the Argo CD plugin (env
+#: `ARGOCD_ENV_MSGEN_<OPTION>` and the Application's parameter `<option>`, announced in
+#: plugin.yaml), the Helm post-renderer's env (`HELM_MSGEN_<OPTION>`).
+HOSTS = frozenset({"cli", "annotation", "krm", "argocd", "helm"})
 
 
 class Row(NamedTuple):
@@ -43,7 +44,8 @@ class Row(NamedTuple):
     #: where `--help` lists it (ascending); the table's own order is the order messages,
     #: plugin.yaml and the README list options in
     help_order: int
-    #: how free text is checked (`msgen.options.text`): version, dns-label, quantity, label-value
+    #: how free text is checked (`msgen.options.text`): version, dns-label, quantity, label-value,
+    #: count (a whole number, 1 or more)
     check: str | None = None
     #: an empty text unsets it (a job's annotation opting out of the run's value); the command
     #: line refuses an empty value all the same
@@ -78,7 +80,8 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "namespace", "namespace",
-        help="Namespace for the objects of jobs whose metadata names none.",
+        help="Namespace for the objects of jobs whose metadata names none (a job's own "
+        "namespace is kept, with a warning when it differs).",
         title="Namespace",
         tooltip="namespace of jobs that name none (default: the Application's destination "
         "namespace)",
@@ -191,6 +194,22 @@ ROWS: tuple[Row, ...] = (
         help_order=90,
     ),
     Row(
+        "max-output-objects", "max_output_objects",
+        help="The most objects one run may write in all; past it the run fails, writing "
+        "nothing (a bound for input that would make millions of objects).",
+        title="Most objects",
+        tooltip="the most objects one render may write (default 200000)",
+        help_order=160, check="count", metavar="N", hosts=frozenset({"cli", "krm", "argocd"}),
+    ),
+    Row(
+        "max-output-size", "max_output_size",
+        help="The most output one run may write in all, a size such as 256Mi or 1Gi; past "
+        "it the run fails, writing nothing.",
+        title="Most output",
+        tooltip="the most output one render may write, a size such as 256Mi (the default) or 1Gi",
+        help_order=170, check="quantity", metavar="SIZE", hosts=frozenset({"cli", "krm", "argocd"}),
+    ),
+    Row(
         "run-name", "run_name",
         help="Names of the job's objects: job = after the job; content = after the job "
         "and a digest of its spec and options (<job>-<8 hex>), so a changed job is a new "
@@ -199,6 +218,13 @@ ROWS: tuple[Row, ...] = (
         tooltip="job (objects named after the job; the default) or content (<job>-<digest of "
         "its spec and options>: a changed job is a new run, the old one is pruned)",
         help_order=100,
+    ),
+    Row(
+        "quiet", "quiet",
+        help="Report errors only: no warnings on standard error.",
+        title="Quiet",
+        tooltip="true: errors only, no warnings",
+        help_order=160, short="-q", hosts=frozenset({"cli"}),
     ),
 )  # fmt: skip
 

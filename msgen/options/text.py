@@ -8,6 +8,7 @@ options for that job only. Which options there are, and what each accepts, is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from ..model.source import Document
 
 ANNOTATION_PREFIX = "msgen/"
+#: Matched whole (`fullmatch`): a count option (max-output-objects).
+COUNT = re.compile(r"[1-9][0-9]{0,17}")
 
 
 class OptionError(ValueError):
@@ -73,7 +76,8 @@ def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnos
     metadata = document.data.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     if not isinstance(annotations, dict):
-        return _within_known(document, options, {})
+        options, found = _within_known(document, options, {})
+        return options, found + _namespace_kept(document, options)
     try:
         changed = apply(options, annotations, prefix=ANNOTATION_PREFIX, host="annotation")
     except OptionError as exc:
@@ -88,12 +92,34 @@ def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnos
                 document.diagnostic(
                     ("metadata", "annotations", key),
                     f"{key}={str(annotations[key]).strip()!r} overrides {origin} for this job "
-                    "(a job's annotation wins)",
+                    "(a job's own annotation wins over the options of the whole run)",
                     severity=Severity.WARNING,
                 )
             )
     changed, newer = _within_known(document, changed, annotations)
-    return changed, found + newer
+    return changed, found + newer + _namespace_kept(document, changed)
+
+
+def _namespace_kept(document: Document, options: Options) -> list[Diagnostic]:
+    """A job's own `metadata.namespace` is kept when the run names another (`-n`, a KRM
+    config, Argo CD's destination): the run's namespace is for jobs that name none, as Argo
+    CD's destination and Helm's `--namespace` leave a namespace a manifest writes. kubectl
+    refuses the mismatch, but it acts on a cluster at once; a render may read a directory of
+    jobs of several namespaces. So it is a warning at the job's namespace, not silence."""
+    metadata = document.data.get("metadata")
+    written = metadata.get("namespace") if isinstance(metadata, dict) else None
+    if not options.namespace or not isinstance(written, str) or written in ("", options.namespace):
+        return []
+    given = dict(options.origins).get("namespace", f"namespace {options.namespace!r}")
+    return [
+        document.diagnostic(
+            ("metadata", "namespace"),
+            f"the job's own namespace {written!r} is kept: {given} is for jobs whose metadata "
+            f"names none (for {options.namespace!r}, write it here, or leave the job's "
+            "namespace out)",
+            severity=Severity.WARNING,
+        )
+    ]
 
 
 def _within_known(
@@ -140,6 +166,10 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
             return versions.parse(text)
         except ValueError as exc:
             raise OptionError(key, f"{key}: {exc}") from None
+    if row.check == "count":
+        if not COUNT.fullmatch(text):
+            raise OptionError(key, f"{key}: {text!r} is not accepted; accepted: a whole number, 1 or more")
+        return int(text)
     if row.check == "quantity":
         if not _is_size(text):
             raise OptionError(

@@ -50,6 +50,8 @@ TRACKING_LABELS = ("kustomize.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/n
 STOPPED_ANNOTATION = "msgen/stopped"
 #: ... and when the job ended.
 STOPPED_AT = "msgen/stopped-at"
+#: The policies an action carries out (`Action.policy`).
+CLEAN, TTL = "cleanPodPolicy", "ttlSecondsAfterFinished"
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class Action:
     reason: str
     #: suspend: the job's end, written to STOPPED_AT
     at: str | None = None
+    #: the policy that asks for it: cleanPodPolicy, successPolicy or ttlSecondsAfterFinished
+    policy: str = ""
 
     def describe(self) -> str:
         return f"{self.verb} {self.kind} {self.name}: {self.reason}"
@@ -86,7 +90,8 @@ def due(
     facts = facts_of(policy.target)
     if facts.completed_by_command and status.phase == "Succeeded":
         out += [
-            Action("complete", o["apiVersion"], o["kind"], _name(o), "worker success ends the job")
+            Action("complete", o["apiVersion"], o["kind"], _name(o), "worker success ends the job",
+                   policy="successPolicy")
             for o in workloads
             if _volcano_running(o)
         ]
@@ -96,10 +101,25 @@ def due(
         ended = _parse_time(status.completion_time)
         if ended is not None and now >= ended + timedelta(seconds=policy.ttl_seconds_after_finished):
             reason = f"ttlSecondsAfterFinished {policy.ttl_seconds_after_finished} passed"
-            out = [Action("delete", o["apiVersion"], o["kind"], _name(o), reason)
+            out = [Action("delete", o["apiVersion"], o["kind"], _name(o), reason, policy=TTL)
                    for o in [*workloads, *pods, *(services or [])]
                    if not _deleting(o) and not reapplied(policy, o)]
     return _unique(out + stopped)
+
+
+def ttl_expiries(policy: JobPolicy, status: JobStatus, workloads: list[dict[str, Any]]) -> list[datetime]:
+    """When the job's `ttlSecondsAfterFinished` falls due for msgen to act on (bare Pods: that
+    long after the job ended; each Job cleanPodPolicy suspended: after its STOPPED_AT), so a
+    host can come back then rather than at its next pass. `due` decides what is due then."""
+    ttl = policy.ttl_seconds_after_finished
+    if ttl is None:
+        return []
+    facts = facts_of(policy.target)
+    ends = [status.completion_time] if facts.bare_pods and status.finished else []
+    if facts.suspends_jobs_at_end:
+        ends += [_annotations(o).get(STOPPED_AT) for o in workloads if stopped_by_policy(o)]
+    found = [_parse_time(end) for end in ends]
+    return sorted({when + timedelta(seconds=ttl) for when in found if when is not None})
 
 
 def reapplied(policy: JobPolicy, obj: dict[str, Any]) -> bool:
@@ -132,7 +152,7 @@ def _clean(
     facts = facts_of(policy.target)
     if facts.suspends_jobs_at_end:
         out += [
-            Action("suspend", o["apiVersion"], o["kind"], _name(o), why, status.completion_time)
+            Action("suspend", o["apiVersion"], o["kind"], _name(o), why, status.completion_time, CLEAN)
             for o in workloads
             if o.get("kind") == "Job" and o.get("apiVersion") == "batch/v1" and _job_active(o)
         ]
@@ -144,7 +164,7 @@ def _clean(
         if active and (facts.suspends_jobs_at_end or facts.cleans_running_pods):
             continue  # their controllers remove them (suspended Job, ended JobSet/Volcano Job)
         if (active or policy.clean_pod_policy == "All") and not reapplied(policy, pod):
-            out.append(Action("delete", "v1", "Pod", _name(pod), why))
+            out.append(Action("delete", "v1", "Pod", _name(pod), why, policy=CLEAN))
     return out
 
 
@@ -159,7 +179,7 @@ def _stopped_ttl(policy: JobPolicy, workloads: list[dict[str, Any]], now: dateti
         if ended is not None and now >= ended + timedelta(seconds=ttl) and not _deleting(obj) \
                 and not reapplied(policy, obj):
             out.append(Action("delete", obj["apiVersion"], obj["kind"], _name(obj),
-                              f"ttlSecondsAfterFinished {ttl} passed (suspended by cleanPodPolicy)"))
+                              f"ttlSecondsAfterFinished {ttl} passed (suspended by cleanPodPolicy)", policy=TTL))
     return out
 
 

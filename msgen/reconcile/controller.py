@@ -1,36 +1,43 @@
 """`msgen controller`: the run-time policies for every msgen job, however it was applied.
 
 It watches (`informer`) the workloads labelled `app.kubernetes.io/managed-by: msgen` and the
-pods labelled with a job name, in the namespaces it is given or all. On every change (and every
-`resync` seconds, for TTLs that fall due with no change) it groups them by job and, for each
-job carrying `msgen/run-policy`, computes its status (status.aggregate), carries out the due
-policy actions (actions.due, the same engine as `msgen apply --wait`) and publishes the
-status (`published`): the annotation `msgen/status` on the job's holder workload (a Service
-of the job, with its Services watched too, once no workload is left), and an
-Event on its workloads when the phase changes.
+pods labelled with a job name, in the namespaces it is given or all. Each change queues its
+job (`workqueue`); a pass takes the queued jobs and, for each job carrying
+`msgen/run-policy`, computes its status (status.aggregate), carries out the due policy
+actions (actions.due, the same engine as `msgen apply --wait`) and publishes the status
+(`published`): the annotation `msgen/status` on the job's holder workload (a Service of the
+job, with its Services watched too, once no workload is left), and an Event on its workloads
+when the phase changes. Every job is queued every `resync` seconds too, and a job whose TTL
+falls due with no change on the cluster is queued for that moment.
 
 It keeps no state of its own: what it published is read back from the cluster, so a
-restart loses nothing. With leader election (a Lease, `lease`), of several replicas only the
-one holding the Lease acts; the others watch and wait. It never acts on a copy that is not
-current: a watch that fails is logged, keeps the replica not ready (`Health`, read by the
-Deployment's probes) and, with `--once`, makes the command fail.
+restart loses nothing; it remembers only its own writes until its watches bring them back
+(`writes`), so that it never acts twice on a copy that is behind. With leader election (a
+Lease, `lease`), of several replicas only the one holding the Lease acts; the others watch
+and wait. It never acts on a copy that is not current: a watch that fails is logged, keeps
+the replica not ready (`Health`, read by the Deployment's probes) and, with `--once`, makes
+the command fail. What it does is counted for `/metrics` (`metrics`).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, cast
 
 from lightkube import Client
 
 from ..model import run_policy
 from ..targets.labels import JOB_NAME, MANAGED_BY
 from . import actions, informer, kube, published, status, watch
-from .publisher import publish
 from .lease import Elector
+from .metrics import NOTHING, Recorder
+from .publisher import publish
+from .workqueue import WorkQueue
+from .writes import Writes
 
 STATUS_ANNOTATION = published.ANNOTATION
 
@@ -39,25 +46,62 @@ def group(objects: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str,
     """Pure: (namespace, job) → the job's objects, for jobs with a workload msgen rendered."""
     found: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for obj in objects:
-        metadata = obj.get("metadata") or {}
-        job = (metadata.get("labels") or {}).get(JOB_NAME)
-        if job:
-            found.setdefault((str(metadata.get("namespace")), str(job)), []).append(obj)
-    return {key: objs for key, objs in found.items()
-            if any(run_policy.ANNOTATION in ((o.get("metadata") or {}).get("annotations") or {})
-                   for o in objs)}
+        key = job_key(obj)
+        if key is not None:
+            found.setdefault(key, []).append(obj)
+    return {key: objs for key, objs in found.items() if _rendered(objs)}
+
+
+def _rendered(objects: list[dict[str, Any]]) -> bool:
+    return any(run_policy.ANNOTATION in ((o.get("metadata") or {}).get("annotations") or {}) for o in objects)
+
+
+def job_key(obj: dict[str, Any]) -> tuple[str, str] | None:
+    """Pure: the (namespace, job) an object belongs to, by its job-name label."""
+    metadata = obj.get("metadata") or {}
+    job = (metadata.get("labels") or {}).get(JOB_NAME)
+    return (str(metadata.get("namespace")), str(job)) if job else None
 
 
 class ClusterView:
-    """Every msgen workload and every job's pods in `namespaces` (["*"]: all), kept current."""
+    """Every msgen workload and every job's pods in `namespaces` (["*"]: all), kept current
+    and by job; each change queues its job (`queue`)."""
 
-    def __init__(self, client: Client, namespaces: list[str]) -> None:
+    def __init__(self, client: Client, namespaces: list[str], recorder: Recorder = NOTHING) -> None:
         self.changed = threading.Event()
+        self.queue = WorkQueue(recorder, wake=self.changed.set)
+        self._lock = threading.Lock()
+        #: (namespace, job) → its objects by (apiVersion, kind, name): a pass looks up the
+        #: jobs it takes, never every object (grouping 11,000 objects took 15-45 ms a pass)
+        self._by_job: dict[tuple[str, str], dict[tuple[str, str, str], dict[str, Any]]] = {}
         kinds: list[tuple[str, str, dict[str, str | None]]] = [
             (v, k, {MANAGED_BY: "msgen"}) for v, k in [*watch.WORKLOADS, ("v1", "Service")] if k != "Pod"]
         kinds.append(("v1", "Pod", {JOB_NAME: None}))  # None: the label exists
-        self.informers = [informer.Informer(client, v, k, ns, labels, self.changed).start()
+        self.informers = [informer.Informer(client, v, k, ns, labels, self.changed, notify=self._changed,
+                                            recorder=recorder, transform=informer.essentials).start()
                           for ns in namespaces for v, k, labels in kinds]
+
+    def _changed(self, obj: dict[str, Any], deleted: bool) -> None:
+        key = job_key(obj)
+        if key is None:
+            return
+        name = (str(obj.get("apiVersion")), str(obj.get("kind")), str((obj.get("metadata") or {}).get("name")))
+        with self._lock:
+            objects = self._by_job.setdefault(key, {})
+            if deleted:
+                objects.pop(name, None)
+                if not objects:
+                    del self._by_job[key]
+            else:
+                objects[name] = obj
+        self.queue.add(key)
+
+    def jobs(self, keys: list[tuple[str, str]] | None = None) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        """The objects of each of `keys` (None: every job) that has a workload msgen rendered."""
+        with self._lock:
+            found = {k: list(self._by_job[k].values()) for k in (self._by_job if keys is None else keys)
+                     if k in self._by_job}
+        return {k: objs for k, objs in found.items() if _rendered(objs)}
 
     def objects(self) -> list[dict[str, Any]]:
         return [o for i in self.informers for o in i.items()]
@@ -88,32 +132,100 @@ def _where(namespace: str) -> str:
 
 
 def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[str, Any]],
-                  echo: Callable[[str], None]) -> status.JobStatus:
-    """One job: status, due actions, published status and Event."""
+                  echo: Callable[[str], None], *, writes: Writes | None = None, recorder: Recorder = NOTHING,
+                  queued: float | None = None,
+                  leading: Callable[[], bool] = lambda: True) -> tuple[status.JobStatus, float | None]:
+    """One job: status, due actions, published status and Event; and in how many seconds
+    it must be looked at again with no change on the cluster (a TTL that falls due), if any.
+    `writes` keeps this replica from acting again on what its watches do not show yet;
+    `queued` (monotonic) is when the change that queued the job was seen, for the delay of
+    each action the recorder is told of; nothing is done once `leading` says no more."""
     policy, workloads, pods = watch.select(job, namespace, objects)
     found = status.aggregate(policy, workloads, pods)
     services = [o for o in objects if o.get("kind") == "Service"]
-    due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc), services)
-    watch.carry_out(client, namespace, due, workloads, lambda line: echo(f"{namespace}/{job}: {line}"))
+    now = datetime.now(timezone.utc)
+    due = actions.due(policy, found, workloads, pods, now, services)
+    by_name = {(o["kind"], o["metadata"]["name"]): o for o in [*workloads, *pods, *services]}
+    if writes is not None:  # done already; the watches have not brought the change back yet
+        due = [a for a in due if writes.pending(a.verb, by_name.get((a.kind, a.name), {})) is None]
+    expired = [t for t in actions.ttl_expiries(policy, found, workloads) if t <= now]
+
+    def done(action: actions.Action, ok: bool) -> None:
+        if ok and writes is not None and (action.kind, action.name) in by_name:
+            writes.wrote(action.verb, by_name[(action.kind, action.name)])
+        delay = ((datetime.now(timezone.utc) - max(expired)).total_seconds()
+                 if action.policy == actions.TTL and expired else _since(queued))
+        recorder.action(action.policy, action.verb, action.kind, ok, delay)
+
+    for action in due:  # each only while leading: a slow API server must not outlast the Lease
+        if not leading():
+            return found, None
+        watch.carry_out(client, namespace, [action], workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done)
+    if not leading():
+        return found, None
     gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
     services = [o for o in services if (o["kind"], o["metadata"]["name"]) not in gone]
+    later = [t for t in actions.ttl_expiries(policy, found, workloads) if t > now]
+    again = (min(later) - now).total_seconds() + 0.05 if later else None
     if not found.finished and all(actions.stopped_by_policy(o) for o in workloads):
-        return found  # what is left of a run that ended (its record went with its Worker Job)
-    publish(client, policy, found, [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone],
-            echo, services)
-    return found
+        return found, again  # what is left of a run that ended (its record went with its Worker Job)
+    announced = publish(client, policy, found,
+                        [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone],
+                        echo, services, writes)
+    if announced in ("Succeeded", "Failed"):
+        recorder.action("verdict", "publish", "Job", True, _since(queued))
+    return found, again
 
 
-def one_pass(client: Client, objects: list[dict[str, Any]], echo: Callable[[str], None],
-             leading: Callable[[], bool]) -> None:
-    """Every job once; a failing job never stops the others; nothing once leadership is lost."""
-    for (ns, job), found in sorted(group(objects).items()):
-        if not leading():
-            return
+def _since(queued: float | None) -> float | None:
+    return None if queued is None else time.monotonic() - queued
+
+
+#: Seconds a pass runs before it gives the jobs it has not reached back, when changes wait.
+PASS_SLICE = 0.5
+
+
+def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], None], leading: Callable[[], bool],
+                     *, writes: Writes, recorder: Recorder, phases: dict[tuple[str, str], str]) -> None:
+    """The queued jobs once each, those a change queued first; a failing job never stops
+    the others (it is queued again, with backoff); nothing once leadership is lost. A pass
+    longer than PASS_SLICE gives the background jobs it has not reached back when new
+    changes wait, so they go first.
+    `phases` keeps each job's last phase, for the `msgen_jobs` gauge."""
+    ready = view.queue.take()
+    if not ready:
+        return
+    started = time.monotonic()
+    jobs = view.jobs([cast(tuple[str, str], k) for k, _, _ in ready])
+    view.queue.drop(k for k, _, _ in ready if k not in jobs)
+    for gone in [cast(tuple[str, str], k) for k, _, _ in ready if k not in jobs]:
+        phases.pop(gone, None)
+    writes.expire()
+    ready = [entry for entry in ready if entry[0] in jobs]
+    for n, (key, queued, background) in enumerate(ready):
+        if not leading() or (background and time.monotonic() - started > PASS_SLICE and view.queue.depth()):
+            view.queue.give_back(ready[n:])
+            break
+        recorder.working(started, time.monotonic())
+        began = time.monotonic()
+        ns, job = cast(tuple[str, str], key)
         try:
-            reconcile_job(client, ns, job, found, echo)
+            found, again = reconcile_job(client, ns, job, jobs[(ns, job)], echo, writes=writes, recorder=recorder,
+                                         queued=queued, leading=leading)
         except (kube.KubeError, watch.NotFound, run_policy.PolicyError) as exc:
             echo(f"{ns}/{job}: skipped: {exc}")
+            recorder.reconciled("error", time.monotonic() - began)
+            if isinstance(exc, kube.KubeError):  # the others wait for a change: they would fail alike
+                view.queue.retry(key)
+            continue
+        view.queue.forget(key)
+        phases[(ns, job)] = found.phase
+        if again is not None:
+            view.queue.add_after(key, again)
+        recorder.reconciled("success" if again is None else "requeue_after", time.monotonic() - began)
+    recorder.jobs(dict(Counter(phases.values())))
+    recorder.queue_worked(time.monotonic() - started)
+    recorder.working(None, time.monotonic())
 
 
 class Health:
@@ -136,10 +248,12 @@ class Health:
 
 
 def run(client: Client, namespaces: list[str], *, resync: float, once: bool, echo: Callable[[str], None],
-        elector: Elector | None = None, health: Health | None = None, sync_timeout: float = 60.0) -> None:
-    """Until stopped: a pass on every change, and at least every `resync` seconds. No pass
-    acts on watches that are not current; what keeps them so is logged when it begins and
-    when it ends. With `once`, a watch or Lease that fails is an error (KubeError)."""
+        elector: Elector | None = None, health: Health | None = None, sync_timeout: float = 60.0,
+        recorder: Recorder = NOTHING) -> None:
+    """Until stopped: the jobs each change queues, every job at least every `resync`
+    seconds, and a job again when its TTL falls due. No pass acts on watches that are not
+    current; what keeps them so is logged when it begins and when it ends. With `once`, a
+    watch or Lease that fails is an error (KubeError)."""
     health = health or Health(resync)
     if elector is not None:
         if once:
@@ -149,11 +263,15 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
                 echo(f"not leading: Lease {elector.namespace}/{elector.name} is held by another replica")
                 return
     leading = elector.leading if elector is not None else (lambda: True)
-    view = health.view = ClusterView(client, namespaces)
+    view = health.view = ClusterView(client, namespaces, recorder)
     if elector is not None and not once:
         elector.changed = view.changed
         elector.start()
     was_leading = False
+    acting = False
+    resynced = 0.0
+    writes = Writes()
+    phases: dict[tuple[str, str], str] = {}
     shown: set[str] = set()
     lease_problem: str | None = None
     started = time.monotonic()
@@ -181,16 +299,30 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
                 echo(f"not leading: Lease {elector.namespace}/{elector.name} is held by another replica")
                 return
             now_leading = leading()
+            recorder.leading(now_leading)
             if now_leading != was_leading and elector is not None:
                 echo(f"{'leading' if now_leading else 'not leading'} (Lease {elector.namespace}/{elector.name}, "
                      f"identity {elector.identity})")
                 was_leading = now_leading
-            if now_leading and view.healthy():
-                one_pass(client, view.objects(), echo, leading)
+            can_act = now_leading and view.healthy()
+            if can_act and (not acting or time.monotonic() - resynced >= resync):
+                known = view.jobs()
+                view.queue.add_all(sorted(known), background=True)  # a change missed, ...
+                for gone in [k for k in phases if k not in known]:
+                    del phases[gone]
+                resynced = time.monotonic()
+            acting = can_act
+            if can_act:
+                reconcile_queued(client, view, echo, leading, writes=writes, recorder=recorder, phases=phases)
                 if once:
                     return
-            view.changed.wait(resync if view.synced() else min(resync, 2.0))
-            time.sleep(0.2)  # one pass for a burst of events
+            wait = max(0.0, resync - (time.monotonic() - resynced)) if acting else min(resync, 2.0)
+            later = view.queue.next_in()
+            if later is not None:
+                wait = min(wait, later)
+            if not (acting and view.queue.depth()):
+                view.changed.wait(wait if view.synced() else min(wait, 2.0))
+            time.sleep(0.1)  # one pass for a burst of events
     finally:
         view.stop()
         if elector is not None:

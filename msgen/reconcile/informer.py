@@ -13,6 +13,12 @@ waits on `changed`. What can go wrong is decided by pure functions, tested with 
   last version seen, after `backoff`), or `give_up` (403 and other refusals; 404 a kind the
   server does not serve, retried slowly in case its CRD is installed later).
 
+Each object is kept without its `metadata.managedFields` (`trimmed`): the server's
+bookkeeping of who set which field, which no decision reads; the controller keeps even less
+(`essentials`: no pod specs, no pod templates beyond their labels).
+`notify` is told of every object that changed or went (what a relist changed included), so
+the controller queues its job alone and keeps its objects by job; `recorder` counts lists, events, restarts and failures.
+
 Every request has a timeout: lists the client's, watches the server's `timeoutSeconds`
 (`kube.WATCH_SECONDS`) plus a margin on reads, so a silent connection is noticed. A watch never dies quietly: whatever
 goes wrong in its thread is kept in `problem` (and logged by the caller) and the thread tries
@@ -27,6 +33,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from .metrics import NOTHING, Recorder
 
 _TRANSIENT = {0, 408, 409, 429, 500, 502, 503, 504}
 
@@ -61,6 +69,59 @@ def _key(obj: dict[str, Any]) -> str:
 
 def relisted(items: list[dict[str, Any]], version: str | None) -> Cache:
     return Cache({_key(o): o for o in items}, version)
+
+
+def resource_of(api_version: str, kind: str) -> str:
+    """`pods`, `jobs.batch`, `jobs.batch.volcano.sh`: the resource as Kubernetes names it
+    (the `resource` label of the watch metrics)."""
+    from .kube import plural
+
+    group = api_version.rpartition("/")[0]
+    return plural(kind) + (f".{group}" if group else "")
+
+
+def trimmed(obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` without `metadata.managedFields` (a shallow copy when it had them)."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict) or "managedFields" not in metadata:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
+
+
+#: What of a pod's spec the controller's decisions read: none of it, but these stay for a
+#: reader of its copies (a debugger, a log line); containers are kept by name only.
+_POD_SPEC_KEPT = ("nodeName", "restartPolicy", "schedulerName")
+
+
+def essentials(obj: dict[str, Any]) -> dict[str, Any]:
+    """`trimmed`, and without what the controller's decisions never read: a pod's spec
+    (beyond `_POD_SPEC_KEPT` and its containers' names) and a workload's pod template
+    beyond its metadata (the role's labels). A rendered pod is mostly its spec; at a
+    thousand jobs' pods this is most of the controller's memory."""
+    obj = trimmed(obj)
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return obj
+    if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
+        kept = {k: spec[k] for k in _POD_SPEC_KEPT if k in spec}
+        kept["containers"] = [{"name": c.get("name")} for c in spec.get("containers") or [] if isinstance(c, dict)]
+        return {**obj, "spec": kept}
+    template = spec.get("template")
+    if isinstance(template, dict) and "spec" in template:
+        return {**obj, "spec": {**spec, "template": {"metadata": template.get("metadata") or {}}}}
+    return obj
+
+
+def relist_changes(before: Cache, after: Cache) -> list[tuple[dict[str, Any], bool]]:
+    """The objects a relist added, changed (another resourceVersion) or removed (True):
+    what a watch would have reported had it not been interrupted."""
+    changed = [(o, False) for key, o in after.objects.items()
+               if _version(before.objects.get(key)) != _version(o) or key not in before.objects]
+    return changed + [(o, True) for key, o in before.objects.items() if key not in after.objects]
+
+
+def _version(obj: dict[str, Any] | None) -> str | None:
+    return None if obj is None else (obj.get("metadata") or {}).get("resourceVersion")
 
 
 def applied(cache: Cache, event: str, obj: dict[str, Any]) -> Cache:
@@ -112,14 +173,20 @@ class Informer:
 
     def __init__(self, client: Any, api_version: str, kind: str, namespace: str,
                  labels: dict[str, Any], changed: threading.Event, *,
-                 lister: Lister | None = None, watcher: Watcher | None = None) -> None:
+                 lister: Lister | None = None, watcher: Watcher | None = None,
+                 notify: Callable[[dict[str, Any], bool], None] | None = None, recorder: Recorder = NOTHING,
+                 transform: Callable[[dict[str, Any]], dict[str, Any]] = trimmed) -> None:
         from . import kube
 
         self.kind = kind
+        self.resource = resource_of(api_version, kind)
+        self.notify = notify
+        self.recorder = recorder
+        self.transform = transform
         self.namespace = namespace
         self.changed = changed
         self.lister: Lister = lister or (
-            lambda: kube.listing_with_version(client, api_version, kind, namespace, labels))
+            lambda: kube.listing_with_version(client, api_version, kind, namespace, labels, transform))
         self.watcher: Watcher = watcher or (
             lambda version: kube.watch_events(client, api_version, kind, namespace, labels, version))
         self.synced = threading.Event()
@@ -169,19 +236,36 @@ class Informer:
             self.problem, self.failing_since, self.refused = None, None, False
             self.changed.set()
 
+    def _tell(self, changes: list[tuple[dict[str, Any], bool]]) -> None:
+        """`notify` each (object, deleted)."""
+        if self.notify is not None:
+            for obj, deleted in changes:
+                self.notify(obj, deleted)
+
     def _run(self) -> None:
         attempt = 0
         relist = True
+        watched = False
         while not self._stop.is_set():
             try:
                 if relist:
                     items, version = self.lister()
-                    self._set(relisted(items, version))
+                    self.recorder.watch_listed(self.resource)
+                    before, after = self.cache, relisted([self.transform(o) for o in items], version)
+                    self._set(after)
+                    self._tell(relist_changes(before, after))
                     self.served, relist, self.listed = True, False, True
                     self._recovered()
                     self.synced.set()
+                if watched:
+                    self.recorder.watch_restarted(self.resource)
+                watched = True
                 for event, obj in self.watcher(self.cache.version):
+                    self.recorder.watch_event(self.resource, event)
+                    obj = self.transform(obj)
                     self._set(applied(self.cache, event, obj))
+                    if event != "BOOKMARK":
+                        self._tell([(obj, event == "DELETED")])
                     self._recovered()
                     attempt = 0
                     if self._stop.is_set():
@@ -190,6 +274,7 @@ class Informer:
                 attempt = 0  # watch again (after backoff(0))
             except Exception as exc:  # noqa: BLE001 - a watch thread must never end quietly
                 step, code = _step(exc)
+                self.recorder.watch_failed(self.resource, code or 0)
                 if step == "relist":
                     relist = True
                     continue
@@ -198,6 +283,7 @@ class Informer:
                     self.refused = code != 404
                     if code == 404:  # not served (yet): an empty set, looked at again later
                         self.served, self.listed = False, True
+                        self._tell([(o, True) for o in self.items()])
                         self._set(Cache())
                     self.synced.set()
                     relist = True

@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 import httpx2
 from lightkube import Client
 from lightkube.core.exceptions import ApiError, ConfigError
+from lightkube.models.meta_v1 import ObjectMeta, Status
 from lightkube.generic_resource import (
     GenericNamespacedResource,
     create_namespaced_resource,
@@ -25,6 +26,7 @@ from lightkube.generic_resource import (
 )
 
 from .applyset import FIELD_MANAGER
+from .metrics import NOTHING, Recorder
 
 T = TypeVar("T")
 
@@ -37,6 +39,9 @@ _RETRIED = {429, 500, 502, 503, 504}
 #: A connection never made: the server is down, or the address or port is wrong.
 _UNREACHABLE = (httpx2.ConnectError, httpx2.ConnectTimeout)
 _ATTEMPTS = 5
+LIST_PAGE = 500  # objects per page of a list (`limit`, then `continue`)
+#: Told of every answer from the API server (method, HTTP status, 200 for any success; 0: none).
+recorder: Recorder = NOTHING
 
 
 class KubeError(Exception):
@@ -64,6 +69,11 @@ def connect(kubeconfig: str | None, context: str | None) -> Client:
         where = kubeconfig or "$KUBECONFIG, ~/.kube/config or the in-cluster service account"
         raise KubeError(f"cannot load a cluster configuration from {where}: {exc}") from None
     _WHERE[client] = f"{config.cluster.server} (context {config.context_name})"
+    # lightkube reads an error's Status and objects' metadata with msgspec, whose first use of
+    # a type is not safe in two threads at once (the controller crashed, SIGSEGV): first here.
+    Status.from_dict({"kind": "Status", "code": 404, "details": {"causes": [{"field": "f"}]}})
+    ObjectMeta.from_dict({"name": "n", "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "n", "uid": "u"}],
+                          "managedFields": [{"manager": "m"}]})
     return client
 
 
@@ -91,25 +101,30 @@ def describe(obj: dict[str, Any]) -> str:
     return f"{obj.get('kind')} {where}{metadata.get('name')}"
 
 
-def call(what: str, action: Callable[[], T], client: Client | None = None) -> T:
-    """`action` with retries on 429, 5xx and dropped connections; `what` names the object.
-    A server that cannot be reached at all is reported at once, naming it (kubectl does
-    not retry a refused connection either): a user waits for no silent retries."""
+def call(what: str, action: Callable[[], T], client: Client | None = None, method: str = "GET") -> T:
+    """`action` (HTTP `method`) with retries on 429, 5xx and dropped connections; `what`
+    names the object. A server that cannot be reached is reported at once, naming it (as
+    kubectl does): a user waits for no silent retries."""
     delay = 0.5
     for attempt in range(_ATTEMPTS):
         try:
-            return action()
+            found = action()
+            recorder.request(method, 200)
+            return found
         except ApiError as exc:
             code = int(exc.status.code or 0)
+            recorder.request(method, code)
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
                 causes = [(c.field, c.message) for c in (exc.status.details.causes or [])] if exc.status.details else []
                 message = invalid_fields(causes) if code == 422 and causes else None
                 raise KubeError(f"{what}: {message or exc.status.message}", code, exc.status.reason or "") from None
         except httpx2.HTTPStatusError as exc:
             code = exc.response.status_code
+            recorder.request(method, code)
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
                 raise KubeError(f"{what}: HTTP {code}", code, exc.response.reason_phrase) from None
         except httpx2.TransportError as exc:
+            recorder.request(method, 0)
             if isinstance(exc, _UNREACHABLE) or attempt == _ATTEMPTS - 1:
                 raise KubeError(f"{what}: no answer from {where(client)}: {transport_problem(exc)}") from None
         time.sleep(delay)
@@ -149,7 +164,7 @@ def apply(
     """Server-side apply with field manager `msgen`; returns the object as the server has it."""
     res = resource(obj["apiVersion"], obj["kind"])
     body = cast(Any, res)(obj)
-    return to_dict(call(describe(obj), lambda: client.apply(body, force=force, dry_run=dry_run), client))
+    return to_dict(call(describe(obj), lambda: client.apply(body, force=force, dry_run=dry_run), client, "PATCH"))
 
 
 def get(client: Client, api_version: str, kind: str, name: str, namespace: str) -> dict[str, Any] | None:
@@ -163,29 +178,39 @@ def get(client: Client, api_version: str, kind: str, name: str, namespace: str) 
         raise
 
 
-def listing(
-    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, str]
-) -> list[dict[str, Any]]:
-    res = resource(api_version, kind)
-
-    def run() -> list[dict[str, Any]]:
-        found: Iterator[Any] = iter(client.list(res, namespace=namespace, labels=_selector(labels)))
-        # List items come without apiVersion and kind; the decisions need both.
-        return [{**to_dict(o), "apiVersion": api_version, "kind": kind} for o in found]
-
-    return call(f"listing {kind} in {_space(namespace)}", run, client)
+def listing(client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any]) -> list[dict[str, Any]]:
+    return listing_with_version(client, api_version, kind, namespace, labels)[0]
 
 
 def listing_with_version(
-    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any]
+    client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any],
+    keep: Callable[[dict[str, Any]], dict[str, Any]] = lambda obj: obj,
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """Every object of the selection, and the list's resourceVersion a watch resumes from."""
-    res = resource(api_version, kind)
+    """Every object of the selection (what `keep` keeps of each), and the list's resourceVersion
+    a watch resumes from; LIST_PAGE at a time, so no more is ever held whole (pods: many MB).
+    Read as the watches are (plain JSON): lightkube's decoding of an error's Status in
+    several threads at once crashed the process (msgspec, at its first use)."""
+    url = api_path(api_version, kind, namespace)
+    asked: dict[str, Any] = {"limit": LIST_PAGE, **({"labelSelector": selector_text(labels)} if labels else {})}
 
     def run() -> tuple[list[dict[str, Any]], str | None]:
-        found = client.list(res, namespace=namespace, labels=_selector(labels))
-        items = [{**to_dict(o), "apiVersion": api_version, "kind": kind} for o in found]
-        return items, cast(Any, found).resourceVersion
+        items: list[dict[str, Any]] = []
+        page = dict(asked)
+        while True:
+            answer = _watch_http(client).get(url, params=page, timeout=TIMEOUT)
+            if answer.status_code in _RETRIED:
+                answer.raise_for_status()
+            if answer.status_code != 200:
+                recorder.request("GET", answer.status_code)
+                raise _refusal(f"listing {kind} in {_space(namespace)}", answer)
+            body = answer.json()
+            # List items come without apiVersion and kind; the decisions need both.
+            items += [keep({**o, "apiVersion": api_version, "kind": kind}) for o in body.get("items") or []]
+            metadata = body.get("metadata") or {}
+            if not metadata.get("continue"):
+                return items, metadata.get("resourceVersion")
+            recorder.request("GET", 200)
+            page = {**asked, "continue": metadata["continue"]}
 
     return call(f"listing {kind} in {_space(namespace)}", run, client)
 
@@ -206,8 +231,11 @@ def watch_events(
     if labels:
         params["labelSelector"] = selector_text(labels)
     url = api_path(api_version, kind, namespace)
+    answered = False
     try:
         with _watch_http(client).stream("GET", url, params=params) as answer:
+            answered = True
+            recorder.request("GET", answer.status_code)
             if answer.status_code != 200:
                 answer.read()
                 raise _refusal(f"watching {kind}", answer)
@@ -221,6 +249,8 @@ def watch_events(
                                     str(found.get("reason") or ""))
                 yield str(event.get("type")), {**found, "apiVersion": api_version, "kind": kind}
     except httpx2.TransportError as exc:
+        if not answered:
+            recorder.request("GET", 0)
         raise KubeError(f"watching {kind}: no answer from {where(client)}: {transport_problem(exc)}") from None
     except ValueError as exc:  # a line that is not JSON: a proxy in the way, or a cut line
         raise KubeError(f"watching {kind}: unreadable answer ({exc})") from None
@@ -234,14 +264,9 @@ def api_path(api_version: str, kind: str, namespace: str) -> str:
 
 
 def selector_text(labels: dict[str, Any]) -> str:
-    """A label selector's text: `key=value`, or `key` (exists) for the value None."""
-    return ",".join(key if value is None else f"{key}={value}" for key, value in sorted(labels.items()))
-
-
-def _selector(labels: dict[str, Any]) -> dict[str, Any] | None:
-    from lightkube import operators
-
-    return {k: operators.exists() if v is None else v for k, v in labels.items()} or None
+    """A label selector's text: `key=value`, `key` (exists) for None, `key in (a,b)` for a list."""
+    return ",".join(key if value is None else f"{key} in ({','.join(value)})" if isinstance(value, list)
+                    else f"{key}={value}" for key, value in sorted(labels.items()))
 
 
 def _space(namespace: str) -> str:
@@ -296,34 +321,6 @@ def pod_log(client: Client, namespace: str, pod: str, container: str | None, lin
     return answer.text.splitlines()
 
 
-def served_api_versions(client: Client) -> frozenset[str]:
-    """Every `group/version` the API server serves (`v1` for the core group), from
-    discovery (/api, /apis), in the form Argo CD's KUBE_API_VERSIONS lists them."""
-    def run() -> frozenset[str]:
-        found: set[str] = set()
-        for path in ("/api", "/apis"):
-            answer = _watch_http(client).get(path, timeout=TIMEOUT)
-            if answer.status_code != 200:
-                raise _refusal(f"reading {path}", answer)
-            body = answer.json()
-            found.update(str(v) for v in body.get("versions") or [])
-            found.update(str(v.get("groupVersion")) for g in body.get("groups") or [] for v in g.get("versions") or [])
-        return frozenset(found)
-
-    return call("reading the served APIs", run, client)
-
-
-def server_version(client: Client) -> str:
-    """The API server's version (`v1.36.2`), from /version."""
-    def run() -> str:
-        answer = _watch_http(client).get("/version", timeout=TIMEOUT)
-        if answer.status_code != 200:
-            raise _refusal("reading the server version", answer)
-        return str(answer.json().get("gitVersion") or "")
-
-    return call("reading the server version", run, client)
-
-
 def exists(client: Client, api_version: str, kind: str, namespace: str) -> bool:
     """Whether the API server serves `kind` (a CRD may be missing): a list of one item."""
     res = resource(api_version, kind)
@@ -347,7 +344,7 @@ def delete(client: Client, obj: dict[str, Any], *, wait_pods: bool = True) -> No
     try:
         call(f"deleting {describe(obj)}",
              lambda: client.delete(res, metadata["name"], namespace=metadata.get("namespace"),
-                                   cascade=cascade), client)
+                                   cascade=cascade), client, "DELETE")
     except KubeError as exc:
         if exc.code != 404:
             raise
@@ -360,13 +357,13 @@ def merge_patch(client: Client, obj: dict[str, Any], patch: dict[str, Any]) -> N
     metadata = obj["metadata"]
     call(f"patching {describe(obj)}",
          lambda: client.patch(res, metadata["name"], patch, namespace=metadata.get("namespace"),
-                              patch_type=PatchType.MERGE), client)
+                              patch_type=PatchType.MERGE), client, "PATCH")
 
 
 def create(client: Client, obj: dict[str, Any]) -> dict[str, Any]:
     res = resource(obj["apiVersion"], obj["kind"])
     body = cast(Any, res)(obj)
-    return to_dict(call(f"creating {describe(obj)}", lambda: client.create(body), client))
+    return to_dict(call(f"creating {describe(obj)}", lambda: client.create(body), client, "POST"))
 
 
 def namespace_exists(client: Client, name: str) -> bool:
@@ -386,4 +383,4 @@ def replace(client: Client, obj: dict[str, Any]) -> dict[str, Any]:
     based on an older version than it holds."""
     res = resource(obj["apiVersion"], obj["kind"])
     body = cast(Any, res)(obj)
-    return to_dict(call(f"replacing {describe(obj)}", lambda: client.replace(body), client))
+    return to_dict(call(f"replacing {describe(obj)}", lambda: client.replace(body), client, "PUT"))

@@ -19,6 +19,7 @@ from .status import JobStatus, pod_index, pod_role
 
 ANNOTATION = "msgen/status"
 _ENDED = ("Succeeded", "Failed")
+_PROGRESS = {"Created": 0, "Running": 1, "Succeeded": 2, "Failed": 2}
 
 
 def holder(policy: JobPolicy, workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -64,8 +65,10 @@ def read(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
             value = None
         if isinstance(value, dict) and isinstance(value.get("phase"), str):
             found.append(value)
-    # An ended status wins over one written before the end.
-    return max(found, key=lambda v: v["phase"] in _ENDED, default=None)
+    # The furthest phase wins: an end over what was written before it, Running over a
+    # Created left on a workload that held the status before the job's Worker workload
+    # was there (a job's objects are created one by one, and may be seen so).
+    return max(found, key=lambda v: _PROGRESS.get(v["phase"], 0), default=None)
 
 
 def merged(published: dict[str, Any] | None, computed: JobStatus, now: str | None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from lightkube import Client
 
 from ..model import run_policy
 from . import kube, published, status
+from .writes import Writes
 
 STATUS_ANNOTATION = published.ANNOTATION
 #: The Event source: the events say who wrote them.
@@ -23,25 +24,36 @@ COMPONENT = "msgen-controller"
 
 def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatus,
             workloads: list[dict[str, Any]], echo: Callable[[str], None],
-            services: list[dict[str, Any]] | None = None) -> None:
-    before = published.read([*workloads, *(services or [])])
+            services: list[dict[str, Any]] | None = None, writes: Writes | None = None) -> str | None:
+    """Publish `found` merged with what was published before (what `writes` remembers this
+    replica wrote, while the watched copies do not show it yet; else what they show); returns
+    the phase announced (an Event sent), None when the phase did not change."""
+    objects = [*workloads, *(services or [])]
+    mine = [t for t in (writes.pending("status", o) for o in objects) if t] if writes is not None else []
+    before = published.read([{"metadata": {"annotations": {STATUS_ANNOTATION: t}}} for t in mine] or objects)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     shown = published.merged(before, found, now)
     target = published.keeper(policy, workloads, services or [])
     if target is None:
-        return
-    if published.announce(before, shown):  # the Event first: a crash after it repeats it, never loses it
+        return None
+    announced = None
+    if published.announce(before, shown):
+        announced = str(shown["phase"])  # the Event first: a crash after it repeats it, never loses it
         echo(f"{target['metadata']['namespace']}/{found.job}: {shown['phase']}")
         for obj in [target] + [o for o in workloads if o is not target and o.get("kind") != "Pod"]:
             _create_event(client, event(obj, found.job, shown))
     text = published.text(shown)
-    if ((target.get("metadata") or {}).get("annotations") or {}).get(STATUS_ANNOTATION) == text:
-        return
+    if text in mine or ((target.get("metadata") or {}).get("annotations") or {}).get(STATUS_ANNOTATION) == text:
+        return announced
     try:
         kube.merge_patch(client, target, {"metadata": {"annotations": {STATUS_ANNOTATION: text}}})
     except kube.KubeError as exc:
         if exc.code != 404:  # 404: deleted in this pass
             raise
+        return announced
+    if writes is not None:
+        writes.wrote("status", target, text)
+    return announced
 
 
 def _create_event(client: Client, body: dict[str, Any]) -> None:

@@ -24,7 +24,9 @@ live workloads and pods, by the MSJob's own rules:
   of restarting pods beyond `backoffLimit` fail it as BackoffLimitExceeded (kubeflow's rule
   for OnFailure pods); a pod deleted before the job ended fails it (no operator re-creates
   it). A pod that failed because it was deleted once the job had ended (cleanPodPolicy
-  stopping it) is no failure: success is judged before such a pod.
+  stopping it) is no failure: success is judged before such a pod. Where each role's Job
+  counts its own failures against backoffLimit, they are counted across the job too
+  (`retries`), as ms-operator counted them.
 - times: each condition's time comes from the objects (creation, the first container
   start, the end), so `msgen status` shows them with no controller, in order.
 
@@ -40,6 +42,7 @@ from ..model.plan import WORKER0
 from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from .pods import PodFailure, killed, pod_failure, pod_index, pod_role, restarted
+from .retries import past_backoff_limit
 
 __all__ = ["PodFailure", "JobStatus", "aggregate", "pod_failure", "pod_index", "pod_role"]
 
@@ -229,6 +232,10 @@ def _verdict(
         if _train_job(obj):  # its conditions are the job's end: nothing else is judged
             found = _workload_verdict(obj)
             return None if found is None else ("Succeeded", "JobSucceeded", f"TrainJob {_name(obj)} completed")
+    if facts_of(policy.target).retries_counted_per_role:
+        past = past_backoff_limit(policy, workloads, pods)
+        if past is not None:
+            return past
     if facts_of(policy.target).bare_pods:
         failed = _pod_target_failure(policy, pods, restarts)
         if failed is not None:

@@ -21,7 +21,7 @@ from ..model import run_policy
 from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
-from . import actions, informer, kube, status
+from . import actions, informer, kube, ownership, snapshot, status
 from .witness import Witness
 
 #: The workload kinds msgen renders, as (apiVersion, kind).
@@ -49,20 +49,17 @@ def observe(
     client: Client, job: str, namespace: str
 ) -> tuple[JobPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
     """The job's policy, workloads and pods as the cluster has them now (one list each)."""
-    labels = {JOB_NAME: job}
-    found: list[dict[str, Any]] = []
-    for api_version, kind in WORKLOADS:
-        if api_version != "v1" and not kube.exists(client, api_version, kind, namespace):
-            continue
-        found += kube.listing(client, api_version, kind, namespace, labels)
-    return select(job, namespace, found)
+    return select(job, namespace, snapshot.listed(client, [(job, namespace)], list(WORKLOADS))[(job, namespace)])
 
 
 def select(
     job: str, namespace: str, objects: list[dict[str, Any]]
 ) -> tuple[JobPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
-    """Pure: from every object of the job (pods and workloads of all kinds), its policy,
-    its workloads (those carrying the policy) and its pods."""
+    """Pure: from every object labelled with the job's name (pods and workloads of all
+    kinds), its policy, its workloads (those carrying the policy) and its pods: only those
+    its workloads control, or its own bare Pods as rendered (`ownership`), whatever labels
+    other pods carry. Raises NotFound without a workload, PolicyError when its workloads
+    carry different policies (one of them is not the job's: nothing is done)."""
     pods = [o for o in objects if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
     workloads = [o for o in objects if run_policy.ANNOTATION in _annotations(o)]
     if not workloads:
@@ -70,9 +67,29 @@ def select(
                        f"{run_policy.ANNOTATION}")
     policy = run_policy.parse(_annotations(workloads[0])[run_policy.ANNOTATION])
     # Bare Pods are both; a Pod counts as a workload only for the pod target.
-    if not facts_of(policy.target).bare_pods:
+    if facts_of(policy.target).bare_pods:
+        workloads = [o for o in workloads if o.get("kind") != "Pod" or _as_rendered(o)]
+    else:
         workloads = [o for o in workloads if o.get("kind") != "Pod"]
+    texts = sorted({str(ownership.policy_text(o)) for o in workloads})
+    if len(texts) != 1:
+        raise ownership.Disagreeing(
+            f"the workloads of job {job!r} in namespace {namespace!r} carry "
+            f"{len(texts)} different {run_policy.ANNOTATION} annotations; nothing is done for it")
+    policy = run_policy.parse(texts[0])
+    pods = ownership.owned_pods(policy, texts[0], workloads, objects, pods)
+    if facts_of(policy.target).bare_pods:
+        workloads = [o for o in workloads if o.get("kind") != "Pod" or o in pods]
     return policy, workloads, pods
+
+
+def _as_rendered(pod: dict[str, Any]) -> bool:
+    """A bare Pod whose name is one its own policy renders."""
+    try:
+        policy = run_policy.parse(_annotations(pod)[run_policy.ANNOTATION])
+    except run_policy.PolicyError:
+        return False
+    return (pod.get("metadata") or {}).get("name") in ownership.rendered_pod_names(policy)
 
 
 class JobView:
@@ -149,19 +166,28 @@ def pending_reasons(events: list[dict[str, Any]], pods: list[dict[str, Any]]) ->
 
 
 def carry_out(client: Client, namespace: str, due: list[actions.Action],
-              workloads: list[dict[str, Any]], echo: Callable[[str], None]) -> None:
-    """Do the due policy actions; each is idempotent, so a repeat after a restart is harmless."""
+              workloads: list[dict[str, Any]], echo: Callable[[str], None],
+              done: Callable[[actions.Action, bool], None] | None = None) -> None:
+    """Do the due policy actions; each is idempotent, so a repeat after a restart is harmless.
+    `done` is told of each action's outcome (the first that fails raises KubeError)."""
     by_name = {(o["kind"], o["metadata"]["name"]): o for o in workloads}
     for action in due:
         obj = {"apiVersion": action.api_version, "kind": action.kind,
                "metadata": {"name": action.name, "namespace": namespace}}
         echo(f"policy: {action.describe()}")
-        if action.verb == "delete":
-            kube.delete(client, obj, wait_pods=False)
-        elif action.verb == "suspend":
-            kube.merge_patch(client, obj, actions.suspend_patch(action, datetime.now(timezone.utc)))
-        elif action.verb == "complete":
-            kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
+        try:
+            if action.verb == "delete":
+                kube.delete(client, obj, wait_pods=False)
+            elif action.verb == "suspend":
+                kube.merge_patch(client, obj, actions.suspend_patch(action, datetime.now(timezone.utc)))
+            elif action.verb == "complete":
+                kube.create(client, actions.volcano_command(by_name[(action.kind, action.name)]))
+        except kube.KubeError:
+            if done is not None:
+                done(action, False)
+            raise
+        if done is not None:
+            done(action, True)
 
 
 def record_end(client: Client, policy: JobPolicy, found: status.JobStatus, due: list[actions.Action],

@@ -53,6 +53,9 @@ class Facts(NamedTuple):
     cleans_running_pods: bool = False
     #: At the job's end the reconciler suspends its still active Jobs (and keeps their TTL).
     suspends_jobs_at_end: bool = False
+    #: Each role's workload counts its own failures against backoffLimit, so the reconciler
+    #: counts them across the job, as ms-operator did, and ends the job past the limit.
+    retries_counted_per_role: bool = False
     #: A job that succeeded is ended by a Volcano bus Command (its workload cannot end on it).
     completed_by_command: bool = False
     #: What it renders, in words for messages ("Jobs", "a JobSet").

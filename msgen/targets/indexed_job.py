@@ -57,6 +57,10 @@ SUPPORT = {
     "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": _EACH_JOB_ENDS,
     "successPolicy: AllWorkers": N,
     "runPolicy.backoffLimit": N,
+    "runPolicy.backoffLimit, several roles": apply(
+        "each role's Job counts only its own failures against backoffLimit, so the job may "
+        "retry backoffLimit times per role, where ms-operator allowed backoffLimit in all"
+    ),
     "runPolicy.activeDeadlineSeconds": N,
     "runPolicy.ttlSecondsAfterFinished": N,
     "runPolicy.cleanPodPolicy: Running": apply(
@@ -89,6 +93,7 @@ class IndexedJobTarget:
         static_indexes=True,
         job_templates=True,
         suspends_jobs_at_end=True,
+        retries_counted_per_role=True,
         workloads="Jobs",
         workload_per_role=True,
     )

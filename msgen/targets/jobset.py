@@ -29,7 +29,7 @@ from .indexed_job import (
     job_spec,
 )
 from .limits import INDEXED_JOB_LIMIT
-from .cells import N, Cell, apply, na
+from .cells import N, Cell, apply, na, partly
 
 #: Put on every pod by the JobSet controller since JobSet 0.9: one value per run of the JobSet.
 JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
@@ -46,6 +46,11 @@ SUPPORT = {
     "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": N,
     "successPolicy: AllWorkers": N,
     "runPolicy.backoffLimit": N,
+    "runPolicy.backoffLimit, several roles": partly(
+        "each replicated Job counts only its own failures against backoffLimit (the JobSet "
+        "fails with the first Job that passes it), so the job may retry backoffLimit times "
+        "per role, where ms-operator allowed backoffLimit in all"
+    ),
     "runPolicy.activeDeadlineSeconds": N,
     "runPolicy.ttlSecondsAfterFinished": N,
     "runPolicy.cleanPodPolicy: Running": N,

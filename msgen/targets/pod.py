@@ -36,6 +36,7 @@ SUPPORT = {
     "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": _NO_STATUS,
     "successPolicy: AllWorkers": _NO_STATUS,
     "runPolicy.backoffLimit": na("a failed pod is not replaced"),
+    "runPolicy.backoffLimit, several roles": na("a failed pod is not replaced"),
     "runPolicy.activeDeadlineSeconds": N,
     "runPolicy.ttlSecondsAfterFinished": Cell(
         "apply", instead="finished pods stay until deleted", controller_only=True

@@ -50,6 +50,7 @@ SUPPORT = {
     "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)": _NEVER_COMPLETES,
     "successPolicy: AllWorkers": _NEVER_COMPLETES,
     "runPolicy.backoffLimit": _ALWAYS_RESTART,
+    "runPolicy.backoffLimit, several roles": _ALWAYS_RESTART,
     "runPolicy.activeDeadlineSeconds": na(
         "a StatefulSet has no deadline; its pods would be restarted"
     ),

@@ -31,6 +31,8 @@ ROWS = (
     "success by the Scheduler or Tuner, cleanPodPolicy None (MXJob)",
     "successPolicy: AllWorkers",
     "runPolicy.backoffLimit",
+    # ms-operator counted failures across the whole job; a workload per role counts its own.
+    "runPolicy.backoffLimit, several roles",
     "runPolicy.activeDeadlineSeconds",
     "runPolicy.ttlSecondsAfterFinished",
     "runPolicy.cleanPodPolicy: Running",
@@ -114,7 +116,9 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
         ("ttlSecondsAfterFinished", run.ttl_seconds_after_finished),
     ):
         if value is not None:
-            out.append((f"runPolicy.{field}", policy_path + (field,)))
+            several = field == "backoffLimit" and len(retrying_roles(plan)) > 1
+            row = f"runPolicy.{field}" + (", several roles" if several else "")
+            out.append((row, policy_path + (field,)))
     if run.clean_pod_policy_written:
         out.append(
             (f"runPolicy.cleanPodPolicy: {run.clean_pod_policy}", policy_path + ("cleanPodPolicy",))
@@ -124,6 +128,16 @@ def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:
     if options.kueue_queue:
         out.append(("--kueue-queue", ("kind",)))
     return out
+
+
+def retrying_roles(plan: Plan) -> list[str]:
+    """The roles whose failures count against `runPolicy.backoffLimit`: those with pods, but
+    the Workers of a job with enableDynamicWorker (each has its own limit)."""
+    return [
+        role.replica_type
+        for role in plan.roles
+        if role.replicas > 0 and not (plan.enable_dynamic_worker and role is plan.workers())
+    ]
 
 
 def unexpressed(plan: Plan, options: Options, target: Target) -> list[Diagnostic]:

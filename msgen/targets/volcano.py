@@ -65,6 +65,7 @@ SUPPORT = {
     ),
     "successPolicy: AllWorkers": N,
     "runPolicy.backoffLimit": N,
+    "runPolicy.backoffLimit, several roles": N,  # maxRetry counts the whole Volcano Job's
     "runPolicy.activeDeadlineSeconds": N,
     "runPolicy.ttlSecondsAfterFinished": N,
     "runPolicy.cleanPodPolicy: Running": N,

@@ -22,19 +22,40 @@ class MissingPath(Exception):
     pass
 
 
+class Refused(str):
+    """A path found in a directory that is not read: the reason is `refusal(path)`'s."""
+
+
+def refusal(path: Refused) -> Diagnostic:
+    """The error for a file of a directory that leads out of it (a symbolic link), which is
+    not read: its contents appear in no message."""
+    return Diagnostic(
+        Severity.ERROR,
+        "a symbolic link out of the directory msgen was given, not read; accepted: files "
+        "inside that directory (links to files inside it too)",
+        Position(str(path), 1, 1),
+    )
+
+
 def expand_paths(paths: list[str]) -> list[str]:
-    """Every file to read, in order: directories become their YAML and JSON files, sorted."""
+    """Every file to read, in order: directories become their YAML and JSON files, sorted; a
+    directory's file that is a link out of it becomes a `Refused` path (the input of a GitOps
+    host is a repository, whose links must not reach the machine's other files)."""
     out: list[str] = []
     for path in paths or ["-"]:
         if path == "-":
             out.append(path)
         elif os.path.isdir(path):
             found = []
+            inside = os.path.realpath(path)
             for root, dirs, files in os.walk(path):
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
                 for name in files:
                     if name.endswith(MANIFEST_SUFFIXES) and name not in KUSTOMIZATION_FILES:
-                        found.append(os.path.join(root, name))
+                        file = os.path.join(root, name)
+                        real = os.path.realpath(file)
+                        leaves = os.path.islink(file) and not real.startswith(inside + os.sep)
+                        found.append(Refused(file) if leaves else file)
             from pathlib import Path  # only for a directory: a file's render does without it
 
             out.extend(sorted(found, key=lambda p: Path(p).relative_to(path).as_posix()))

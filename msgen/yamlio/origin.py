@@ -28,24 +28,58 @@ def yaml_files(directory: str) -> list[str]:
     return [os.path.join(directory, n) for n in names if n.endswith((".yaml", ".yml"))]
 
 
+#: A file larger than this is not read for positions (they stay in the host's text).
+MAX_ORIGIN_BYTES = 8 << 20
+
+
+class OriginFiles:
+    """The files one run may read for positions: inside `root` (the kustomization's
+    directory) only, each at most MAX_ORIGIN_BYTES, each read and parsed once however many
+    items look into it (20 items and a 4 MB file took a minute re-parsing it per item)."""
+
+    def __init__(self, root: str, *more: str):
+        self.root = os.path.realpath(root)
+        self.roots = [self.root, *(os.path.realpath(r) for r in more)]
+        self.parsed: dict[str, list[Document]] = {}
+
+    def inside(self, path: str) -> str | None:
+        """`path` (relative to the first root, or absolute) as a real path inside a root, else
+        None."""
+        real = os.path.realpath(os.path.join(self.root, path))
+        inside = any(real == r or real.startswith(r + os.sep) for r in self.roots)
+        return real if inside else None
+
+    def documents(self, path: str) -> list[Document]:
+        real = self.inside(path)
+        if real is None:
+            return []
+        if real not in self.parsed:
+            self.parsed[real] = _parse(real)
+        return self.parsed[real]
+
+
+def _parse(path: str) -> list[Document]:
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > MAX_ORIGIN_BYTES:
+            return []
+        with open(path, encoding="utf-8") as stream:
+            return load_documents(Source(os.path.abspath(path), stream.read()))
+    except (OSError, UnicodeDecodeError, InputError):
+        return []
+
+
 def find_original(
-    candidates: Iterable[str], data: dict[str, Any], fallback: Positions
+    candidates: Iterable[str], data: dict[str, Any], fallback: Positions, files: OriginFiles
 ) -> Document | None:
     """`data` as a document positioned in the first candidate file that holds the same object.
 
     Where a host changed a value (an overlay's patch), the file no longer shows it; such paths
-    keep their `fallback` position in the text the host handed over.
+    keep their `fallback` position in the text the host handed over. Only `files`' root is
+    read, each file once.
     """
     identity = _identity(data)
     for path in dict.fromkeys(candidates):
-        if not os.path.isfile(path):
-            continue
-        try:
-            with open(path, encoding="utf-8") as stream:
-                documents = load_documents(Source(os.path.abspath(path), stream.read()))
-        except (OSError, UnicodeDecodeError, InputError):
-            continue
-        for document in documents:
+        for document in files.documents(path):
             if isinstance(document.data, dict) and _identity(document.data) == identity:
                 positions = _OriginPositions(document.positions, document.data, data, fallback)
                 return Document(document.source, document.index, data, positions)

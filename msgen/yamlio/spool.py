@@ -40,9 +40,11 @@ class Spool:
         self._file: TextIO = io.StringIO(newline="")
         self._held = 0  # characters in memory, until the spool moves to a file
 
-    def add(self, objects: list[dict[str, Any]]) -> None:
-        """Write one compiled document's objects."""
-        self._write(self._stream.piece(objects))
+    def add(self, objects: list[dict[str, Any]]) -> int:
+        """Write one compiled document's objects; the size of their text."""
+        text = self._stream.piece(objects)
+        self._write(text)
+        return len(text)
 
     def _write(self, text: str) -> None:
         if self._held >= 0:

@@ -7,7 +7,8 @@
 - nesting deeper than `MAX_DEPTH` (counted after alias expansion) is refused with its position:
   the emitter recurses per level, and a deep enough input would crash it;
 - a scalar whose explicit tag cannot hold its text (`!!int abc`) is an error at its position;
-- scalars follow what Kubernetes' own YAML reader produces (timestamps stay strings).
+- scalars follow what Kubernetes' own YAML reader produces (go-yaml's numbers, no
+  sexagesimal, timestamps stay strings: `msgen.yamlio.yaml_go`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import yaml
 
 from ..model.diagnostics import Diagnostic, InputError, Position, Severity
 from ..model.source import Document, Path, Positions, Source
+from . import yaml_go
 
 #: How many nodes alias expansion may add to one document beyond the nodes it spells out.
 ALIAS_EXPANSION_BUDGET = 100_000
@@ -26,19 +28,15 @@ ALIAS_EXPANSION_BUDGET = 100_000
 MAX_DEPTH = 100
 
 _STR = "tag:yaml.org,2002:str"
-_SCALAR_BUILDERS = {
-    "tag:yaml.org,2002:int": "construct_yaml_int",
-    "tag:yaml.org,2002:float": "construct_yaml_float",
-    "tag:yaml.org,2002:bool": "construct_yaml_bool",
-    "tag:yaml.org,2002:null": "construct_yaml_null",
-}
+#: The typed scalars, read as go-yaml reads them (`yaml_go.decode`).
+_TYPED = {yaml_go.INT, yaml_go.FLOAT, yaml_go.BOOL, yaml_go.NULL}
 # Kubernetes reads YAML into JSON: these stay as the text the user wrote.
 _TEXT_TAGS = {_STR, "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary"}
 _MERGE = "tag:yaml.org,2002:merge"
 _TAG_ACCEPTS = {
     "int": "digits (1, -2, 0x1f, 0o17)",
     "float": "a number (1.5, 1e3, .inf, .nan)",
-    "bool": "true or false (also yes/no, on/off)",
+    "bool": "true or false (also yes/no, on/off, y/n)",
     "null": "null, ~ or nothing",
 }
 
@@ -65,7 +63,6 @@ class DocumentBuilder:
         self.index = index
         self.positions = Positions(source)
         self.errors: list[Diagnostic] = []
-        self._constructor = yaml.constructor.SafeConstructor()
         #: While True, `_build` stops (raising _NotATree) at a node met twice (an alias), a
         #: merge key, or a collection deeper than MAX_DEPTH: what `_check_alias_budget` measures.
         self._tree = False
@@ -165,15 +162,16 @@ class DocumentBuilder:
     def _scalar(self, node: yaml.Node) -> Any:
         if node.tag in _TEXT_TAGS:
             return node.value
-        builder = _SCALAR_BUILDERS.get(node.tag)
-        if builder == "construct_yaml_float":
+        if node.tag == _MERGE:
+            return node.value  # `<<` as a value: kubectl reads the text
+        if node.tag == yaml_go.FLOAT:
             self.floats = True
-        if builder is None:
+        if node.tag not in _TYPED:
             self._error(node, f"unsupported YAML tag {node.tag!r}; accepted: plain JSON-like YAML")
             return None
         try:
-            return getattr(self._constructor, builder)(node)
-        except (ValueError, KeyError, IndexError, TypeError, yaml.YAMLError):
+            return yaml_go.decode(node.tag, node.value)
+        except ValueError:
             tag = node.tag.rsplit(":", 1)[-1]
             self._error(
                 node,

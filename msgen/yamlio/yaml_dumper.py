@@ -2,8 +2,11 @@
 
 libyaml's CSafeDumper where present (PyYAML's SafeDumper elsewhere), with two representers:
 multi-line strings as literal blocks (commands stay readable in review), lists of numbers (exit
-codes) on one line. `yaml_writer` writes the same bytes faster, asking this dumper about each
-distinct scalar; tests hold the two equal.
+codes) on one line; and one more resolver, so that a string that Go's YAML (kubectl,
+kustomize) or a YAML 1.2 reader would take for a number, a boolean or a time (`1e3`, `0o17`,
+`08`, `y`, ...) is quoted like those PyYAML itself would misread (`msgen.yamlio.yaml_go`).
+`yaml_writer` writes the same bytes faster, asking this dumper about each distinct scalar;
+tests hold the two equal.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import re
 from typing import Any
 
 import yaml
+
+from .yaml_go import FIRST_CHARACTERS, NotAStringSomewhere
 
 try:
     from yaml import CSafeDumper as _BaseDumper
@@ -36,6 +41,8 @@ def make_dumper(base: type[Any]) -> type[Any]:
     dumper: type[Any] = type("Dumper", (base,), {})
     dumper.add_representer(str, _represent_str)
     dumper.add_representer(list, _represent_list)
+    # Any tag but str makes the emitter quote the text; this one is never written.
+    dumper.add_implicit_resolver("tag:msgen,2024:not-a-string", NotAStringSomewhere(), FIRST_CHARACTERS)
     return dumper
 
 

@@ -19,6 +19,7 @@ from ..model.diagnostics import Diagnostic, InputError, Position, Severity
 from ..model.memo import CompileMemos, Memo
 from ..model.source import Document, Source, StreamedSource
 from .yaml_builder import MAX_DEPTH, DocumentBuilder, too_deep
+from .yaml_go import resolve_plain
 
 try:  # libyaml is several times faster; fall back to the pure-Python parser where it is missing
     from yaml import CSafeLoader as _BaseLoader
@@ -42,12 +43,14 @@ def tokens(text: str) -> Iterator[Any]:
 
 
 class _Loader(_BaseLoader):
-    """The safe loader, remembering how each short scalar resolves.
+    """The safe loader, reading plain scalars as kubectl does, remembering each short one.
 
-    The composer asks the (pure-Python) resolver for the tag of every scalar, a pattern match
-    per scalar that was a third of loading a long stream of jobs; the answer depends on the
-    text and its style only (the safe loader has no path resolvers). `tags` remembers them,
-    for the compile session that owns it (`memo.CompileMemos`).
+    A plain scalar's type is go-yaml's (`yaml_go.resolve_plain`: `12:30:00` is a string,
+    `0o17` an integer, `1e3` a float), not YAML 1.1's as PyYAML's resolver would have it, so
+    a job means to msgen what it means to `kubectl apply`. The composer asks for the tag of
+    every scalar, work that was a third of loading a long stream of jobs; the answer depends
+    on the text and its style only (the safe loader has no path resolvers). `tags` remembers
+    them, for the compile session that owns it (`memo.CompileMemos`).
     """
 
     def __init__(self, stream: Any, tags: Memo[tuple[str, tuple[bool, bool]], str]):
@@ -55,12 +58,14 @@ class _Loader(_BaseLoader):
         self.tags = tags
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is not yaml.ScalarNode or len(value) > 64:
+        if kind is not yaml.ScalarNode or not implicit[0]:
             return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        if len(value) > 64:
+            return resolve_plain(value)
         key = (value, implicit)
         tag = self.tags.get(key)
         if tag is None:
-            tag = self.tags.remember(key, super().resolve(kind, value, implicit))  # type: ignore[no-untyped-call]
+            tag = self.tags.remember(key, resolve_plain(value))
         return tag
 
 
@@ -101,7 +106,7 @@ def iter_documents(
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        problem = " ".join(p for p in (exc.problem, exc.context) if p) or "malformed"
+        problem = " ".join(p for p in (exc.problem, _context(exc)) if p) or "malformed"
         raise InputError(
             [
                 Diagnostic(
@@ -118,6 +123,25 @@ def iter_documents(
     finally:
         if loader is not None:
             loader.dispose()
+
+
+#: What the parser was reading, as its errors name it, and the character that opened it.
+_OPENED_BY = {"while parsing a flow sequence": "[", "while parsing a flow mapping": "{"}
+
+
+def _context(exc: yaml.MarkedYAMLError) -> str | None:
+    """The parser's context with where it began: a `[` left open on line 14 is noticed on a
+    later line, where the error points, so the message names the line that opened it."""
+    context, mark, noticed = exc.context, exc.context_mark, exc.problem_mark
+    if not context or mark is None:
+        return context
+    if noticed is not None and (mark.line, mark.column) == (noticed.line, noticed.column):
+        return context
+    where = f"line {mark.line + 1}, column {mark.column + 1}"
+    opener = _OPENED_BY.get(context)
+    if opener is not None:
+        return f"{context}: the {opener!r} opened at {where} is not closed"
+    return f"{context} that starts at {where}"
 
 
 def _reader(source: Source) -> Any:

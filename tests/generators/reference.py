@@ -15,6 +15,7 @@ from typing import Callable
 
 from msgen.options import option_table
 from msgen.options.argocd_env import ENV_PREFIX, env_name
+from msgen.options.helm_env import variable as helm_variable
 from msgen.options.text import ANNOTATION_PREFIX
 from msgen.compile.pipeline import KIND_RANK
 
@@ -24,8 +25,8 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def options_table() -> str:
     """Every option as each front end spells it, and the values it accepts."""
     rows = [
-        "| option (`msgen render`) | job annotation | KRM `data` key | Argo CD env | Argo CD parameter | accepted |",
-        "|---|---|---|---|---|---|",
+        "| option (`msgen render`) | job annotation | KRM `data` key | Argo CD env | Argo CD parameter | Helm env | accepted |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in option_table.ROWS:
         accepted = option_table.choices(row)
@@ -37,6 +38,7 @@ def options_table() -> str:
             f"`{name}`" if "krm" in hosts else "-",
             f"`{ENV_PREFIX}{env_name(name)}`" if "argocd" in hosts else "-",
             f"`{name}`" if "argocd" in hosts else "-",
+            f"`{helm_variable(name)}`" if "helm" in hosts else "-",
             values,
         ]
         rows.append("| " + " | ".join(cells) + " |")

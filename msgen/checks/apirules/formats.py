@@ -16,13 +16,13 @@ from ...model.names import DNS1123_LABEL_PATTERN as _DNS1123_LABEL
 from ...model.names import LABEL_VALUE as _LABEL_VALUE_RE
 from ...model.names import MAX_LABEL as LABEL_MAX
 
-_DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
+_DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*\Z")
 _UNDERSCORE_LABEL = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
-_UNDERSCORE_SUBDOMAIN_RE = re.compile(rf"^{_UNDERSCORE_LABEL}(\.{_UNDERSCORE_LABEL})*$")
-_LABEL_KEY_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-_CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+$")
-_PORT_NAME_CHARS_RE = re.compile(r"^[-a-z0-9]+$")
+_UNDERSCORE_SUBDOMAIN_RE = re.compile(rf"^{_UNDERSCORE_LABEL}(\.{_UNDERSCORE_LABEL})*\Z")
+_LABEL_KEY_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
+_ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
+_CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+\Z")
+_PORT_NAME_CHARS_RE = re.compile(r"^[-a-z0-9]+\Z")
 
 SUBDOMAIN_MAX = 253
 

@@ -2,8 +2,10 @@
 
 The schema check (`checks.pod_schema`) has already found unknown fields and wrong types; this
 module checks the values: names that must be DNS names, volumes with exactly one source,
-DNS settings, deadlines, node selectors, and (through `containers`) everything per container.
-Only what a template carries is checked: defaults the server adds are never wrong.
+DNS settings, deadlines, node selectors, (through `containers`) everything per container, and
+(through `host_ports`) the ports that take ports of the node. Only what a template carries is
+checked, with one default of the server's: under hostNetwork a port's host port is its
+containerPort, which can clash with another port's.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.source import Path
-from . import containers, enums, formats, metadata, releases
+from . import containers, enums, formats, host_ports, metadata, releases
 from .findings import Findings, items, mapping, shown, text
 
 #: Volume sources a volume may have exactly one of (`core/v1 VolumeSource`).
@@ -50,6 +52,7 @@ def check_template(found: Findings, template: Any, path: Path) -> None:
 def check_spec(found: Findings, spec: dict[str, Any], path: Path) -> None:
     volumes = _check_volumes(found, spec.get("volumes"), path + ("volumes",))
     containers.check_containers(found, spec, path, volumes)
+    host_ports.check(found, spec, path)
     if spec.get("ephemeralContainers"):
         found.refuse(
             path + ("ephemeralContainers",),

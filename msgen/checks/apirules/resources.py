@@ -165,7 +165,7 @@ _DIVISORS = {
 }
 
 
-_PLAIN_NUMBER = re.compile(r"^\d+$")
+_PLAIN_NUMBER = re.compile(r"^\d+\Z")
 
 
 def check_divisor(found: Findings, resource: str, divisor: Any, path: Path) -> None:

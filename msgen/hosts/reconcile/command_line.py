@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ...model import versions
+from ...model import run_policy, versions
 from ..click_settings import CONTEXT as CONTEXT
 from ..compile_command import compile_paths, options_from
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 EXIT_USAGE = 2
 #: The modules of the `msgen[apply]` extra the reconciler imports itself.
 CLIENT_MODULES = ("httpx2", "lightkube", "lightkube.models")
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?$")
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?\Z")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
 
 
@@ -116,7 +116,8 @@ def _given(ctx: click.Context, name: str) -> bool:
 def cluster_version(client: Client) -> tuple[int, int]:
     """The server's MAJOR.MINOR, within what msgen renders for: a newer cluster gets the
     newest msgen knows (its fields stay valid there), an older one is an error."""
-    from ...reconcile.kube import KubeError, server_version
+    from ...reconcile.discovery import server_version
+    from ...reconcile.kube import KubeError
 
     try:
         text = server_version(client)
@@ -131,7 +132,8 @@ def cluster_version(client: Client) -> tuple[int, int]:
 def served_apis(client: Client) -> frozenset[str]:
     """What the cluster serves: a render that needs more (a JobSet without its CRD, a Kueue
     queue without Kueue) is an error naming what to install, before anything is applied."""
-    from ...reconcile.kube import KubeError, served_api_versions
+    from ...reconcile.discovery import served_api_versions
+    from ...reconcile.kube import KubeError
 
     try:
         return served_api_versions(client)
@@ -166,7 +168,7 @@ def follow_job(client: Client, job: str, namespace: str, timeout: float | None, 
         raise SystemExit(130) from None
     except TimeoutError as exc:
         fail(f"timed out; the job keeps running: {exc}", watch.EXIT_TIMEOUT)
-    except (watch.NotFound, kube.KubeError) as exc:
+    except (watch.NotFound, kube.KubeError, run_policy.PolicyError) as exc:
         fail(str(exc), 1)
     for line in watch.summary(found, time.monotonic() - started):
         echo(line)

@@ -75,8 +75,8 @@ def apply(prune: bool, set_name: str | None, wait: bool, timeout: float | None, 
 
     \b
     Examples:
-      msgen apply job.yaml -n training --wait --timeout 2h
-      msgen apply jobs/ --applyset team-a --prune
+      msgen apply job.yaml -n training --wait --timeout 2h   # needs a cluster and job.yaml
+      msgen apply jobs/ --applyset team-a --prune   # needs a cluster and jobs/
     """
     client = connect(kwargs)
     from ...reconcile import applyset, kube

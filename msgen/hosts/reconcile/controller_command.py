@@ -36,7 +36,7 @@ def namespaces_of(given: tuple[str, ...]) -> list[str]:
 @click.option("--lease-name", default="msgen-controller", show_default=True, help="The Lease's name.")
 @click.option("--health-port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Serve /readyz (every watch current) and /healthz (the loop turns) on this port for "
-                   "the kubelet's probes; 0: none.")
+                   "the kubelet's probes, and /metrics (Prometheus); 0: none.")
 @cluster_options
 def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_elect: bool,
                lease_namespace: str | None, lease_name: str, health_port: int, **kwargs: Any) -> None:
@@ -58,17 +58,25 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
     signal.signal(signal.SIGTERM, _interrupted)
     client = connect(kwargs)
     from ...reconcile import controller as loop
-    from ...reconcile import kube
+    from ...reconcile import kube, metrics
     from ...reconcile.lease import Elector
 
     health = loop.Health(interval)
+    recorder = metrics.NOTHING
     if health_port:
+        from ... import __version__
         from ...reconcile.probes import serve
 
         try:
-            serve(health, health_port)
+            recorder = counted = metrics.Metrics(__version__, lease_name)
+        except ImportError as exc:
+            fail(f"--health-port serves /metrics with prometheus_client, which is not installed ({exc}): "
+                 "pip install 'msgen[apply]'", EXIT_USAGE)
+        try:
+            serve(health, health_port, metrics=counted.exposition)
         except OSError as exc:
             fail(f"--health-port {health_port}: {exc}", EXIT_USAGE)
+        kube.recorder = recorder
     elector = None
     if leader_elect:
         identity = f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
@@ -76,7 +84,8 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
     where = "every namespace" if watched == ["*"] else "namespaces " + ", ".join(watched)
     click.echo(f"msgen controller: watching {where} through {kube.where(client)}")
     try:
-        loop.run(client, watched, resync=interval, once=once, echo=click.echo, elector=elector, health=health)
+        loop.run(client, watched, resync=interval, once=once, echo=click.echo, elector=elector, health=health,
+                 recorder=recorder)
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     except kube.KubeError as exc:

@@ -62,27 +62,35 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
 
     \b
     Examples:
-      msgen status ms-widedeep-ps -n training
-      msgen status ms-widedeep-ps -n training -o yaml
-      msgen status job.yaml --watch
+      msgen status ms-widedeep-ps -n training   # needs a cluster
+      msgen status ms-widedeep-ps -n training -o yaml   # needs a cluster
+      msgen status job.yaml --watch   # needs a cluster and job.yaml
     """
     import yaml
 
     client = connect(kwargs)
-    from ...reconcile import kube, published
+    from ...model import run_policy
+    from ...reconcile import kube, published, snapshot
     from ...reconcile import status as aggregate
     from ...reconcile import watch as watching
 
     started = time.monotonic()
     shown: dict[str, Any] = {}
-    for job, namespace in jobs_named(jobs, kwargs, client):
-        if watch:
+    named = jobs_named(jobs, kwargs, client)
+    if watch:
+        for job, namespace in named:
             follow_job(client, job, namespace, timeout, started)
-            continue
+        return
+    try:  # a few lists per namespace for every job named, not a few per job
+        objects = snapshot.listed(client, named, list(watching.WORKLOADS))
+    except kube.KubeError as exc:
+        fail(str(exc), 1)
+    ends = _published_ends(client, [k for k in named if not _has_workload(objects[k])])
+    for job, namespace in named:
         try:
-            policy, workloads, pods = watching.observe(client, job, namespace)
-        except (watching.NotFound, kube.KubeError) as exc:
-            ended = _published_end(client, job, namespace) if isinstance(exc, watching.NotFound) else None
+            policy, workloads, pods = watching.select(job, namespace, objects[(job, namespace)])
+        except (watching.NotFound, run_policy.PolicyError) as exc:
+            ended = ends.get((job, namespace))
             if ended is None:
                 fail(str(exc), 1)
             shown[job] = ended
@@ -128,14 +136,22 @@ def _conditions(shown: dict[str, Any]) -> str:
         for c in shown.get("conditions") or [])
 
 
-def _published_end(client: Any, job: str, namespace: str) -> dict[str, Any] | None:
-    """The status `msgen controller` left on a Service of a job whose workloads a policy
-    deleted (bare Pods, cleanPodPolicy All); None when there is none."""
-    from ...targets.labels import JOB_NAME
-    from ...reconcile import kube, published
+def _has_workload(objects: list[dict[str, Any]]) -> bool:
+    from ...model import run_policy
 
+    return any(run_policy.ANNOTATION in ((o.get("metadata") or {}).get("annotations") or {}) for o in objects)
+
+
+def _published_ends(client: Any, keys: list[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The status `msgen controller` left on a Service of each job whose workloads a policy
+    deleted (bare Pods, cleanPodPolicy All); jobs with none are left out."""
+    from ...reconcile import kube, published, snapshot
+
+    if not keys:
+        return {}
     try:
-        services = kube.listing(client, "v1", "Service", namespace, {JOB_NAME: job})
+        services = snapshot.listed(client, keys, [("v1", "Service")])
     except kube.KubeError:
-        return None
-    return published.read(services)
+        return {}
+    found = {key: published.read(objects) for key, objects in services.items()}
+    return {key: end for key, end in found.items() if end is not None}

@@ -27,7 +27,7 @@ from .core import Harness, HarnessError, have
 
 PACKAGES = {"containerd": "containerd", "runc": "runc", "iptables": "iptables", "conntrack": "conntrack",
             "debootstrap": "debootstrap", "buildah": "buildah", "openssl": "openssl", "kubectl": None,
-            "go": None, "/usr/lib/cni/bridge": "containernetworking-plugins"}
+            "go": None, "dig": "dnsutils", "/usr/lib/cni/bridge": "containernetworking-plugins"}
 DEVICES = {"nvidia.com/gpu": "8", "huawei.com/Ascend910": "8", "huawei.com/npu": "8"}
 #: In start order; `down` stops them in the reverse order.
 PROCESSES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "containerd", "kubelet",
@@ -36,16 +36,28 @@ CNI_CONF = Path("/etc/cni/net.d/10-msgen-harness.conflist")
 HERE = Path(__file__).resolve().parent
 
 
-def _check_host() -> None:
-    missing = [package or name for name, package in PACKAGES.items()
-               if not (Path(name).exists() if name.startswith("/") else have(name))]
+def _missing() -> list[str]:
+    return [package or name for name, package in PACKAGES.items()
+            if not (Path(name).exists() if name.startswith("/") else have(name))]
+
+
+def _check_host(h: Harness) -> None:
+    """The Debian packages the node needs, installed when missing (once: apt-get update first);
+    Go and kubectl come from their own releases."""
+    debian = [name for name in _missing() if name in PACKAGES.values()]
+    if debian and have("apt-get"):
+        h.log(f"installing {' '.join(debian)} (apt-get)")
+        h.sh(["apt-get", "update", "-q"], log="apt")
+        h.sh(["apt-get", "install", "-y", "-q", "--no-install-recommends", *debian],
+             env={"DEBIAN_FRONTEND": "noninteractive"}, log="apt")
+    missing = _missing()
     if missing:
         raise HarnessError("missing on this machine: " + ", ".join(missing) + " (Debian: apt-get install -y "
                            + " ".join(p for p in PACKAGES.values() if p) + "; Go 1.26 and kubectl from their releases)")
 
 
 def build(h: Harness) -> None:
-    _check_host()
+    _check_host(h)
     binaries.build_all(h)
     images.build(h)
 
@@ -176,7 +188,7 @@ def _dns(h: Harness) -> None:
 
 
 def up(h: Harness) -> dict[str, str]:
-    _check_host()
+    _check_host(h)
     _host_settings(h)
     pki.make(h)
     _control_plane(h)

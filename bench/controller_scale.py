@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""`msgen controller` at scale: jobs whose pods start and end at a realistic rate, an API
+server restart and a leader kill on the way; what it costs and how late its actions are.
+
+Why: the controller carries out the run-time policies of every job in a cluster. It must
+keep up (an action a second or two after the pod change that made it due), stay small, and
+never miss or repeat an action through restarts. This script measures that for N jobs of
+mixed targets (`indexed-job` and `pod`, a Scheduler and 2-8 Workers each, a third with
+`ttlSecondsAfterFinished`, a sixth failing): each job arrives within the first 60% of
+`--duration`, its pods start 1-5 s later, and it ends 10-30% of the duration after that, by
+worker 0's success (the other Workers still running: cleanPodPolicy Running stops them) or
+by a Worker's failure. The API server restarts at 40% of the run, the leading replica is
+killed (SIGKILL) at 70%; a new replica replaces it, as a Deployment would.
+
+Two controller replicas run as local processes (`msgen controller`, leader election on,
+`--health-port` for /metrics), against:
+
+- `--api fake` (default): tests/fake_api.py in this process, with tests/fake_kubelet.py as
+  kubelet and Job controller. The controller talks HTTP to it exactly as to a cluster.
+  Runs anywhere; what it cannot show is a real API server's own cost and behaviour.
+- `--api cluster`: the cluster MSGEN_TEST_KUBECONFIG names, whose kwok nodes run the pods
+  (bench/kwok_driver.py; `--restart-api COMMAND` restarts its API server). Written before
+  that harness existed: not yet run.
+
+Recorded: each replica's peak RSS and CPU seconds (from /proc), p50/p99/max of the delay
+from the deciding pod end (or the TTL's expiry) to each action (cleanPodPolicy, the
+success/failure verdict published as an Event, TTL deletions), API requests and Kubernetes
+Events per job (as the server saw them), watch events per job (the leader's
+`msgen_watch_events_total`), and missed or doubled actions, which must be 0. Run on demand;
+never a test.
+
+    .venv/bin/python bench/controller_scale.py --jobs 1000 --duration 1800
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.fake_api import Cluster, Server, Write  # noqa: E402
+from tests.fake_kubelet import end, msjob, place, react, rendered, start  # noqa: E402
+
+NAMESPACE = "bench"
+TEMPLATE = "tpljob"
+ROLE = "training.kubeflow.org/replica-type"
+INDEXES = ("training.kubeflow.org/replica-index", "batch.kubernetes.io/job-completion-index")
+
+
+@dataclass
+class Job:
+    """One job of the scenario, and what happened to it."""
+
+    name: str
+    target: str
+    workers: int
+    ttl: int | None
+    failing_worker: int | None
+    arrive: float
+    start_after: float
+    run_for: float
+    decided: float | None = None  # monotonic time of the deciding pod end
+    decided_wall: float | None = None
+
+
+def scenario(jobs: int, duration: float, seed: int) -> list[Job]:
+    """Pure: the jobs, their shapes and times (seconds from the start)."""
+    rng = random.Random(seed)
+    out = []
+    for n in range(jobs):
+        workers = rng.randint(2, 8)
+        out.append(Job(f"job{n:05d}", rng.choice(("indexed-job", "pod")), workers,
+                       30 if n % 3 == 0 else None, rng.randrange(1, workers) if n % 6 == 5 else None,
+                       rng.uniform(0, 0.6 * duration), rng.uniform(1, 5),
+                       rng.uniform(0.1, 0.3) * duration))
+    return sorted(out, key=lambda j: j.arrive)
+
+
+def role_index(pod: dict[str, Any]) -> tuple[str, int]:
+    labels = pod["metadata"].get("labels") or {}
+    index = next((labels[k] for k in INDEXES if k in labels), "0")
+    return str(labels.get(ROLE, "")).lower(), int(index)
+
+
+class FakeDriver:
+    """The jobs on tests/fake_api.py, its kubelet and Job controller played by this process."""
+
+    def __init__(self) -> None:
+        self.cluster = Cluster()
+        self.server = Server(self.cluster).start()
+        react(self.cluster)
+
+    def kubeconfig(self) -> dict[str, Any]:
+        return self.server.kubeconfig(NAMESPACE)
+
+    def place(self, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return place(self.cluster, objects)
+
+    def start(self, pod: str) -> None:
+        start(self.cluster, NAMESPACE, pod)
+
+    def end(self, job: Job, index: int, code: int) -> bool:
+        made = [p for p in self.cluster.listing(("v1", "pods"), NAMESPACE, f"training.kubeflow.org/job-name={job.name}")[0]
+                if role_index(p) == ("worker", index)]
+        return bool(made) and end(self.cluster, NAMESPACE, made[0]["metadata"]["name"], code) is not None
+
+    def writes(self) -> list[Write]:
+        return list(self.cluster.writes)
+
+    def pods(self) -> list[dict[str, Any]]:
+        return self.cluster.listing(("v1", "pods"), NAMESPACE, "training.kubeflow.org/job-name")[0]
+
+    def lease_holder(self) -> str:
+        lease = self.cluster.get("coordination.k8s.io/v1", "leases", NAMESPACE, "msgen-controller") or {}
+        return str((lease.get("spec") or {}).get("holderIdentity") or "")
+
+    def restart(self) -> str:
+        self.cluster.restart(5.0)
+        return "API server restarted (down 5 s, watch history gone)"
+
+    def requests(self) -> dict[str, int]:
+        return {f"{m} {k}": n for (m, k), n in sorted(self.cluster.requests.items())}
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
+class Simulation:
+    """Creates the jobs and starts and ends their pods on time, in a thread."""
+
+    def __init__(self, driver: Any, jobs: list[Job], started: float) -> None:
+        self.driver, self.jobs, self.started = driver, jobs, started
+        self.templates: dict[tuple[str, int, int | None], str] = {}
+        self.stop = threading.Event()
+        self.timeline: list[tuple[float, int, str, Job, str]] = []
+
+    def objects(self, job: Job) -> list[dict[str, Any]]:
+        key = (job.target, job.workers, job.ttl)
+        if key not in self.templates:
+            self.templates[key] = json.dumps(rendered(msjob(TEMPLATE, job.workers, ttl=job.ttl), NAMESPACE, job.target))
+        return list(json.loads(self.templates[key].replace(TEMPLATE, job.name)))
+
+    def run(self) -> None:
+        import heapq
+
+        order = 0
+        for job in self.jobs:
+            heapq.heappush(self.timeline, (job.arrive, order := order + 1, "arrive", job, ""))
+        while self.timeline and not self.stop.is_set():
+            when, _, what, job, pod = self.timeline[0]
+            wait = self.started + when - time.monotonic()
+            if wait > 0:
+                self.stop.wait(min(wait, 0.5))
+                continue
+            heapq.heappop(self.timeline)
+            if what == "arrive":
+                made = self.driver.place(self.objects(job))
+                for name in (p["metadata"]["name"] for p in made):
+                    heapq.heappush(self.timeline, (when + job.start_after, order := order + 1, "start", job, name))
+                heapq.heappush(self.timeline, (when + job.start_after + job.run_for, order := order + 1, "end", job, ""))
+            elif what == "start":
+                self.driver.start(pod)
+            elif self.driver.end(job, job.failing_worker or 0, 1 if job.failing_worker else 0):
+                job.decided, job.decided_wall = time.monotonic(), time.time()
+
+
+class Replicas:
+    """`msgen controller` processes, their /proc figures, and the leader among them."""
+
+    def __init__(self, msgen: list[str], kubeconfig: Path, logs: Path, profile: bool = False) -> None:
+        self.msgen, self.kubeconfig, self.logs, self.profile = msgen, kubeconfig, logs, profile
+        self.running: dict[int, tuple[subprocess.Popen[bytes], int]] = {}
+        self.peak_rss: dict[int, int] = {}
+        self.cpu: dict[int, float] = {}
+        self.lock = threading.Lock()
+
+    def add(self) -> int:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        number = len(self.peak_rss)
+        out = (self.logs / f"controller-{number}.log").open("wb")
+        profiled = ([sys.executable, "-m", "cProfile", "-o", str(self.logs / f"controller-{number}.prof"), "-m", "msgen"]
+                    if self.profile else self.msgen)
+        process = subprocess.Popen([*profiled, "controller", "-n", NAMESPACE, "--lease-namespace", NAMESPACE, "--health-port",
+                                    str(port), "--kubeconfig", str(self.kubeconfig)], stdout=out,
+                                   stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        with self.lock:
+            self.running[process.pid] = (process, port)
+            self.peak_rss[process.pid] = 0
+        return process.pid
+
+    def sample(self) -> None:
+        with self.lock:
+            for pid in self.running:
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                rss = [int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")]
+                self.peak_rss[pid] = max([self.peak_rss[pid], *rss])  # none: it has ended
+                self.cpu[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def leader(self, driver: Any) -> int | None:
+        holder = driver.lease_holder()
+        return next((pid for pid in self.running if f"_{pid}_" in holder), None)
+
+    def kill(self, pid: int) -> None:
+        self.sample()
+        with self.lock:
+            process, _ = self.running.pop(pid)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+
+    def metrics(self, pid: int) -> dict[str, Any]:
+        from urllib.request import urlopen
+
+        from msgen.reconcile.metrics import families
+
+        port = self.running[pid][1]
+        return dict(families(urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()))
+
+    def stop(self) -> None:
+        self.sample()
+        for pid in list(self.running):
+            process, _ = self.running.pop(pid)
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+
+
+def percentiles(values: list[float]) -> dict[str, float | int]:
+    if not values:
+        return {"count": 0}
+    ordered = sorted(values)
+    return {"count": len(ordered), "p50": round(statistics.median(ordered), 3),
+            "p99": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 3), "max": round(ordered[-1], 3)}
+
+
+def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:
+    """Delays, and missed or doubled actions, from what the server saw written."""
+    by_name = {job.name: job for job in jobs}
+
+    def owner_of(name: str) -> Job | None:
+        return by_name.get(name.split("-", 1)[0])  # every object's name begins with its job's
+
+    clean: dict[str, float] = {}
+    verdict: dict[str, float] = {}
+    ttl_delays: list[float] = []
+    doubled: list[str] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for write in driver.writes():
+        if write.kind == "Event":
+            involved, reason = write.body["involvedObject"]["name"], write.body["reason"]
+            job = owner_of(involved)
+            if job is not None and reason in ("JobSucceeded", "JobFailed") and job.decided:
+                verdict.setdefault(job.name, write.at - job.decided)
+            key = ("event", involved, reason)
+        elif write.method == "DELETE" or (write.method == "PATCH" and (write.body.get("spec") or {}).get("suspend")):
+            job = owner_of(write.name)
+            if job is None or job.decided is None:
+                continue
+            due = (int(job.decided_wall or 0) + job.ttl - time.time() + time.monotonic()) if job.ttl else None
+            if due is not None and write.at >= due - 1:
+                ttl_delays.append(write.at - due)
+            else:
+                clean.setdefault(job.name, write.at - job.decided)
+            key = (write.method, write.kind, write.name)
+            if write.result is None:
+                doubled.append(f"{write.method} {write.kind} {write.name}: not found (done already)")
+        else:
+            continue
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 2:
+            doubled.append(" ".join(key) + " twice")
+    missed = []
+    every = driver.pods()
+    by_job: dict[str, list[dict[str, Any]]] = {}
+    for pod in every:
+        by_job.setdefault(pod["metadata"]["labels"]["training.kubeflow.org/job-name"], []).append(pod)
+    for job in jobs:
+        if job.decided is None:
+            continue
+        if job.name not in verdict:
+            missed.append(f"{job.name}: no verdict Event")
+        pods = by_job.get(job.name, [])
+        active = [p["metadata"]["name"] for p in pods if (p.get("status") or {}).get("phase") in ("Pending", "Running")]
+        if active:
+            missed.append(f"{job.name}: still active after its end: {active}")
+        if job.ttl and job.target == "pod" and pods and job.decided_wall + job.ttl < time.time() - 15:
+            missed.append(f"{job.name}: TTL passed, {len(pods)} pods left")
+    per_job = {job.name: [round((job.decided or 0) - started, 1), job.target, round(clean.get(job.name, -1), 3),
+                          round(verdict.get(job.name, -1), 3)] for job in jobs if job.decided is not None}
+    return {"per_job": per_job, "clean": percentiles(list(clean.values())), "verdict": percentiles(list(verdict.values())),
+            "ttl": percentiles(ttl_delays), "missed": missed, "doubled": doubled,
+            "all": percentiles([*clean.values(), *verdict.values(), *ttl_delays])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--duration", type=float, default=1800.0, help="seconds (default: 30 minutes)")
+    parser.add_argument("--seed", type=int, default=34)
+    parser.add_argument("--api", choices=["fake", "cluster"], default="fake",
+                        help="cluster: MSGEN_TEST_KUBECONFIG's, with kwok nodes (bench/kwok_driver.py)")
+    parser.add_argument("--restart-api", metavar="COMMAND",
+                        help="with --api cluster: a shell command that restarts the API server (else none)")
+    parser.add_argument("--msgen", default=f"{sys.executable} -m msgen", help="the command that runs msgen")
+    parser.add_argument("--no-restarts", action="store_true", help="no API server restart, no leader kill")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--profile", action="store_true", help="run the replicas under cProfile (controller-N.prof "
+                        "beside their logs; read with python -m pstats)")
+    args = parser.parse_args()
+    jobs = scenario(args.jobs, args.duration, args.seed)
+    scratch = Path(tempfile.mkdtemp(prefix="msgen-controller-scale-"))
+    config = scratch / "kubeconfig"
+    if args.api == "fake":
+        driver: Any = FakeDriver()
+        config.write_text(json.dumps(driver.kubeconfig()))
+    else:
+        from kwok_driver import KwokDriver
+
+        driver = KwokDriver(NAMESPACE, args.restart_api)
+        config = driver.kubeconfig_path
+    replicas = Replicas(args.msgen.split(), config, scratch, args.profile)
+    replicas.add(), replicas.add()
+    started = time.monotonic()
+    simulation = Simulation(driver, jobs, started)
+    threading.Thread(target=simulation.run, name="simulation", daemon=True).start()
+    happened: list[str] = []
+    restart_at, kill_at = 0.4 * args.duration, 0.7 * args.duration
+    last = max(j.arrive + j.start_after + j.run_for + (j.ttl or 0) for j in jobs) + 30
+    watch_events = 0.0
+    doubled_deletes = 0.0
+    while (elapsed := time.monotonic() - started) < max(args.duration, last):
+        replicas.sample()
+        if not args.no_restarts and restart_at is not None and elapsed >= restart_at:
+            happened.append(f"{elapsed:.0f}s: {driver.restart()}")
+            restart_at = None  # type: ignore[assignment]
+        if not args.no_restarts and kill_at is not None and elapsed >= kill_at:
+            leader = replicas.leader(driver)
+            if leader is not None:
+                watch_events += _watch_events(replicas, leader)
+                replicas.kill(leader)
+                replicas.add()
+                happened.append(f"{elapsed:.0f}s: leader {leader} killed (SIGKILL), a new replica started")
+                kill_at = None  # type: ignore[assignment]
+        time.sleep(2.0)
+    simulation.stop.set()
+    leader = replicas.leader(driver)
+    if leader is not None:
+        watch_events += _watch_events(replicas, leader)
+        doubled_deletes = _not_found_deletes(replicas, leader)
+    replicas.stop()
+    found = judged(driver, jobs, started)
+    writes = driver.writes()
+    requests = driver.requests()
+    driver.stop()
+    decided = sum(1 for j in jobs if j.decided is not None)
+    figures = {
+        "jobs": args.jobs, "pods": sum(j.workers + 1 for j in jobs), "decided": decided,
+        "duration_s": round(time.monotonic() - started), "happened": happened,
+        "bench_process_cpu_s": round(sum(os.times()[:2]), 1), "load_average": os.getloadavg(),
+        "peak_rss_mib": {str(pid): round(kib / 1024, 1) for pid, kib in replicas.peak_rss.items()},
+        "cpu_s": {str(pid): round(cpu, 1) for pid, cpu in replicas.cpu.items()},
+        "api_requests_per_job": round(sum(requests.values()) / args.jobs, 1),
+        "api_requests": requests,
+        "kubernetes_events_per_job": round(sum(1 for w in writes if w.kind == "Event") / args.jobs, 2),
+        "last_leaders_deletes_of_what_was_gone": doubled_deletes,
+        "watch_events_per_job_leaders": round(watch_events / args.jobs, 1),
+        "delay_s": {k: found[k] for k in ("clean", "verdict", "ttl", "all")},
+        "missed": found["missed"], "doubled": found["doubled"], "logs": str(scratch),
+        "per_job (decided at s, target, clean delay, verdict delay)": found["per_job"],
+    }
+    text = json.dumps(figures, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text)
+
+
+def _not_found_deletes(replicas: Replicas, pid: int) -> float:
+    """DELETEs the leader was answered 404 for: an action done twice (seen from the client)."""
+    try:
+        found = replicas.metrics(pid)["rest_client_requests"]
+    except (OSError, KeyError):
+        return 0.0
+    return float(sum(s.value for s in found.samples if s.labels.get("method") == "DELETE"
+                     and s.labels.get("code") == "404" and s.name.endswith("_total")))
+
+
+def _watch_events(replicas: Replicas, pid: int) -> float:
+    try:
+        found = replicas.metrics(pid)["msgen_watch_events"]
+    except (OSError, KeyError):
+        return 0.0
+    return float(sum(s.value for s in found.samples if s.name.endswith("_total")))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""`runPolicy.backoffLimit` counted across the whole job, as ms-operator counted it.
+
+msgen writes the job's backoffLimit on each role's Job, and each Job counts only its own
+failures: a job with a Scheduler and Workers could be retried backoffLimit times per role.
+ms-operator (kubeflow/common `PastBackoffLimit`) counted the whole job. Where the target's
+workloads count per role (`Facts.retries_counted_per_role`), the reconciler adds the roles'
+counts up here and fails the job once the sum passes the limit; the clean-up policy then
+stops it (`actions`).
+
+What counts is what a Job counts against its backoffLimit: its failed pods (the Job's
+`status.failed`, or the role's failed pods when that is more) and the container restarts of
+its pods (restart policy OnFailure). Pods killed by a deletion are no failures, and the
+Workers of a job with enableDynamicWorker are left out (each has its own limit).
+
+Pure: plain dicts in (as the API server returns them), a value out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model.run_policy import JobPolicy
+from .pods import killed, pod_role
+
+
+def failures_by_role(
+    policy: JobPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
+) -> dict[str, int]:
+    """Each counted role's failures so far (roles without any are left out)."""
+    worker = policy.worker_type()
+    counted = [r for r in policy.roles if not (policy.enable_dynamic_worker and r == worker)]
+    failed_pods = dict.fromkeys(counted, 0)
+    restarts = dict.fromkeys(counted, 0)
+    for pod in pods:
+        role = pod_role(pod, policy)
+        if role not in failed_pods:
+            continue
+        status = pod.get("status") or {}
+        if status.get("phase") == "Failed" and not killed(pod):
+            failed_pods[role] += 1
+        for container in status.get("containerStatuses") or []:
+            restarts[role] += int(container.get("restartCount") or 0)
+    by_jobs = dict.fromkeys(counted, 0)
+    for obj in workloads:
+        role = _job_role(obj, policy)
+        if role in by_jobs:
+            by_jobs[role] += int((obj.get("status") or {}).get("failed") or 0)
+    found = {r: max(failed_pods[r], by_jobs[r]) + restarts[r] for r in counted}
+    return {role: count for role, count in found.items() if count}
+
+
+def past_backoff_limit(
+    policy: JobPolicy, workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
+) -> tuple[str, str, str] | None:
+    """("Failed", reason, message) once the job's failures, over all its roles, pass its
+    backoffLimit; None before, or without a limit."""
+    limit = policy.backoff_limit
+    if limit is None:
+        return None
+    found = failures_by_role(policy, workloads, pods)
+    total = sum(found.values())
+    if total <= limit or len(found) < 2:
+        return None  # within the limit, or one role's: its own Job judges it
+    each = ", ".join(f"{role} {count}" for role, count in found.items())
+    return (
+        "Failed", "BackoffLimitExceeded",
+        f"{total} failures across the job's roles ({each}), more than backoffLimit {limit}, "
+        "which counts the whole job (each role's Job counts only its own)",
+    )
+
+
+def _job_role(obj: dict[str, Any], policy: JobPolicy) -> str | None:
+    """A batch Job's role, from the labels of the pods it makes."""
+    if obj.get("kind") != "Job" or not str(obj.get("apiVersion", "")).startswith("batch/"):
+        return None
+    template = (obj.get("spec") or {}).get("template") or {}
+    return pod_role(template, policy)

@@ -1,0 +1,153 @@
+"""The controller's work queue: which jobs to reconcile next, as client-go's work queue has it.
+
+A pass over every job on every watched change costs the number of jobs times each event:
+at a thousand jobs whose pods start and end all the time, the controller would never rest
+and every action would wait for a whole pass. So a change queues only its own job (the
+`training.kubeflow.org/job-name` label of the object that changed), and a pass takes the
+queued jobs alone; a resync queues every job, at most every `--interval` seconds.
+
+A job queued several times before its pass is reconciled once (a set, as client-go's
+"dirty" set), and keeps the time it was first queued: how long it waited is what the
+`workqueue_queue_duration_seconds` histogram and the policy actions' delay measure. A job
+can also be queued for later (`add_after`): a TTL that falls due with no change on the
+cluster, or a reconcile that failed, retried with backoff (`retry`, forgotten on success).
+
+Jobs a resync or a new leader queues all at once are queued in the `background`: a pass
+takes the jobs a change queued first (oldest first), and a long pass gives back what it has
+not reached when new changes are waiting (`give_back`), so that a thousand jobs looked at
+for safety never hold up the one whose pod just ended.
+Thread-safe: the watches add from their threads, the loop takes from its own.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterable
+
+from .metrics import NOTHING, Recorder
+
+#: Seconds before a failed job's first retry; doubled each time, up to RETRY_CAP.
+RETRY_FIRST = 0.5
+RETRY_CAP = 60.0
+
+
+def retry_delay(failures: int) -> float:
+    """Seconds before retry `failures` (1, 2, ...): 0.5, 1, 2, ... up to RETRY_CAP."""
+    return float(min(RETRY_CAP, RETRY_FIRST * 2 ** max(0, failures - 1)))
+
+
+class WorkQueue:
+    """Keys waiting for a pass, each with the monotonic time it was first queued."""
+
+    def __init__(self, recorder: Recorder = NOTHING, wake: Callable[[], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._recorder = recorder
+        self._wake = wake
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._ready: dict[Hashable, float] = {}
+        self._later: list[tuple[float, int, Hashable]] = []
+        self._order = itertools.count()
+        self._failures: dict[Hashable, int] = {}
+        self._background: set[Hashable] = set()
+
+    def add(self, key: Hashable) -> None:
+        self.add_all([key])
+
+    def add_all(self, keys: Iterable[Hashable], background: bool = False) -> None:
+        now = self._clock()
+        added = 0
+        with self._lock:
+            for key in keys:
+                if key not in self._ready:
+                    self._ready[key] = now
+                    added += 1
+                    if background:
+                        self._background.add(key)
+                elif not background:
+                    self._background.discard(key)  # a change: no longer only a resync's
+            depth = len(self._ready)
+        if added:
+            for _ in range(added):
+                self._recorder.queue_added()
+            self._recorder.queue_depth(depth)
+            if self._wake is not None:
+                self._wake()
+
+    def add_after(self, key: Hashable, seconds: float) -> None:
+        """Queue `key` once `seconds` have passed (at once when not positive)."""
+        if seconds <= 0:
+            self.add(key)
+            return
+        with self._lock:
+            heapq.heappush(self._later, (self._clock() + seconds, next(self._order), key))
+
+    def retry(self, key: Hashable) -> float:
+        """Queue a job whose reconcile failed again, after a delay that grows with each
+        failure in a row; returns the delay."""
+        with self._lock:
+            failures = self._failures[key] = self._failures.get(key, 0) + 1
+        delay = retry_delay(failures)
+        self._recorder.queue_retried()
+        self.add_after(key, delay)
+        return delay
+
+    def forget(self, key: Hashable) -> None:
+        """A reconcile worked: the next failure starts the backoff again."""
+        with self._lock:
+            self._failures.pop(key, None)
+
+    def take(self) -> list[tuple[Hashable, float, bool]]:
+        """Every key ready now (those queued for later whose time has come included), as
+        (key, time queued, background): the changes' first, then the background's, each
+        oldest first. The queue keeps none of them."""
+        now = self._clock()
+        with self._lock:
+            while self._later and self._later[0][0] <= now:
+                when, _, key = heapq.heappop(self._later)  # due now: no longer background work
+                self._ready[key] = min(when, self._ready.get(key, when))
+                self._background.discard(key)
+            ready, self._ready = self._ready, {}
+            background, self._background = self._background, set()
+        self._recorder.queue_depth(0)
+        for queued in ready.values():
+            self._recorder.queue_waited(max(0.0, now - queued))
+        return sorted(((k, t, k in background) for k, t in ready.items()), key=lambda e: (e[2], e[1]))
+
+    def give_back(self, taken: list[tuple[Hashable, float, bool]]) -> None:
+        """Keys taken but not reached, queued again as they were (a key queued again
+        meanwhile keeps its new entry, unless this one is older)."""
+        with self._lock:
+            for key, queued, background in taken:
+                found = self._ready.get(key)
+                if found is None or queued < found:
+                    self._ready[key] = queued
+                if background and found is None:
+                    self._background.add(key)
+                elif not background:
+                    self._background.discard(key)
+            depth = len(self._ready)
+        self._recorder.queue_depth(depth)
+
+    def depth(self) -> int:
+        with self._lock:
+            return len(self._ready)
+
+    def next_in(self) -> float | None:
+        """Seconds until the next key queued for later is ready (None: none is)."""
+        with self._lock:
+            return None if not self._later else max(0.0, self._later[0][0] - self._clock())
+
+    def drop(self, keys: Iterable[Hashable]) -> None:
+        """Forget keys whose jobs are gone (their retries and later times)."""
+        gone = set(keys)
+        if not gone:
+            return
+        with self._lock:
+            for key in gone:
+                self._failures.pop(key, None)
+            self._later = [item for item in self._later if item[2] not in gone]
+            heapq.heapify(self._later)

@@ -1,0 +1,69 @@
+"""The controller's own writes that its watches do not show yet (client-go's "expectations").
+
+A job is reconciled again as soon as anything of it changes, often before the watch has
+brought back what the last reconcile wrote: the pod it deleted still looks alive, the Job
+it suspended still active, the status it published not there. Acting on that copy would
+delete the pod again, patch the Job again and send the Event again: doubled actions. So each
+write is remembered with the `resourceVersion` the object had when it was written; while the
+watched copy still has that version, the write is taken as done (the action is not due, the
+published status is the one written). Once the copy has another version (or the object is
+gone), the watch caught up and the memory is dropped: the cluster is the record again, as
+after a restart. Entries older than `KEEP_SECONDS` are dropped too (an object whose change
+never came back, deleted meanwhile), so the memory stays as small as the writes in flight.
+It stays through a loss of leadership: another replica's write changes the version, which
+drops the memory. Used by the controller's loop thread only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: Seconds a write is remembered at most; far longer than a watch takes to bring it back.
+KEEP_SECONDS = 300.0
+
+_Key = tuple[str, str, str, str]
+
+
+def _version(obj: dict[str, Any]) -> str | None:
+    found = (obj.get("metadata") or {}).get("resourceVersion")
+    return str(found) if found is not None else None
+
+
+class Writes:
+    """What was written (verb on namespace/kind/name) on which version, with what."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._written: dict[_Key, tuple[str | None, str, float]] = {}
+
+    def wrote(self, verb: str, obj: dict[str, Any], value: str = "") -> None:
+        """`verb` (delete, suspend, status, ...) was done on `obj` as the copy had it."""
+        self._written[self._key(verb, obj)] = (_version(obj), value, self._clock())
+
+    def pending(self, verb: str, obj: dict[str, Any]) -> str | None:
+        """The value written by `verb` on `obj` while the copy does not show it yet (the
+        copy has the version it was written on); else None, and the write is forgotten."""
+        key = self._key(verb, obj)
+        found = self._written.get(key)
+        if found is None:
+            return None
+        version, value, _ = found
+        if version is not None and version == _version(obj):
+            return value
+        del self._written[key]
+        return None
+
+    def expire(self) -> None:
+        oldest = self._clock() - KEEP_SECONDS
+        for key in [k for k, (_, _, when) in self._written.items() if when < oldest]:
+            del self._written[key]
+
+    def __len__(self) -> int:
+        return len(self._written)
+
+    @staticmethod
+    def _key(verb: str, obj: dict[str, Any]) -> _Key:
+        metadata = obj.get("metadata") or {}
+        return (verb, str(metadata.get("namespace")), str(obj.get("kind")), str(metadata.get("name")))

@@ -1,0 +1,168 @@
+"""The controller's access is what its policies need, no more: read from the overlay as built.
+
+RBAC names verbs on kinds: each write the ClusterRole grants is in the table below with the
+policy that needs it, and nothing else is granted (no wildcard, no create of pods or
+workloads). RBAC cannot say which fields a patch may change, so every kind the controller may
+patch is guarded by a ValidatingAdmissionPolicy for its ServiceAccount that keeps the spec (a
+batch Job's pod template) and labels as they were; its deletes are limited to objects msgen
+rendered, and its Volcano Commands to CompleteJob. The live check (a token of the controller
+cannot change an image nor create a pod) is at the end; it needs MSGEN_TEST_KUBECONFIG.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .conftest import ROOT, kustomize_binary
+
+#: (API group, resource) -> the verbs the controller's ClusterRole grants, and why.
+NEEDED = {
+    ("", "pods"): ({"list", "watch", "patch", "delete"}, "cleanPodPolicy, TTL; msgen/status on bare Pods"),
+    ("", "services"): ({"list", "watch", "patch", "delete"}, "a bare-Pod job's TTL; msgen/status"),
+    ("", "events"): ({"create"}, "JobRunning, JobSucceeded, ... Events"),
+    ("batch", "jobs"): ({"list", "watch", "patch", "delete"}, "suspend at the end; TTL of a suspended Job"),
+    ("apps", "statefulsets"): ({"list", "watch", "patch"}, "msgen/status"),
+    ("jobset.x-k8s.io", "jobsets"): ({"list", "watch", "patch"}, "msgen/status"),
+    ("batch.volcano.sh", "jobs"): ({"list", "watch", "patch"}, "msgen/status"),
+    ("trainer.kubeflow.org", "trainjobs"): ({"list", "watch", "patch"}, "msgen/status"),
+    ("bus.volcano.sh", "commands"): ({"create"}, "CompleteJob when worker 0 succeeded"),
+}  # fmt: skip
+READ = {"get", "list", "watch"}
+
+
+def built(overlay: str) -> list[dict[str, Any]]:
+    binary = kustomize_binary()
+    if binary is None:
+        pytest.skip("kustomize is not installed (.ci/fetch-kustomize installs it)")
+    text = subprocess.run([binary, "build", str(ROOT / "overlays" / overlay)], capture_output=True, text=True,
+                          check=True, timeout=60).stdout  # fmt: skip
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def grants(documents: list[dict[str, Any]], kind: str = "ClusterRole") -> dict[tuple[str, str], set[str]]:
+    found: dict[tuple[str, str], set[str]] = {}
+    for role in (d for d in documents if d["kind"] == kind):
+        for rule in role["rules"]:
+            for group in rule.get("apiGroups") or []:
+                for resource in rule.get("resources") or []:
+                    found.setdefault((group, resource), set()).update(rule["verbs"])
+    return found
+
+
+def user(documents: list[dict[str, Any]]) -> str:
+    account = next(d for d in documents if d["kind"] == "ServiceAccount")
+    return f"system:serviceaccount:{account['metadata']['namespace']}:{account['metadata']['name']}"
+
+
+def guards(documents: list[dict[str, Any]], operation: str) -> dict[tuple[str, str], list[str]]:
+    """(group, resource) -> the validations of the bound policies that hold the controller's
+    requests of `operation` there."""
+    bound = {d["spec"]["policyName"] for d in documents if d["kind"] == "ValidatingAdmissionPolicyBinding"
+             and "Deny" in d["spec"]["validationActions"]}  # fmt: skip
+    found: dict[tuple[str, str], list[str]] = {}
+    for policy in (d for d in documents if d["kind"] == "ValidatingAdmissionPolicy"):
+        conditions = [c["expression"] for c in policy["spec"].get("matchConditions") or []]
+        if policy["metadata"]["name"] not in bound or conditions != [f'request.userInfo.username == "{user(documents)}"']:
+            continue
+        assert policy["spec"]["failurePolicy"] == "Fail"
+        for rule in policy["spec"]["matchConstraints"]["resourceRules"]:
+            if operation in rule["operations"]:
+                for group in rule["apiGroups"]:
+                    for resource in rule["resources"]:
+                        found.setdefault((group, resource), []).extend(
+                            " ".join(v["expression"].split()) for v in policy["spec"]["validations"])
+    return found
+
+
+@pytest.mark.parametrize("overlay", ["controller", "controller-namespaces"])
+def test_the_controller_may_do_what_its_policies_need_and_no_more(overlay: str) -> None:
+    documents = built(overlay)
+    granted = grants(documents)
+    assert granted == {key: verbs for key, (verbs, _why) in NEEDED.items()}
+    assert not any("*" in key or "*" in verbs for key, verbs in granted.items())
+    lease = grants(documents, "Role")
+    assert lease == {("coordination.k8s.io", "leases"): {"get", "update", "create"}}
+
+
+@pytest.mark.parametrize("overlay", ["controller", "controller-namespaces"])
+def test_every_write_rbac_cannot_narrow_is_narrowed_by_admission(overlay: str) -> None:
+    documents = built(overlay)
+    granted = grants(documents)
+    updates, deletes, creates = guards(documents, "UPDATE"), guards(documents, "DELETE"), guards(documents, "CREATE")
+    for key, verbs in granted.items():
+        if verbs & {"patch", "update"}:
+            kept = "object.spec.template == oldObject.spec.template" if key == ("batch", "jobs") \
+                else "object.spec == oldObject.spec"
+            assert kept in updates.get(key, []), f"{key}: a patch could change its spec"
+            assert any("object.metadata.labels == oldObject.metadata.labels" in v for v in updates[key]), key
+        if "delete" in verbs:
+            assert any('oldObject.metadata.labels["app.kubernetes.io/managed-by"] == "msgen"' in v
+                       for v in deletes.get(key, [])), f"{key}: it could delete what msgen did not render"
+    assert creates.get(("bus.volcano.sh", "commands")) == ['object.action == "CompleteJob"']
+    for document in documents:
+        if document["apiVersion"].startswith("admissionregistration.k8s.io/"):
+            assert "namespace" not in document["metadata"], "cluster-scoped"
+
+
+def test_the_admission_policies_are_valid_kubernetes_from_1_30() -> None:
+    import kubernetes_validate
+
+    from msgen.model import versions
+
+    documents = [d for d in built("controller") if d["apiVersion"].startswith("admissionregistration.k8s.io/")]
+    assert len(documents) == 8
+    for minor in range(30, versions.NEWEST[1] + 1):
+        for document in documents:
+            kubernetes_validate.validate(document, f"1.{minor}", strict=True)
+
+
+# ---- against a real API server --------------------------------------------------------------
+
+KUBECONFIG = os.environ.get("MSGEN_TEST_KUBECONFIG")
+
+
+@pytest.mark.skipif(not KUBECONFIG, reason="MSGEN_TEST_KUBECONFIG names no API server to test against")
+def test_live_the_controllers_token_cannot_change_an_image_nor_create_a_pod(tmp_path: Path) -> None:
+    """The overlay's RBAC and policies applied; as the controller's ServiceAccount: creating a
+    privileged pod is forbidden, changing a pod's image or a StatefulSet's template is
+    denied, writing msgen/status is allowed."""
+    from .test_reconcile_live import kubectl
+
+    documents = [d for d in built("controller") if d["kind"] not in ("Deployment",)]
+    (tmp_path / "access.yaml").write_text(yaml.safe_dump_all(documents))
+    served = kubectl("api-resources", "--api-group=admissionregistration.k8s.io", "-o", "name").stdout
+    if "validatingadmissionpolicies" not in served:
+        pytest.skip("the cluster serves no ValidatingAdmissionPolicy (Kubernetes before 1.30)")
+    namespace = f"{os.environ.get('MSGEN_TEST_NAMESPACE_PREFIX', 'msgen-test')}-access-{os.getpid()}"
+    kubectl("apply", "--server-side", "-f", str(tmp_path / "access.yaml"))
+    kubectl("create", "namespace", namespace)
+    try:
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "victim", "namespace": namespace,
+               "labels": {"app.kubernetes.io/managed-by": "msgen"}},
+               "spec": {"nodeSelector": {"msgen.test/no-such-node": "true"},
+                        "containers": [{"name": "c", "image": "busybox:1"}]}}  # fmt: skip
+        (tmp_path / "pod.json").write_text(json.dumps(pod))
+        kubectl("apply", "-f", str(tmp_path / "pod.json"))
+        as_controller = ["--as", user(documents)]
+        privileged = {**pod, "metadata": {"name": "evil", "namespace": namespace},
+                      "spec": {**pod["spec"], "containers": [{"name": "c", "image": "busybox:1",
+                                                                "securityContext": {"privileged": True}}]}}
+        (tmp_path / "evil.json").write_text(json.dumps(privileged))
+        created = kubectl(*as_controller, "create", "-f", str(tmp_path / "evil.json"), check=False)
+        assert created.returncode != 0 and "forbidden" in created.stderr.lower()
+        image = kubectl(*as_controller, "patch", "pod", "victim", "-n", namespace, "--type=json", "-p",
+                        '[{"op":"replace","path":"/spec/containers/0/image","value":"evil:1"}]', check=False)
+        assert image.returncode != 0 and "never the spec" in image.stderr, image.stderr
+        status = kubectl(*as_controller, "patch", "pod", "victim", "-n", namespace, "--type=merge", "-p",
+                         '{"metadata":{"annotations":{"msgen/status":"{}"}}}', check=False)
+        assert status.returncode == 0, status.stderr
+    finally:
+        kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+        kubectl("delete", "-f", str(tmp_path / "access.yaml"), "--ignore-not-found", "--wait=false", check=False)

@@ -1,0 +1,136 @@
+"""A new user's first day, tried as one would after `pip install`: what the help and the README
+say is what msgen does, and nothing a user asked for is overruled in silence.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from msgen.yamlio.inputs import MANIFEST_SUFFIXES
+from msgen.targets import NAMES as TARGETS
+
+from .conftest import ROOT, SAMPLES, msgen, msgen_process
+
+
+def test_render_help_and_readme_name_every_file_a_directory_is_read_for(tmp_path: Path) -> None:
+    job = json.dumps(yaml.safe_load((SAMPLES / "mindspore" / "lenet-cpu.yaml").read_text()))
+    (tmp_path / "job.json").write_text(job)
+    assert "kind: Job" in msgen("render", str(tmp_path)).stdout  # a directory's JSON is read
+    help_text = " ".join(msgen("render", "--help").stdout.split())
+    readme = next(line for line in (ROOT / "README.md").read_text().splitlines()
+                  if line.startswith("msgen render jobs/"))  # fmt: skip
+    for suffix in MANIFEST_SUFFIXES:
+        assert f"*{suffix}" in help_text, help_text
+        assert f"*{suffix}" in readme, readme
+
+
+UNCLOSED = """\
+apiVersion: mindspore.gitee.com/v1
+kind: MSJob
+metadata:
+  name: j
+spec:
+  msReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          containers:
+            - name: mindspore
+              image: ms
+              command: {opened}python, train.py
+              args: ["--x"]
+"""
+
+
+@pytest.mark.parametrize("opened,closing", [("[", "]"), ("{", "}")])
+def test_an_unclosed_bracket_names_the_line_that_opened_it(opened: str, closing: str) -> None:
+    run = msgen("render", "-", input=UNCLOSED.format(opened=opened))
+    assert run.exit_code == 1 and run.stdout == ""
+    assert run.stderr.startswith("<stdin>:14:"), run.stderr  # where the parser noticed
+    assert f"the {opened!r} opened at line 13, column 24 is not closed" in run.stderr, run.stderr
+
+
+def test_an_unclosed_quote_names_where_it_starts() -> None:
+    run = msgen("render", "-", input='metadata:\n  name: "j\n')
+    assert run.exit_code == 1
+    assert "while scanning a quoted scalar that starts at line 2, column 9" in run.stderr, run.stderr
+
+
+SCHEDULER_ONLY = """\
+apiVersion: mindspore.gitee.com/v1
+kind: MSJob
+metadata:
+  name: j
+spec:
+  msReplicaSpecs:
+    Scheduler:
+      template:
+        spec:
+          containers: [{name: mindspore, image: ms}]
+{more}"""
+ROLE = "    {role}:\n      replicas: {replicas}\n      template:\n        spec:\n          containers: [{{name: mindspore, image: ms}}]\n"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "more,line,field",
+    [
+        ("", 7, "spec.msReplicaSpecs"),
+        (ROLE.format(role="PS", replicas=1), 7, "spec.msReplicaSpecs"),
+        (ROLE.format(role="Worker", replicas=0), 12, "spec.msReplicaSpecs.Worker.replicas"),
+    ],
+    ids=["alone", "with-ps", "workers-0"],
+)
+def test_a_scheduler_without_workers_is_refused_at_the_spec(target: str, more: str, line: int, field: str) -> None:
+    run = msgen("render", "-t", target, "-", input=SCHEDULER_ONLY.replace("{more}", more))
+    assert run.exit_code == 1 and run.stdout == "", run.stderr
+    assert f"<stdin>:{line}:" in run.stderr and f"error: {field}: MSJob 'j' has a Scheduler and" in run.stderr
+    assert "accepted: a Worker with replicas 1 or more, or no Scheduler" in run.stderr
+    assert "the Worker Job" not in run.stderr
+
+
+def test_a_scheduler_with_a_worker_renders() -> None:
+    run = msgen("render", "-", input=SCHEDULER_ONLY.replace("{more}", ROLE.format(role="Worker", replicas=1)))
+    assert run.exit_code == 0, run.stderr
+
+
+def _lenet(metadata_line: str) -> str:
+    text = (SAMPLES / "mindspore" / "lenet-cpu.yaml").read_text()
+    return text.replace("metadata:\n", f"metadata:\n  {metadata_line}\n", 1)
+
+
+@pytest.mark.parametrize("command", ["render", "validate"])  # the click-free render, and click
+def test_a_target_annotation_overriding_the_command_line_says_so(command: str, tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(_lenet("annotations: {msgen/target: statefulset}"))
+    run = msgen_process(command, str(job), "-t", "jobset")
+    assert run.exit_code == 0, run.stderr
+    assert ("warning: metadata.annotations.msgen/target: msgen/target='statefulset' overrides"
+            " --target='jobset' for this job (a job's own annotation wins") in run.stderr  # fmt: skip
+    assert command == "validate" or "kind: StatefulSet" in run.stdout
+    quiet = msgen_process(command, str(job))  # no --target given: nothing was overruled
+    assert "overrides" not in quiet.stderr
+
+
+def test_a_kube_version_from_the_environment_is_named_when_an_annotation_overrides_it(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(_lenet("annotations: {msgen/kube-version: '1.30'}"))
+    run = msgen_process("render", str(job), env={"KUBE_VERSION": "1.29"})
+    assert "msgen/kube-version='1.30' overrides KUBE_VERSION='1.29' for this job" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("args", [("-n", "other"), ("--namespace=other",)])
+def test_a_namespace_option_beside_the_jobs_own_namespace_says_which_is_kept(args: tuple[str, ...], tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    text = _lenet("namespace: training")
+    job.write_text(text)
+    run = msgen_process("render", str(job), *args)
+    assert run.exit_code == 0, run.stderr
+    assert f"job.yaml:{text.splitlines().index('  namespace: training') + 1}:14: warning: metadata.namespace:" \
+        " the job's own namespace 'training' is kept: --namespace='other' is for jobs whose metadata names none" in run.stderr  # fmt: skip
+    assert "namespace: other" not in run.stdout and "namespace: training" in run.stdout
+    assert "warning" not in msgen_process("render", str(job), "-n", "training").stderr

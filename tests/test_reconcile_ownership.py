@@ -1,0 +1,196 @@
+"""The reconciler acts only on a job's own pods, whatever labels another tenant's pods carry.
+
+In a namespace several teams share, anyone who may create a pod can give it the three
+`training.kubeflow.org/*` labels of another job's worker 0 and a Succeeded phase. Such a pod
+must not change that job's verdict, nor make the controller delete the job's running pods.
+Plain data, shaped as the API server returns it; the same forgery against a real cluster and
+the controller is at the end (it needs MSGEN_TEST_KUBECONFIG).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from typing import Any
+
+import pytest
+
+from msgen.model import run_policy
+from msgen.reconcile import actions, ownership, status, watch
+
+from .test_reconcile_decisions import NOW
+
+JOB = "j"
+LABELS = "training.kubeflow.org"
+
+
+def policy_text(target: str, clean: str = "Running") -> str:
+    return json.dumps({"cleanPodPolicy": clean, "job": JOB, "target": target, "successPolicy": "Worker0",
+                       "roles": {"Scheduler": {"replicas": 1, "restartPolicy": "Never"},
+                                 "Worker": {"replicas": 2, "restartPolicy": "Never"}}},
+                      sort_keys=True, separators=(",", ":"))  # fmt: skip
+
+
+def pod(name: str, role: str, index: int, phase: str, *, owner: dict[str, Any] | None = None,
+        annotation: str | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "name": name, "namespace": "shared", "uid": f"uid-{name}",
+        "labels": {f"{LABELS}/job-name": JOB, f"{LABELS}/replica-type": role.lower(),
+                   f"{LABELS}/replica-index": str(index)},
+    }  # fmt: skip
+    if owner is not None:
+        metadata["ownerReferences"] = [owner]
+    if annotation is not None:
+        metadata["annotations"] = {run_policy.ANNOTATION: annotation}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
+            "status": {"phase": phase, "startTime": "2026-01-01T10:00:00Z"}}
+
+
+def forged_worker_0() -> dict[str, Any]:
+    """Another tenant's pod: the labels of the job's worker 0, Succeeded, nothing else."""
+    return pod("not-yours", "Worker", 0, "Succeeded")
+
+
+def bare_pod_job() -> list[dict[str, Any]]:
+    text = policy_text("pod")
+    return [pod(f"{JOB}-scheduler-0", "Scheduler", 0, "Running", annotation=text),
+            pod(f"{JOB}-worker-0", "Worker", 0, "Running", annotation=text),
+            pod(f"{JOB}-worker-1", "Worker", 1, "Running", annotation=text)]
+
+
+def controlled_by(obj: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"],
+            "uid": obj["metadata"]["uid"], "controller": True}
+
+
+def indexed_job() -> list[dict[str, Any]]:
+    text = policy_text("indexed-job")
+    jobs = [{"apiVersion": "batch/v1", "kind": "Job",
+             "metadata": {"name": f"{JOB}-{role}", "uid": f"uid-{role}", "namespace": "shared",
+                          "annotations": {run_policy.ANNOTATION: text}},
+             "spec": {"completionMode": "Indexed"}, "status": {}} for role in ("scheduler", "worker")]
+    pods = [pod(f"{JOB}-scheduler-0-a", "Scheduler", 0, "Running", owner=controlled_by(jobs[0])),
+            pod(f"{JOB}-worker-0-b", "Worker", 0, "Running", owner=controlled_by(jobs[1])),
+            pod(f"{JOB}-worker-1-c", "Worker", 1, "Running", owner=controlled_by(jobs[1]))]
+    return jobs + pods
+
+
+def verdict(objects: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    policy, workloads, pods = watch.select(JOB, "shared", objects)
+    found = status.aggregate(policy, workloads, pods)
+    due = actions.due(policy, found, workloads, pods, NOW, [])
+    return found.phase, [f"{a.verb} {a.kind} {a.name}" for a in due]
+
+
+def test_a_forged_worker_0_does_not_end_a_bare_pod_job() -> None:
+    assert verdict(bare_pod_job()) == ("Running", [])
+    assert verdict([*bare_pod_job(), forged_worker_0()]) == ("Running", [])
+
+
+def test_the_job_own_worker_0_still_ends_it() -> None:
+    """The forgery is ignored, not the rule: the job's own worker 0 succeeding ends it, and
+    cleanPodPolicy Running deletes the job's own running pods, none other."""
+    objects = bare_pod_job()
+    objects[1]["status"]["phase"] = "Succeeded"
+    bystander = pod("other-team", "Worker", 1, "Running")
+    phase, due = verdict([*objects, forged_worker_0(), bystander])
+    assert phase == "Succeeded"
+    assert due == [f"delete Pod {JOB}-scheduler-0", f"delete Pod {JOB}-worker-1"]
+
+
+@pytest.mark.parametrize(
+    "forgery",
+    [
+        pytest.param(lambda: pod("not-yours", "Worker", 0, "Succeeded", annotation=policy_text("pod")),
+                     id="the-annotation-copied-under-another-name"),
+        pytest.param(lambda: pod(f"{JOB}-worker-7", "Worker", 0, "Succeeded", annotation=policy_text("pod")),
+                     id="the-annotation-copied-under-a-name-not-rendered"),
+    ],
+)  # fmt: skip
+def test_a_copied_annotation_is_not_enough(forgery: Any) -> None:
+    objects = bare_pod_job()
+    del objects[1]  # the job's worker 0 is gone (cleaned up, or not made yet)
+    assert verdict([*objects, forgery()])[0] != "Succeeded"
+
+
+def test_a_forged_pod_does_not_end_an_indexed_job() -> None:
+    assert verdict(indexed_job()) == ("Running", [])
+    stray_owner = {"apiVersion": "batch/v1", "kind": "Job", "name": f"{JOB}-worker", "uid": "a-forged-uid",
+                   "controller": True}
+    for forged in (forged_worker_0(), pod("x", "Worker", 0, "Succeeded", owner=stray_owner)):
+        assert verdict([*indexed_job(), forged]) == ("Running", [])
+
+
+def test_pods_a_jobsets_jobs_made_are_the_jobs() -> None:
+    text = policy_text("jobset")
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+              "metadata": {"name": JOB, "uid": "uid-js", "annotations": {run_policy.ANNOTATION: text}},
+              "spec": {}, "status": {}}
+    child = {"apiVersion": "batch/v1", "kind": "Job", "name": f"{JOB}-worker-0", "uid": "uid-child",
+             "controller": True}
+    made = pod(f"{JOB}-worker-0-0-x", "Worker", 0, "Running", owner=child)
+    made["metadata"]["labels"][ownership.JOBSET_NAME_LABEL] = JOB
+    foreign = pod("y", "Worker", 0, "Running", owner={**child, "name": "other-worker-0"})
+    foreign["metadata"]["labels"][ownership.JOBSET_NAME_LABEL] = "other"
+    _policy, _workloads, pods = watch.select(JOB, "shared", [jobset, made, foreign])
+    assert [p["metadata"]["name"] for p in pods] == [made["metadata"]["name"]]
+
+
+def test_workloads_that_disagree_on_the_policy_are_left_alone() -> None:
+    """A second workload carrying another policy for the same job name: one of them is not
+    the job's, and which is unknown, so nothing is decided."""
+    objects = indexed_job()
+    forged = copy.deepcopy(objects[1])
+    forged["metadata"].update(name=f"{JOB}-evil", uid="uid-evil")
+    forged["metadata"]["annotations"][run_policy.ANNOTATION] = policy_text("indexed-job", clean="All")
+    with pytest.raises(run_policy.PolicyError, match="different msgen/run-policy"):
+        watch.select(JOB, "shared", [*objects, forged])
+
+
+# ---- the same forgery against a real cluster and the controller ----------------------------
+
+KUBECONFIG = os.environ.get("MSGEN_TEST_KUBECONFIG")
+
+
+@pytest.mark.skipif(not KUBECONFIG, reason="MSGEN_TEST_KUBECONFIG names no API server to test against")
+def test_live_a_forged_worker_0_does_not_end_a_bare_pod_job(tmp_path: Any) -> None:
+    """`msgen apply --target pod --wait`, a tenant's pod with worker 0's labels set Succeeded:
+    the job keeps running, none of its pods is deleted; then its own worker 0 ends it."""
+    import subprocess
+    import sys
+    import time
+
+    from .test_reconcile_live import _set_pod_status, job_file, kubectl, names
+
+    ns = f"{os.environ.get('MSGEN_TEST_NAMESPACE_PREFIX', 'msgen-test')}-forged-{os.getpid()}"
+    kubectl("create", "namespace", ns)
+    try:
+        env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "msgen", "apply", str(job_file(tmp_path)), "-n", ns, "--target", "pod",
+             "--wait", "--timeout", "120s"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        deadline = time.monotonic() + 60
+        while names("pod", ns) != ["lenet-scheduler-0", "lenet-worker-0", "lenet-worker-1"]:
+            assert time.monotonic() < deadline, "pods did not appear"
+            time.sleep(0.5)
+        forged = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "not-yours", "labels": {
+            f"{LABELS}/job-name": "lenet", f"{LABELS}/replica-type": "worker", f"{LABELS}/replica-index": "0"}},
+            "spec": {"nodeSelector": {"msgen.test/no-such-node": "true"},
+                     "containers": [{"name": "c", "image": "busybox"}]}}  # fmt: skip
+        (tmp_path / "forged.yaml").write_text(json.dumps(forged))
+        kubectl("apply", "-n", ns, "-f", str(tmp_path / "forged.yaml"))
+        for name in ("lenet-scheduler-0", "lenet-worker-0", "lenet-worker-1"):
+            _set_pod_status(ns, name, "Running")
+        _set_pod_status(ns, "not-yours", "Succeeded", exit_code=0)
+        time.sleep(5)
+        assert waiting.poll() is None, "the forged pod ended the job"
+        assert names("pod", ns) == ["lenet-scheduler-0", "lenet-worker-0", "lenet-worker-1", "not-yours"]
+        _set_pod_status(ns, "lenet-worker-0", "Succeeded", exit_code=0)
+        out, err = waiting.communicate(timeout=90)
+        assert waiting.returncode == 0, err
+        assert "policy: delete Pod not-yours" not in out
+        assert "not-yours" in names("pod", ns)
+    finally:
+        kubectl("delete", "namespace", ns, "--wait=false", check=False)
