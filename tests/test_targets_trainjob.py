@@ -215,12 +215,28 @@ def test_kueue_admits_the_trainjob_not_its_parts() -> None:
     assert "kueue" not in yaml.safe_dump(runtime)
 
 
+#: A job with no Worker that msgen accepts (a Scheduler with no Worker is an error): PS only.
+PS_ONLY = """apiVersion: mindspore.gitee.com/v1
+kind: MSJob
+metadata: {name: tiny}
+spec:
+  msReplicaSpecs:
+    PS:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - {name: mindspore, image: mindspore/mindspore:2.2.14, command: [python, train.py]}
+"""
+
+
 def test_a_job_without_workers_has_no_trainer_step() -> None:
-    objects, _ = render(plan(job(workers=0)), "trainjob")
+    objects, _ = render(plan(PS_ONLY), "trainjob")
     runtime = one(objects, "TrainingRuntime")
     assert FRAMEWORK_LABEL not in (runtime["metadata"].get("labels") or {})  # the SDK would refuse it
     assert "mlPolicy" not in runtime["spec"] and "trainer" not in one(objects, "TrainJob")["spec"]
-    assert list(replicated_jobs(objects)) == ["scheduler"]
+    assert list(replicated_jobs(objects)) == ["ps"]
 
 
 def test_the_ttl_is_partly_expressed_and_says_what_stays() -> None:
