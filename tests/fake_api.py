@@ -224,7 +224,8 @@ class Cluster:
         with self.lock:
             self.generation += 1
             self.down_until = time.monotonic() + down
-            self.oldest = self.version  # a watch from a list made now is fine, as after a real restart
+            self.version += 1  # a watch from before the restart is too old (410); one from a list made
+            self.oldest = self.version  # after it is fine, as with a real API server
             for history in self.history.values():
                 history.clear()
             for versions in self.versions.values():
