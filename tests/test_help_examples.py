@@ -27,7 +27,7 @@ from .conftest import ROOT, SAMPLES
 #: What the wheel is built from (the rest of the tree is not packaged).
 WHEEL_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "MANIFEST.in", "msgen", "samples")
 #: What a `# needs` comment may ask for that a test cannot give: the example is not run.
-NOT_HERE = ("cluster", "kustomize", "here")
+NOT_HERE = ("cluster", "kustomize", "helm", "here")
 HEADER = re.compile(r"^\s+Examples?\b[^:]*:\s*$")
 
 
@@ -72,6 +72,8 @@ def examples(text: str) -> list[str]:
     for line in text.splitlines():
         if HEADER.match(line):
             taking = True
+        elif taking and line.strip() and found and found[-1].endswith("\\"):
+            found[-1] += "\n" + line.strip()  # a shell line continued
         elif taking and line.strip():
             found.append(line.strip())
         else:
@@ -127,3 +129,4 @@ def test_every_helps_examples_run_in_an_empty_directory(installed: Path, tmp_pat
 def test_an_example_that_needs_more_says_so() -> None:
     assert examples("  Examples:\n    msgen a\n    msgen b   # needs jobs/\n\nOptions:\n") == [
         "msgen a", "msgen b   # needs jobs/"]
+    assert examples("  Example:\n    msgen a \\\n      --b   # needs helm\n") == ["msgen a \\\n--b   # needs helm"]

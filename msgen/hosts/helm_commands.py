@@ -35,9 +35,9 @@ def helm_post_renderer(**kwargs: Any) -> None:
     \b
     Examples:
       helm install train ./chart --post-renderer msgen \\
-        --post-renderer-args helm-post-renderer --post-renderer-args=--target=jobset
-      helm template train ./chart | msgen helm-post-renderer --kube-version 1.31
-      msgen install-helm-plugin && helm install train ./chart --post-renderer msgen   # Helm 4
+        --post-renderer-args helm-post-renderer --post-renderer-args=--target=jobset   # needs helm 3 and a chart
+      helm template train ./chart | msgen helm-post-renderer --kube-version 1.31   # needs helm and a chart
+      msgen install-helm-plugin && helm install train ./chart --post-renderer msgen   # needs helm 4 and a chart
     """
     from ..compile import collector
     from .helm_post_renderer import post_render
@@ -105,7 +105,7 @@ def install_helm_plugin(plugins_dir: str | None) -> None:
     \b
     Example:
       msgen install-helm-plugin
-      helm install train ./chart --post-renderer msgen
+      helm install train ./chart --post-renderer msgen   # needs helm 4 and a chart
     """
     from pathlib import Path
 
