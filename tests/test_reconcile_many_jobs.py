@@ -21,6 +21,7 @@ import pytest
 
 from msgen.reconcile import snapshot
 from msgen.reconcile.kube import LIST_PAGE
+from msgen.reconcile.watch import WORKLOADS
 
 from .conftest import ROOT, msgen
 from .fake_api import Cluster, Server
@@ -58,10 +59,10 @@ def test_status_of_a_thousand_jobs_is_a_few_lists(api: tuple[Cluster, Path]) -> 
     found = json.loads(shown.stdout)
     assert sorted(found) == names
     assert found["job0007"]["phase"] == "Running" and found["job0008"]["phase"] == "Created"
-    # One list per workload kind (Pod, Job, StatefulSet; JobSet and Volcano's Job answer 404),
-    # the 3,000 pods in pages of kube.LIST_PAGE.
+    # One list per workload kind (the custom resources answer 404), the 3,000 pods in pages of
+    # kube.LIST_PAGE: none per job.
     pages = -(-3000 // LIST_PAGE)
-    assert cluster.requests == Counter({("GET", "list"): 4 + pages}), cluster.requests
+    assert cluster.requests == Counter({("GET", "list"): len(WORKLOADS) - 1 + pages}), cluster.requests
 
 
 def test_a_few_jobs_are_named_in_the_selector_many_by_the_label() -> None:
@@ -83,7 +84,7 @@ def test_status_of_a_job_whose_workloads_are_gone_reads_its_service(api: tuple[C
     shown = msgen("status", "gone", "-n", "big", "--kubeconfig", str(config))
     assert shown.exit_code == 0, shown.stderr
     assert "gone: Succeeded (published by msgen controller" in shown.stdout
-    assert cluster.requests[("GET", "list")] == 6  # the workload kinds, then the Services
+    assert cluster.requests[("GET", "list")] == len(WORKLOADS) + 1  # the workload kinds, then the Services
 
 
 def free_port() -> int:
