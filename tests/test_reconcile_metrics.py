@@ -234,9 +234,13 @@ def test_the_controllers_trimmed_copies_decide_as_the_full_objects(target: str) 
     from .fake_kubelet import msjob, rendered
 
     objects = rendered(msjob("j", 3, ttl=0), "ns", target)
-    if target == "indexed-job":  # the Job controller's pods, from the templates
+    if target == "indexed-job":  # the Job controller's pods, from the templates, owned by their Job
+        for o in objects:
+            o["metadata"].setdefault("uid", f"uid-{o['kind']}-{o['metadata']['name']}")
         objects += [{"apiVersion": "v1", "kind": "Pod", "metadata": {
             "name": f"{o['metadata']['name']}-{i}", "namespace": "ns",
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": o["metadata"]["name"],
+                                 "uid": o["metadata"]["uid"], "controller": True}],
             "labels": {**o["spec"]["template"]["metadata"]["labels"], "batch.kubernetes.io/job-completion-index": str(i)}},
             "spec": o["spec"]["template"]["spec"]} for o in list(objects) if o["kind"] == "Job"
             for i in range(o["spec"]["completions"])]
