@@ -134,6 +134,14 @@ def _control_plane(h: Harness) -> None:
     h.wait_for("kube-scheduler healthy", lambda: _http_ok("https://127.0.0.1:10259/healthz", True), 120)
 
 
+def _containerd_answers() -> bool:
+    """Whether a containerd serves the socket (a socket left by a killed one hangs: no)."""
+    try:
+        return subprocess.run(["ctr", "version"], capture_output=True, timeout=10).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+
+
 def _containerd(h: Harness) -> None:
     CNI_CONF.parent.mkdir(parents=True, exist_ok=True)
     pki.write(CNI_CONF, (HERE / "config" / "cni.conflist").read_text().replace("{node_pod_cidr}", h.node_pod_cidr)
@@ -143,10 +151,10 @@ def _containerd(h: Harness) -> None:
         if other != CNI_CONF and other.suffix in (".conflist", ".conf") and other.name < CNI_CONF.name:
             raise HarnessError(f"{other} would win over {CNI_CONF}: move it away")
     config = _config(h, "containerd.toml")
-    if not h.alive("containerd") and subprocess.run(["ctr", "version"], capture_output=True, timeout=10).returncode == 0:
+    if not h.alive("containerd") and _containerd_answers():
         raise HarnessError("a containerd the harness did not start serves /run/containerd/containerd.sock: stop it first")
     h.spawn("containerd", ["/usr/bin/containerd", "--config", str(config)])
-    h.wait_for("containerd", lambda: subprocess.run(["ctr", "version"], capture_output=True, timeout=10).returncode == 0, 60)
+    h.wait_for("containerd", _containerd_answers, 60)
     images.load(h)
 
 
