@@ -57,7 +57,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ours = {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
     Path(purelib, "test-dependencies.pth").write_text("".join(f"{p}\n" for p in sorted(ours)))
     pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                          "--disable-pip-version-check", "--quiet", str(wheel)], capture_output=True, text=True)
+                          "--disable-pip-version-check", "--ignore-installed", "--quiet", str(wheel)], capture_output=True, text=True)
     assert pip.returncode == 0, pip.stderr[-3000:]
     where = subprocess.run([str(python), "-c", "import msgen; print(msgen.__file__)"], cwd=base,
                            capture_output=True, text=True, check=True).stdout
