@@ -40,10 +40,10 @@ def _up(h: Harness, wanted: list[str]) -> int:
     began = time.monotonic()
     chosen = [components.load(name.strip()) for name in wanted]  # unknown names fail before anything starts
     node.build(h)
+    values = node.up(h)  # the components' images are imported into the node's containerd as they are built
     for component in chosen:
         component.build(h)
     h.log(f"built what was missing in {time.monotonic() - began:.0f}s")
-    values = node.up(h)
     for component in chosen:
         components.remember(h, component.NAME)
         values.update(component.up(h))
