@@ -19,13 +19,16 @@ Two controller replicas run as local processes (`msgen controller`, leader elect
   kubelet and Job controller. The controller talks HTTP to it exactly as to a cluster.
   Runs anywhere; what it cannot show is a real API server's own cost and behaviour.
 - `--api cluster`: the cluster MSGEN_TEST_KUBECONFIG names, whose kwok nodes run the pods
-  (bench/kwok_driver.py; `--restart-api COMMAND` restarts its API server). Written before
-  that harness existed: not yet run.
+  (bench/kwok_driver.py), in `--namespace` (deleted at the end unless `--keep`). The
+  replicas reach the API server through a relay that plays its restart for them alone
+  (every connection cut, none accepted for 5 s); `--restart-api COMMAND` restarts it
+  instead, on a cluster nobody else uses.
 
 Recorded: each replica's peak RSS and CPU seconds (from /proc), p50/p99/max of the delay
 from the deciding pod end (or the TTL's expiry) to each action (cleanPodPolicy, the
 success/failure verdict published as an Event, TTL deletions), API requests and Kubernetes
-Events per job (as the server saw them), watch events per job (the leader's
+Events per job (as the server saw them; on a cluster, the replicas' own
+`rest_client_requests_total`), watch events per job (the leader's
 `msgen_watch_events_total`), and missed or doubled actions, which must be 0. Run on demand;
 never a test.
 
@@ -56,7 +59,7 @@ sys.path.insert(0, str(ROOT))
 from tests.fake_api import Cluster, Server, Write  # noqa: E402
 from tests.fake_kubelet import end, msjob, place, react, rendered, start  # noqa: E402
 
-NAMESPACE = "bench"
+NAMESPACE = "bench"  # --api fake; a cluster's is --namespace
 TEMPLATE = "tpljob"
 ROLE = "training.kubeflow.org/replica-type"
 INDEXES = ("training.kubeflow.org/replica-index", "batch.kubernetes.io/job-completion-index")
@@ -99,6 +102,8 @@ def role_index(pod: dict[str, Any]) -> tuple[str, int]:
 
 class FakeDriver:
     """The jobs on tests/fake_api.py, its kubelet and Job controller played by this process."""
+
+    namespace = NAMESPACE
 
     def __init__(self) -> None:
         self.cluster = Cluster()
@@ -152,7 +157,8 @@ class Simulation:
     def objects(self, job: Job) -> list[dict[str, Any]]:
         key = (job.target, job.workers, job.ttl)
         if key not in self.templates:
-            self.templates[key] = json.dumps(rendered(msjob(TEMPLATE, job.workers, ttl=job.ttl), NAMESPACE, job.target))
+            self.templates[key] = json.dumps(rendered(msjob(TEMPLATE, job.workers, ttl=job.ttl), self.driver.namespace,
+                                                      job.target))
         return list(json.loads(self.templates[key].replace(TEMPLATE, job.name)))
 
     def run(self) -> None:
@@ -182,8 +188,10 @@ class Simulation:
 class Replicas:
     """`msgen controller` processes, their /proc figures, and the leader among them."""
 
-    def __init__(self, msgen: list[str], kubeconfig: Path, logs: Path, profile: bool = False) -> None:
+    def __init__(self, msgen: list[str], kubeconfig: Path, logs: Path, namespace: str, profile: bool = False) -> None:
         self.msgen, self.kubeconfig, self.logs, self.profile = msgen, kubeconfig, logs, profile
+        self.namespace = namespace
+        self.requests: dict[int, float] = {}  # each replica's rest_client_requests_total, last read
         self.running: dict[int, tuple[subprocess.Popen[bytes], int]] = {}
         self.peak_rss: dict[int, int] = {}
         self.cpu: dict[int, float] = {}
@@ -197,7 +205,7 @@ class Replicas:
         out = (self.logs / f"controller-{number}.log").open("wb")
         profiled = ([sys.executable, "-m", "cProfile", "-o", str(self.logs / f"controller-{number}.prof"), "-m", "msgen"]
                     if self.profile else self.msgen)
-        process = subprocess.Popen([*profiled, "controller", "-n", NAMESPACE, "--lease-namespace", NAMESPACE, "--health-port",
+        process = subprocess.Popen([*profiled, "controller", "-n", self.namespace, "--lease-namespace", self.namespace, "--health-port",
                                     str(port), "--kubeconfig", str(self.kubeconfig)], stdout=out,
                                    stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         with self.lock:
@@ -221,8 +229,18 @@ class Replicas:
         holder = driver.lease_holder()
         return next((pid for pid in self.running if f"_{pid}_" in holder), None)
 
+    def count_requests(self) -> None:
+        """Each live replica's requests so far (a killed one keeps its last count)."""
+        for pid in list(self.running):
+            try:
+                found = self.metrics(pid)["rest_client_requests"]
+            except (OSError, KeyError):
+                continue
+            self.requests[pid] = float(sum(s.value for s in found.samples if s.name.endswith("_total")))
+
     def kill(self, pid: int) -> None:
         self.sample()
+        self.count_requests()
         with self.lock:
             process, _ = self.running.pop(pid)
         process.send_signal(signal.SIGKILL)
@@ -238,6 +256,7 @@ class Replicas:
 
     def stop(self) -> None:
         self.sample()
+        self.count_requests()
         for pid in list(self.running):
             process, _ = self.running.pop(pid)
             process.send_signal(signal.SIGTERM)
@@ -319,7 +338,11 @@ def main() -> None:
     parser.add_argument("--api", choices=["fake", "cluster"], default="fake",
                         help="cluster: MSGEN_TEST_KUBECONFIG's, with kwok nodes (bench/kwok_driver.py)")
     parser.add_argument("--restart-api", metavar="COMMAND",
-                        help="with --api cluster: a shell command that restarts the API server (else none)")
+                        help="with --api cluster: a shell command that restarts the API server (else the replicas' "
+                        "connections are cut and refused for 5 s by a relay)")
+    parser.add_argument("--namespace", default="msgen-bench", help="with --api cluster: the namespace to use "
+                        "(created, and deleted at the end)")
+    parser.add_argument("--keep", action="store_true", help="with --api cluster: keep the namespace at the end")
     parser.add_argument("--msgen", default=f"{sys.executable} -m msgen", help="the command that runs msgen")
     parser.add_argument("--no-restarts", action="store_true", help="no API server restart, no leader kill")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -335,9 +358,9 @@ def main() -> None:
     else:
         from kwok_driver import KwokDriver
 
-        driver = KwokDriver(NAMESPACE, args.restart_api)
+        driver = KwokDriver(args.namespace, args.restart_api, scratch, args.keep)
         config = driver.kubeconfig_path
-    replicas = Replicas(args.msgen.split(), config, scratch, args.profile)
+    replicas = Replicas(args.msgen.split(), config, scratch, driver.namespace, args.profile)
     replicas.add(), replicas.add()
     started = time.monotonic()
     simulation = Simulation(driver, jobs, started)
@@ -380,6 +403,7 @@ def main() -> None:
         "cpu_s": {str(pid): round(cpu, 1) for pid, cpu in replicas.cpu.items()},
         "api_requests_per_job": round(sum(requests.values()) / args.jobs, 1),
         "api_requests": requests,
+        "replicas_requests_per_job": round(sum(replicas.requests.values()) / args.jobs, 1),
         "kubernetes_events_per_job": round(sum(1 for w in writes if w.kind == "Event") / args.jobs, 2),
         "last_leaders_deletes_of_what_was_gone": doubled_deletes,
         "watch_events_per_job_leaders": round(watch_events / args.jobs, 1),

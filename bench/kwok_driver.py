@@ -5,13 +5,19 @@ kwok`). kwok nodes carry the label `type: kwok` and the taint `kwok.x-k8s.io/nod
 pod template gets that node selector and toleration, so no real node runs a pod. kwok makes
 the pods Running; the Job controller, the garbage collector and the API server are the
 cluster's own. This driver ends a pod as its container would, by writing its status
-(`pods/status`): kwok must not end pods by itself (no stage that completes pods of Jobs).
+(`pods/status`). kwok's `general` pod stages would end a Job's pods by themselves 1-6 s after
+they are ready; each pod template asks kwok, by the stage's own annotations, to wait a year.
+
+The replicas reach the API server through `OutageProxy` (bench/outage_proxy.py), so that
+`restart()` plays an API server outage for them alone: the cluster is shared, and restarting
+its kube-apiserver would break other people's work. `--restart-api COMMAND` runs a command
+instead (a cluster of one's own).
 
 What the controller does is seen from watches in this process: a deletion when the object
 is gone, a suspension when a Job first shows `spec.suspend`, an Event when it is listed; each
 with the time this process saw it (a little after the API server did). A deletion of what was
 already gone is a 404 only the controller sees: the benchmark reads it from the leader's
-`rest_client_requests_total`. Written before that harness existed: not yet run.
+`rest_client_requests_total`, and the API requests from every replica's.
 """
 
 from __future__ import annotations
@@ -24,39 +30,66 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from msgen.reconcile import kube  # noqa: E402
+from bench.outage_proxy import OutageProxy  # noqa: E402
 from tests.fake_api import Write  # noqa: E402
 
 KWOK_SELECTOR = {"type": "kwok"}
 KWOK_TOLERATION = {"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"}
 JOB_NAME = "training.kubeflow.org/job-name"
+#: kwok's pod-complete stage reads its delay from these; a year is "never" for a benchmark.
+NEVER_COMPLETE = {"pod-complete.stage.kwok.x-k8s.io/delay": "8760h",
+                  "pod-complete.stage.kwok.x-k8s.io/jitter-delay": "8760h"}
 WATCHED = [("v1", "Pod"), ("v1", "Service"), ("batch/v1", "Job"), ("v1", "Event")]
 
 
 def on_kwok(obj: dict[str, Any]) -> dict[str, Any]:
     """`obj` with its pods (its own spec, or its template's) placed on kwok nodes."""
     spec = obj.get("spec") or {}
+    template = obj if obj.get("kind") == "Pod" else spec.get("template")
     pod_spec = spec if obj.get("kind") == "Pod" else (spec.get("template") or {}).get("spec")
-    if isinstance(pod_spec, dict):
+    if isinstance(template, dict) and isinstance(pod_spec, dict):
+        metadata = template.setdefault("metadata", {})
+        metadata["annotations"] = {**(metadata.get("annotations") or {}), **NEVER_COMPLETE}
         pod_spec["nodeSelector"] = {**(pod_spec.get("nodeSelector") or {}), **KWOK_SELECTOR}
         pod_spec["tolerations"] = [*(pod_spec.get("tolerations") or []), KWOK_TOLERATION]
     return obj
 
 
+def through(config: Path, proxy: OutageProxy, out: Path) -> Path:
+    """A copy of kubeconfig `config` whose clusters are reached through `proxy`."""
+    text = yaml.safe_load(config.read_text())
+    for cluster in text.get("clusters") or []:
+        cluster["cluster"]["server"] = f"https://127.0.0.1:{proxy.port}"
+    out.write_text(yaml.safe_dump(text))
+    return out
+
+
+def upstream(config: Path) -> tuple[str, int]:
+    server = urlsplit(yaml.safe_load(config.read_text())["clusters"][0]["cluster"]["server"])
+    return str(server.hostname), int(server.port or 443)
+
+
 class KwokDriver:
-    def __init__(self, namespace: str, restart_command: str | None) -> None:
+    def __init__(self, namespace: str, restart_command: str | None, scratch: Path, keep: bool = False) -> None:
         config = os.environ.get("MSGEN_TEST_KUBECONFIG")
         if not config:
             sys.exit("--api cluster needs MSGEN_TEST_KUBECONFIG (a cluster with kwok nodes)")
-        self.kubeconfig_path = Path(config)
-        self.namespace, self.restart_command = namespace, restart_command
+        self.direct = Path(config)
+        self.proxy = OutageProxy(upstream(self.direct))
+        self.kubeconfig_path = through(self.direct, self.proxy, scratch / "kubeconfig")
+        self.namespace, self.restart_command, self.keep = namespace, restart_command, keep
         self.client = kube.connect(config, None)
         if not kube.namespace_exists(self.client, namespace):
-            kube.create(self.client, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+            subprocess.run(["kubectl", "--kubeconfig", config, "create", "namespace", namespace], check=True,
+                           capture_output=True)  # kube.create makes namespaced objects only
         self.seen: list[Write] = []
         self.suspended: set[str] = set()
         self.lock = threading.Lock()
@@ -117,15 +150,17 @@ class KwokDriver:
         if status.get("phase") != "Running":
             return False
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        started = next((s.get("state", {}).get("running", {}).get("startedAt") for s in status.get("containerStatuses") or []
+                        if s.get("state", {}).get("running")), now)
         containers = [{"name": c["name"], "ready": False, "restartCount": 0, "image": c.get("image", ""),
-                       "imageID": "", "state": {"terminated": {"exitCode": code, "startedAt": now, "finishedAt": now,
+                       "imageID": "", "state": {"terminated": {"exitCode": code, "startedAt": started, "finishedAt": now,
                                                                "reason": "Completed" if code == 0 else "Error"}}}
                       for c in pod["spec"]["containers"]]
         body = {"status": {"phase": "Succeeded" if code == 0 else "Failed", "containerStatuses": containers}}
-        done = subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig_path), "patch", "pod", "-n",
-                               self.namespace, pod["metadata"]["name"], "--subresource=status", "--type=merge",
-                               "-p", json.dumps(body)], capture_output=True, text=True)
-        return done.returncode == 0
+        url = f"{kube.api_path('v1', 'Pod', self.namespace)}/{pod['metadata']['name']}/status"
+        answer = kube._watch_http(self.client).patch(url, content=json.dumps(body),
+                                                     headers={"Content-Type": "application/merge-patch+json"})
+        return answer.status_code == 200
 
     def writes(self) -> list[Write]:
         with self.lock:
@@ -140,7 +175,9 @@ class KwokDriver:
 
     def restart(self) -> str:
         if not self.restart_command:
-            return "API server not restarted (no --restart-api COMMAND)"
+            cut = self.proxy.outage(5.0)
+            return (f"API server outage played for the replicas (through {self.proxy.connections} connections so far: "
+                    f"{cut} cut, none accepted for 5 s; the server itself kept running)")
         done = subprocess.run(self.restart_command, shell=True, capture_output=True, text=True)
         return f"API server restarted by {self.restart_command!r} (exit {done.returncode})"
 
@@ -148,4 +185,8 @@ class KwokDriver:
         return {}  # the API server's own count is not read here: the controller's /metrics has it
 
     def stop(self) -> None:
+        """Stop watching; delete the namespace (its jobs, pods, Events) unless asked to keep it."""
         self.stopping.set()
+        if not self.keep:
+            subprocess.run(["kubectl", "--kubeconfig", str(self.direct), "delete", "namespace", self.namespace,
+                            "--wait=true", "--timeout=600s"], capture_output=True, text=True)
