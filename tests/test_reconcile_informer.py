@@ -230,3 +230,40 @@ def test_wait_synced_keeps_its_timeout_and_names_who_did_not_list() -> None:
     assert late == [slow] and time.monotonic() - started < 5
     stuck.set()
     slow.stop()
+
+
+def test_a_watch_the_server_answers_again_is_current_before_any_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a dropped connection, the watch the server answers again makes the copy current
+    at once. A kind with no objects (StatefulSets where there are none) sends no event: it
+    used to stay failing until the server ended that quiet watch, a minute later, and the
+    controller acted on nothing meanwhile."""
+    from msgen.reconcile import kube
+
+    monkeypatch.setattr(informer, "backoff", lambda attempt: 0.0)
+    release = threading.Event()
+    calls: list[str | None] = []
+
+    def quiet(client: Any, api_version: str, kind: str, namespace: str, labels: dict[str, Any],
+              version: str | None, opened: Any = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        calls.append(version)
+        if len(calls) == 1:
+            raise KubeError("watching StatefulSet: no answer (connection reset)", 0)
+        if opened is not None:
+            opened()  # the server answered 200; no event follows
+        release.wait(10)
+        return
+        yield
+
+    monkeypatch.setattr(kube, "watch_events", quiet)
+    watching = informer.Informer(None, "apps/v1", "StatefulSet", "ns", {}, threading.Event(),
+                                 lister=lambda: ([], "7")).start()
+    try:
+        deadline = threading.Event()
+        for _ in range(100):
+            if len(calls) >= 2 and watching.healthy():
+                break
+            deadline.wait(0.05)
+        assert calls[:2] == ["7", "7"] and watching.healthy() and watching.problem is None
+    finally:
+        watching.stop()
+        release.set()

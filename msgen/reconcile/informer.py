@@ -19,6 +19,10 @@ bookkeeping of who set which field, which no decision reads; the controller keep
 `notify` is told of every object that changed or went (what a relist changed included), so
 the controller queues its job alone and keeps its objects by job; `recorder` counts lists, events, restarts and failures.
 
+A watch is current again as soon as the server accepts it (`opened`), not at its first event:
+a kind with no objects sends none, and would keep the controller idle until the server ends
+that quiet watch, a minute later.
+
 Every request has a timeout: lists the client's, watches the server's `timeoutSeconds`
 (`kube.WATCH_SECONDS`) plus a margin on reads, so a silent connection is noticed. A watch never dies quietly: whatever
 goes wrong in its thread is kept in `problem` (and logged by the caller) and the thread tries
@@ -188,7 +192,8 @@ class Informer:
         self.lister: Lister = lister or (
             lambda: kube.listing_with_version(client, api_version, kind, namespace, labels, transform))
         self.watcher: Watcher = watcher or (
-            lambda version: kube.watch_events(client, api_version, kind, namespace, labels, version))
+            lambda version: kube.watch_events(client, api_version, kind, namespace, labels, version,
+                                              opened=self._recovered))
         self.synced = threading.Event()
         self.cache = Cache()
         self.problem: str | None = None

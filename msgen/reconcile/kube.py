@@ -217,10 +217,12 @@ def listing_with_version(
 
 def watch_events(
     client: Client, api_version: str, kind: str, namespace: str, labels: dict[str, Any],
-    version: str | None,
+    version: str | None, opened: Callable[[], None] | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(event type, object) from `version` on, for one watch request, which the server ends
-    after WATCH_SECONDS; then the caller watches again from the last version seen. A failure
+    after WATCH_SECONDS; then the caller watches again from the last version seen. `opened`
+    is called once the server has accepted the watch (a quiet kind may send no event for the
+    whole request, and the watch is current all the same). A failure
     is KubeError with the HTTP status (410 Gone: relist; 0: no answer), whether the server
     answers the request with it or sends it as an ERROR event. A read silent for longer
     than the server's own timeout means the connection is gone: KubeError too."""
@@ -239,6 +241,8 @@ def watch_events(
             if answer.status_code != 200:
                 answer.read()
                 raise _refusal(f"watching {kind}", answer)
+            if opened is not None:
+                opened()
             for line in answer.iter_lines():
                 if not line.strip():
                     continue
