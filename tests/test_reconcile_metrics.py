@@ -296,3 +296,18 @@ def test_a_replica_that_stopped_leading_does_no_more_of_a_jobs_actions() -> None
     said: list[str] = []
     found, again = reconcile_job(None, "ns", "j", objects, said.append, leading=lambda: False)
     assert found.phase == "Succeeded" and again is None and said == []
+
+
+def test_what_a_follower_queued_long_ago_waits_behind_the_latest_changes() -> None:
+    """A replica that does not lead queues every change it sees, and acts on none. When it
+    takes over, the changes of the last moments (the old leader may have missed them) go
+    first; what it queued long before, which the old leader acted on, is only background
+    work, or the newest pod end would wait behind a thousand old ones, oldest first."""
+    clock = Clock()
+    queue = workqueue.WorkQueue(clock=clock)
+    queue.add_all([("ns", "old-1"), ("ns", "old-2")])
+    clock.now = 200
+    queue.add(("ns", "new"))
+    queue.demote(before=150)
+    assert queue.take() == [(("ns", "new"), 200.0, False), (("ns", "old-1"), 100.0, True),
+                            (("ns", "old-2"), 100.0, True)]

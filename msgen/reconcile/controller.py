@@ -33,13 +33,17 @@ from lightkube import Client
 from ..model import run_policy
 from ..targets.labels import JOB_NAME, MANAGED_BY
 from . import actions, informer, kube, published, status, watch
-from .lease import Elector
+from .lease import LEASE_SECONDS, Elector
 from .metrics import NOTHING, Recorder
 from .publisher import publish
 from .workqueue import WorkQueue
 from .writes import Writes
 
 STATUS_ANNOTATION = published.ANNOTATION
+#: Seconds: the changes a replica saw in this long before it took over go first then; the
+#: leader before it may not have acted on them (it stops acting up to a Lease's length
+#: before another can take over). Older ones are background work (`WorkQueue.demote`).
+TAKEOVER_WINDOW = 2.0 * LEASE_SECONDS
 
 
 def group(objects: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
@@ -304,6 +308,8 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
                 echo(f"{'leading' if now_leading else 'not leading'} (Lease {elector.namespace}/{elector.name}, "
                      f"identity {elector.identity})")
                 was_leading = now_leading
+            if not now_leading:
+                view.queue.demote(time.monotonic() - TAKEOVER_WINDOW)
             can_act = now_leading and view.healthy()
             if can_act and (not acting or time.monotonic() - resynced >= resync):
                 known = view.jobs()

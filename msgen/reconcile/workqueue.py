@@ -12,7 +12,8 @@ A job queued several times before its pass is reconciled once (a set, as client-
 can also be queued for later (`add_after`): a TTL that falls due with no change on the
 cluster, or a reconcile that failed, retried with backoff (`retry`, forgotten on success).
 
-Jobs a resync or a new leader queues all at once are queued in the `background`: a pass
+Jobs a resync or a new leader queues all at once are queued in the `background` (and so are
+the changes a replica that did not lead queued long before it took over: `demote`): a pass
 takes the jobs a change queued first (oldest first), and a long pass gives back what it has
 not reached when new changes are waiting (`give_back`), so that a thousand jobs looked at
 for safety never hold up the one whose pod just ended.
@@ -116,6 +117,14 @@ class WorkQueue:
         for queued in ready.values():
             self._recorder.queue_waited(max(0.0, now - queued))
         return sorted(((k, t, k in background) for k, t in ready.items()), key=lambda e: (e[2], e[1]))
+
+    def demote(self, before: float) -> None:
+        """The changes queued before `before` (monotonic) become background work. A replica
+        that does not lead queues every change and acts on none; when it takes over, the
+        leader before it has acted on those older changes, and the newest must not wait
+        behind them (a thousand jobs' worth, oldest first)."""
+        with self._lock:
+            self._background |= {key for key, queued in self._ready.items() if queued < before}
 
     def give_back(self, taken: list[tuple[Hashable, float, bool]]) -> None:
         """Keys taken but not reached, queued again as they were (a key queued again
