@@ -288,8 +288,9 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
                 raise kube.KubeError("the controller cannot watch what it acts on:\n  " + "\n  ".join(problems))
             for line in sorted(set(problems) - shown):
                 echo(f"{line}; retrying")
-            for line in sorted(shown - set(problems)):
-                echo(f"{line.split(': ', 1)[0]}: working again")
+            failing = {line.split(": ", 1)[0] for line in problems}  # a new problem of one watch is no recovery
+            for where in sorted({line.split(": ", 1)[0] for line in shown} - failing):
+                echo(f"{where}: working again")
             shown = set(problems)
             if elector is not None and elector.problem != lease_problem:
                 lease_problem = elector.problem
