@@ -393,7 +393,6 @@ def main() -> None:
     found = judged(driver, jobs, started)
     writes = driver.writes()
     requests = driver.requests()
-    driver.stop()
     decided = sum(1 for j in jobs if j.decided is not None)
     figures = {
         "jobs": args.jobs, "pods": sum(j.workers + 1 for j in jobs), "decided": decided,
@@ -412,9 +411,10 @@ def main() -> None:
         "per_job (decided at s, target, clean delay, verdict delay)": found["per_job"],
     }
     text = json.dumps(figures, indent=2)
-    print(text)
+    print(text, flush=True)
     if args.json:
         args.json.write_text(text)
+    driver.stop()  # on a cluster: deletes the namespace, which takes minutes
 
 
 def _not_found_deletes(replicas: Replicas, pid: int) -> float:
