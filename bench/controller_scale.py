@@ -38,6 +38,8 @@ never a test.
 from __future__ import annotations
 
 import argparse
+import heapq
+import itertools
 import json
 import os
 import random
@@ -49,6 +51,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,43 +149,86 @@ class FakeDriver:
 
 
 class Simulation:
-    """Creates the jobs and starts and ends their pods on time, in a thread."""
+    """Creates the jobs and starts and ends their pods on time, in a thread; with
+    `driver.parallel` workers (a real API server answers each apply in tens of ms: one
+    thread could not create a thousand jobs' objects in time). A pod's end that finds it
+    not running yet (its node has not started it) is tried again every 2 s for a minute."""
 
     def __init__(self, driver: Any, jobs: list[Job], started: float) -> None:
         self.driver, self.jobs, self.started = driver, jobs, started
         self.templates: dict[tuple[str, int, int | None], str] = {}
         self.stop = threading.Event()
-        self.timeline: list[tuple[float, int, str, Job, str]] = []
+        self.timeline: list[tuple[float, int, str, Job, str, int]] = []
+        self.lock = threading.Lock()
+        self.order = itertools.count()
+        self.busy = 0
+        self.errors: list[str] = []
+        self.late_ends: list[float] = []  # seconds each end came after its time (placement behind)
+        self.never_ended: list[str] = []
+        self.last_end = 0.0  # monotonic time of the last pod end
 
     def objects(self, job: Job) -> list[dict[str, Any]]:
         key = (job.target, job.workers, job.ttl)
-        if key not in self.templates:
-            self.templates[key] = json.dumps(rendered(msjob(TEMPLATE, job.workers, ttl=job.ttl), self.driver.namespace,
-                                                      job.target))
-        return list(json.loads(self.templates[key].replace(TEMPLATE, job.name)))
+        with self.lock:
+            if key not in self.templates:
+                self.templates[key] = json.dumps(rendered(msjob(TEMPLATE, job.workers, ttl=job.ttl),
+                                                          self.driver.namespace, job.target))
+            text = self.templates[key]
+        return list(json.loads(text.replace(TEMPLATE, job.name)))
+
+    def push(self, when: float, what: str, job: Job, pod: str = "", attempt: int = 0) -> None:
+        with self.lock:
+            heapq.heappush(self.timeline, (when, next(self.order), what, job, pod, attempt))
+
+    def pending(self) -> bool:
+        with self.lock:
+            return bool(self.timeline) or self.busy > 0
 
     def run(self) -> None:
-        import heapq
-
-        order = 0
         for job in self.jobs:
-            heapq.heappush(self.timeline, (job.arrive, order := order + 1, "arrive", job, ""))
-        while self.timeline and not self.stop.is_set():
-            when, _, what, job, pod = self.timeline[0]
-            wait = self.started + when - time.monotonic()
-            if wait > 0:
-                self.stop.wait(min(wait, 0.5))
-                continue
-            heapq.heappop(self.timeline)
+            self.push(job.arrive, "arrive", job)
+        with ThreadPoolExecutor(getattr(self.driver, "parallel", 1)) as pool:
+            while not self.stop.is_set():
+                with self.lock:
+                    if not self.timeline:
+                        due = None
+                    elif self.started + self.timeline[0][0] <= time.monotonic():
+                        due = heapq.heappop(self.timeline)
+                        self.busy += 1
+                    else:
+                        due = ()
+                if due is None and not self.pending():
+                    return
+                if not due:
+                    self.stop.wait(0.05)
+                    continue
+                pool.submit(self.step, *due)
+
+    def step(self, when: float, _: int, what: str, job: Job, pod: str, attempt: int) -> None:
+        try:
+            now = time.monotonic() - self.started
             if what == "arrive":
                 made = self.driver.place(self.objects(job))
                 for name in (p["metadata"]["name"] for p in made):
-                    heapq.heappush(self.timeline, (when + job.start_after, order := order + 1, "start", job, name))
-                heapq.heappush(self.timeline, (when + job.start_after + job.run_for, order := order + 1, "end", job, ""))
+                    self.push(now + job.start_after, "start", job, name)
+                self.push(now + job.start_after + job.run_for, "end", job)
             elif what == "start":
                 self.driver.start(pod)
             elif self.driver.end(job, job.failing_worker or 0, 1 if job.failing_worker else 0):
                 job.decided, job.decided_wall = time.monotonic(), time.time()
+                self.last_end = job.decided
+                self.late_ends.append(now - when if attempt == 0 else 0.0)
+            elif attempt < 30:
+                self.push(now + 2.0, "end", job, attempt=attempt + 1)
+            else:
+                self.never_ended.append(job.name)
+        except Exception as exc:  # noqa: BLE001 - one failed call must not end the scenario
+            self.errors.append(f"{what} {job.name}: {exc}")
+            if what == "end" and attempt < 30:
+                self.push(time.monotonic() - self.started + 2.0, "end", job, attempt=attempt + 1)
+        finally:
+            with self.lock:
+                self.busy -= 1
 
 
 class Replicas:
@@ -369,8 +415,10 @@ def main() -> None:
     restart_at, kill_at = 0.4 * args.duration, 0.7 * args.duration
     last = max(j.arrive + j.start_after + j.run_for + (j.ttl or 0) for j in jobs) + 30
     watch_events = 0.0
+    delays: dict[str, dict[float, float]] = {}
     doubled_deletes = 0.0
-    while (elapsed := time.monotonic() - started) < max(args.duration, last):
+    while (elapsed := time.monotonic() - started) < max(args.duration, last) or (
+            simulation.pending() and elapsed < 3 * max(args.duration, last)) or time.monotonic() - simulation.last_end < 60:
         replicas.sample()
         if not args.no_restarts and restart_at is not None and elapsed >= restart_at:
             happened.append(f"{elapsed:.0f}s: {driver.restart()}")
@@ -379,6 +427,7 @@ def main() -> None:
             leader = replicas.leader(driver)
             if leader is not None:
                 watch_events += _watch_events(replicas, leader)
+                _add_delays(delays, replicas, leader)
                 replicas.kill(leader)
                 replicas.add()
                 happened.append(f"{elapsed:.0f}s: leader {leader} killed (SIGKILL), a new replica started")
@@ -388,7 +437,9 @@ def main() -> None:
     leader = replicas.leader(driver)
     if leader is not None:
         watch_events += _watch_events(replicas, leader)
+        _add_delays(delays, replicas, leader)
         doubled_deletes = _not_found_deletes(replicas, leader)
+    leaders_delays = {policy: _quantiles(buckets) for policy, buckets in sorted(delays.items())}
     replicas.stop()
     found = judged(driver, jobs, started)
     writes = driver.writes()
@@ -408,6 +459,9 @@ def main() -> None:
         "watch_events_per_job_leaders": round(watch_events / args.jobs, 1),
         "delay_s": {k: found[k] for k in ("clean", "verdict", "ttl", "all")},
         "missed": found["missed"], "doubled": found["doubled"], "logs": str(scratch),
+        "scenario": {"errors": len(simulation.errors), "first_errors": simulation.errors[:5],
+                     "never_ended": simulation.never_ended, "end_late_s": percentiles(simulation.late_ends)},
+        "leaders_delay_histogram": leaders_delays,
         "per_job (decided at s, target, clean delay, verdict delay)": found["per_job"],
     }
     text = json.dumps(figures, indent=2)
@@ -425,6 +479,32 @@ def _not_found_deletes(replicas: Replicas, pid: int) -> float:
         return 0.0
     return float(sum(s.value for s in found.samples if s.labels.get("method") == "DELETE"
                      and s.labels.get("code") == "404" and s.name.endswith("_total")))
+
+
+def _add_delays(into: dict[str, dict[float, float]], replicas: Replicas, pid: int) -> None:
+    """Add the leader's `msgen_policy_action_delay_seconds` buckets (cumulative counts by
+    upper bound) to `into`, by policy: the delay as the controller measures it, from the
+    watch event it saw to its action, without this process's own lag in seeing either."""
+    try:
+        found = replicas.metrics(pid)["msgen_policy_action_delay_seconds"]
+    except (OSError, KeyError):
+        return
+    for sample in found.samples:
+        if sample.name.endswith("_bucket"):
+            bound = float(sample.labels["le"])
+            by_bound = into.setdefault(sample.labels["policy"], {})
+            by_bound[bound] = by_bound.get(bound, 0.0) + sample.value
+
+
+def _quantiles(buckets: dict[float, float]) -> dict[str, float | str]:
+    """p50 and p99 as the bucket bound they fall under (Prometheus' histogram_quantile
+    without interpolation): at most this many seconds."""
+    total = buckets.get(float("inf"), 0.0)
+    out: dict[str, float | str] = {"count": total}
+    for name, q in (("p50", 0.5), ("p99", 0.99)):
+        bound = next((b for b in sorted(buckets) if total and buckets[b] >= q * total), None)
+        out[name] = "-" if bound is None else ("> 60" if bound == float("inf") else bound)
+    return out
 
 
 def _watch_events(replicas: Replicas, pid: int) -> float:

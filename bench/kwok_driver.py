@@ -78,6 +78,7 @@ def upstream(config: Path) -> tuple[str, int]:
 
 
 class KwokDriver:
+    parallel = 8  # threads creating jobs and ending pods: each call waits tens of ms for the server
     def __init__(self, namespace: str, restart_command: str | None, scratch: Path, keep: bool = False) -> None:
         config = os.environ.get("MSGEN_TEST_KUBECONFIG")
         if not config:
