@@ -10,10 +10,15 @@ jitter), so a benchmark can make its pods start and end at the pace it wants.
 The harness registers `MSGEN_HARNESS_KWOK_NODES` fake nodes (default 10) `kwok-node-<i>`,
 labelled `type: kwok` and tainted `kwok.x-k8s.io/node=fake:NoSchedule`, so that only pods that
 tolerate the taint (and select the label) land on them and the real node's pods never do.
+Each takes `PODS_PER_NODE` pods: the benchmark of a thousand jobs has ~6,000 pods, up to
+~4,000 at once while its controller is behind (250 a node, kwok's example, stopped it at
+2,500 pods pending). The capacity is written to the nodes' status on every `up`, since
+`kubectl apply` leaves an existing node's status as it was.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -26,6 +31,8 @@ BINARY = "kwok"
 #: The release's port for kwok's own server and health endpoint (`nodePort` in kwok.yaml).
 HEALTH_PORT = 10247
 TAINT = {"key": "kwok.x-k8s.io/node", "value": "fake", "effect": "NoSchedule"}
+PODS_PER_NODE = 1000
+CAPACITY = {"cpu": "1000", "memory": "4Ti", "pods": str(PODS_PER_NODE)}
 
 
 def build(h: Any) -> None:
@@ -37,7 +44,7 @@ def node_count() -> int:
 
 
 def fake_node(name: str) -> dict[str, Any]:
-    capacity = {"cpu": "64", "memory": "512Gi", "pods": "250"}
+    capacity = CAPACITY
     return {
         "apiVersion": "v1", "kind": "Node",
         "metadata": {
@@ -65,6 +72,9 @@ def up(h: Any) -> dict[str, str]:
     h.wait_for("kwok's health endpoint", lambda: addons.http_ok(f"http://127.0.0.1:{HEALTH_PORT}/healthz"), 120)
     names = [f"kwok-node-{i}" for i in range(node_count())]
     h.kubectl("apply", "-f", "-", input=addons.stream([addons.as_document(fake_node(n)) for n in names]))
+    status = json.dumps({"status": {"capacity": CAPACITY, "allocatable": CAPACITY}})
+    for n in names:
+        h.kubectl("patch", "node", n, "--subresource=status", "--type=merge", "-p", status)
     h.kubectl("wait", "--for=condition=Ready", *(f"node/{n}" for n in names), "--timeout=120s")
     return {"MSGEN_TEST_KWOK_VERSION": version, "MSGEN_TEST_KWOK_NODES": ",".join(names)}
 
