@@ -211,3 +211,31 @@ def test_a_status_left_on_a_former_holder_does_not_hide_the_holders() -> None:
     holder = pod("worker", 0, {"msgen/status": json.dumps({"phase": "Running", "conditions": []})})
     assert published.read([left, holder])["phase"] == "Running"
     assert not published.announce(published.read([left, holder]), {"phase": "Running"})
+
+
+def test_a_phase_announced_again_after_a_crash_is_not_shown_twice(monkeypatch: Any) -> None:
+    """The Event goes before the annotation that records it; a leader killed between the two
+    left its successor to announce again. The Event's name is the object's and the reason's,
+    so the second is refused (409) and taken as done; a workload made again, or a Job resumed
+    for another run (a new generation), gets new ones."""
+    from msgen.reconcile import kube, publisher
+
+    created: list[str] = []
+
+    def create(client: Any, body: dict[str, Any]) -> dict[str, Any]:
+        if body["metadata"]["name"] in created:
+            raise kube.KubeError("events: already exists", 409)
+        created.append(body["metadata"]["name"])
+        return body
+
+    monkeypatch.setattr(kube, "create", create)
+    worker = {"apiVersion": "batch/v1", "kind": "Job",
+              "metadata": {"name": "j-worker", "namespace": "ns", "uid": "0123456789abcdef", "generation": 1}}
+    shown = {"phase": "Succeeded", "conditions": []}
+    for _ in range(2):
+        publisher._create_event(None, publisher.event(worker, "j", shown))
+    assert created == ["j-worker.jobsucceeded-01234567-1"]
+    again = {**worker, "metadata": {**worker["metadata"], "uid": "fedcba9876543210"}}
+    assert publisher.event(again, "j", shown)["metadata"]["name"] == "j-worker.jobsucceeded-fedcba98-1"
+    resumed = {**worker, "metadata": {**worker["metadata"], "generation": 3}}
+    assert publisher.event(resumed, "j", shown)["metadata"]["name"] == "j-worker.jobsucceeded-01234567-3"

@@ -60,8 +60,19 @@ def _create_event(client: Client, body: dict[str, Any]) -> None:
     try:
         kube.create(client, body)
     except kube.KubeError as exc:
-        if exc.code != 404:
+        if exc.code not in (404, 409):  # 409: this announcement was made already (`event_name`)
             raise
+
+
+def event_name(obj: dict[str, Any], reason: str) -> str:
+    """The Event's name: one per object, run and reason (the uid: a workload made again gets
+    new ones; the generation: a Job resumed for another run has a new one). The Event goes
+    before the annotation that records it, so a replica stopped between the two (a leader
+    killed; on a busy API server each write takes a second) left its successor to announce
+    the phase again: the second Event of the same name is refused (409), not shown twice."""
+    metadata = obj["metadata"]
+    run = "-".join(str(v)[:8] for v in (metadata.get("uid"), metadata.get("generation")) if v)
+    return f"{str(metadata['name'])[:200]}.{reason.lower()}{'-' + run if run else ''}"
 
 
 def event(obj: dict[str, Any], job: str, shown: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +84,7 @@ def event(obj: dict[str, Any], job: str, shown: dict[str, Any]) -> dict[str, Any
     return {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"generateName": f"{metadata['name']}.", "namespace": metadata["namespace"]},
+        "metadata": {"name": event_name(obj, f"Job{shown['phase']}"), "namespace": metadata["namespace"]},
         "involvedObject": {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": metadata["name"],
                            "namespace": metadata["namespace"], "uid": metadata.get("uid")},
         "reason": f"Job{shown['phase']}",
