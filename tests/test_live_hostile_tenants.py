@@ -76,7 +76,9 @@ def tenant_pod(name: str, labels: dict[str, str], *, exit_code: int = 0, annotat
 
 
 def phase(namespace: str, name: str) -> str:
-    return str((get("pod", namespace, name).get("status") or {}).get("phase"))
+    """The pod's phase; "" once it is gone (the controller may delete it meanwhile)."""
+    done = kubectl("get", "pod", name, "-n", namespace, "-o", "jsonpath={.status.phase}", check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""
 
 
 def present(namespace: str) -> set[str]:
@@ -368,8 +370,9 @@ def hostile_policy(job: str, replicas: int = 1, **more: Any) -> str:
 
 def test_hostile_annotations_make_the_controller_delete_nothing_outside_their_job(
         deployed: Deployment, tmp_path: Path) -> None:
-    """A tenant's bare Pods whose run-policy claims two billion workers, names another
-    tenant's job, a worker that job does not have, or a job name of control characters, with
+    """A tenant's bare Pods whose run-policy claims two billion or Infinity workers, is JSON
+    nested 100,000 deep, names another tenant's job, a worker that job does not have, or a
+    job name of control characters, with
     TTL 0 and cleanPodPolicy All, and a 200 KB annotation of control characters: once they
     end, nothing of another job, nor any other object, is deleted (a tenant's own
     consistent job loses its own pods only); the controller neither restarts nor prints a
@@ -385,6 +388,8 @@ def test_hostile_annotations_make_the_controller_delete_nothing_outside_their_jo
         "vh-worker-7": ("vh", hostile_policy("vh", replicas=8, ttlSecondsAfterFinished=0)),
         "ctl-worker-0": ("ctl", hostile_policy("ctl\x1b[2J\r\n" + noise, ttlSecondsAfterFinished=0)),
         "big-worker-0": ("big", hostile_policy("big", ttlSecondsAfterFinished=0)),
+        "inf-worker-0": ("inf", hostile_policy("inf", replicas=float("inf"))),  # JSON's Infinity
+        "deep-worker-0": ("deep", "[" * 100_000 + "]" * 100_000),
     }
     for name, (job, policy) in hostile.items():
         labels = {JOB_LABELS[0]: job, JOB_LABELS[1]: "worker", JOB_LABELS[2]: name.rsplit("-", 1)[1],
@@ -394,14 +399,14 @@ def test_hostile_annotations_make_the_controller_delete_nothing_outside_their_jo
             annotations["x"] = (noise * 8000)[:200_000]
         create(ns, tenant_pod(name, labels, annotations=annotations))
     for name in hostile:
-        wait_for(f"{name} to end", lambda name=name: name not in present(ns) or phase(ns, name) == "Succeeded")
+        wait_for(f"{name} to end", lambda name=name: phase(ns, name) in ("Succeeded", ""))
     time.sleep(SETTLE)
     kept = {"vh-scheduler-0", "vh-worker-0", "vh-worker-1", "bystander"}
     assert present(ns) >= kept, kept - present(ns)
     services = {s["metadata"]["name"] for s in get("services", ns) if not s["metadata"].get("deletionTimestamp")}
     assert {"vh", "vh-scheduler-0", "bystander"} <= services
     assert deployed.restarts() == 0
-    not_rendered = {"evil-worker-0", "vh-worker-7", "ctl-worker-0"}
+    not_rendered = {"evil-worker-0", "vh-worker-7", "ctl-worker-0", "inf-worker-0", "deep-worker-0"}
     assert present(ns) & not_rendered == not_rendered, "a policy msgen did not render was carried out"
     # A tenant's own jobs (their policy and names agree), TTL 0: their own pods go, nothing else.
     wait_for("the tenant's own jobs to end", lambda: not present(ns) & {"huge-worker-0", "big-worker-0"}, timeout=60)
@@ -411,3 +416,11 @@ def test_hostile_annotations_make_the_controller_delete_nothing_outside_their_jo
     apply_rendered(tmp_path, ns, "alive", msjob("alive", script({0: (5, 0)}, default=(600, 0))), "--target", "pod")
     wait_for("the controller to end a real job still", lambda: present(ns) & {"alive-scheduler-0", "alive-worker-1"}
              == set() and "alive-worker-0" in present(ns), timeout=240)
+
+
+def test_the_admission_policies_never_refused_the_controller(deployed: Deployment) -> None:
+    """Last in the module: every write the controller made above (statuses, Events,
+    suspensions, deletions, under the policies of its own overlay) was admitted."""
+    said = deployed.logs()
+    assert "policy: " in said
+    assert not any(word in said for word in ("forbidden", "denied", "ValidatingAdmissionPolicy")), said
