@@ -210,8 +210,9 @@ def comparison_error(status: dict[str, Any]) -> str | None:
     return None
 
 
-def namespace(prefix: str = "msgen-argocd") -> str:
-    name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+def namespace() -> str:
+    """A new destination namespace, prefixed MSGEN_TEST_NAMESPACE_PREFIX (`msgen-test`) as every live test's."""
+    name = f"{os.environ.get('MSGEN_TEST_NAMESPACE_PREFIX', 'msgen-test')}-argocd-{uuid.uuid4().hex[:6]}"
     kubectl("create", "namespace", name)
     return name
 

@@ -61,7 +61,7 @@ def kubectl(*args: str, check: bool = True, input: str | None = None) -> subproc
 
 @pytest.fixture
 def namespace() -> Any:
-    name = f"msgen-gitops-{uuid.uuid4().hex[:8]}"
+    name = f"{os.environ.get('MSGEN_TEST_NAMESPACE_PREFIX', 'msgen-test')}-gitops-{uuid.uuid4().hex[:8]}"
     kubectl("create", "namespace", name)
     yield name
     kubectl("delete", "namespace", name, "--wait=false", check=False)
