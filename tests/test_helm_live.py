@@ -99,9 +99,12 @@ def run_name(helm: Helm, namespace: str, release: str) -> str:
 
 
 def trained(namespace: str, job: str, workers: int, logs: PodLogs, started: float) -> None:
+    """`job`'s Jobs completed and its pods' logs show it trained. Only its own pods count: the
+    finished pods of the run before an upgrade are still there while the new run starts."""
     completed = wait_for_jobs(namespace, job, TIMEOUT)
     logs.stop()
-    outcome = Outcome(0 if completed else 1, "", "", time.monotonic() - started, logs)
+    own = [key for key in logs.logs if key.startswith(f"{job}-")]
+    outcome = Outcome(0 if completed else 1, "", "", time.monotonic() - started, logs, own)
     assert completed, f"the Jobs of {job} did not complete"
     assert_trained(outcome, Prepared({"metadata": {"name": job}}, [], workers, 0, True), "cluster-ip")
 
