@@ -102,6 +102,41 @@ transformers: [msgen.yaml, msgen-ran.yaml]
     assert worker["spec"]["completions"] == 2 and worker["spec"]["completionMode"] == "Indexed"
 
 
+def test_renames_beside_msgen_sync_and_renames_above_it_fail(repo: Repo, destination: str, apps: list[App],
+                                                             api: Api) -> None:
+    """namePrefix in the overlay that runs msgen-krm renames the job before msgen compiles it:
+    every name follows. namePrefix in an overlay above it would rename what msgen compiled
+    (Services whose variables and subdomains the pods still name): Argo CD shows the build's
+    error and applies nothing."""
+    gpu = ROOT / "overlays" / "gpu"
+    compiling = "resources: [../base]\nnamePrefix: prod-\ntransformers: [msgen.yaml, msgen-ran.yaml]\n" \
+                "configurations: [msgen-renamed.yaml]\n"
+    files = {"base/job.yaml": job("train", "sleep 5", scheduler=True), "base/kustomization.yaml": "resources: [job.yaml]\n",
+             "beside/kustomization.yaml": compiling, "above/kustomization.yaml": "resources: [../compiled]\nnamePrefix: v2-\n",
+             "compiled/kustomization.yaml": compiling.replace("namePrefix: prod-\n", "")}
+    for overlay in ("beside", "compiled"):
+        for name in ("msgen.yaml", "msgen-ran.yaml", "msgen-renamed.yaml"):
+            files[f"{overlay}/{name}"] = (gpu / name).read_text()
+    revision = repo.commit(files, "renames")
+    beside = App(repo, "beside", destination, api).create()
+    apps.append(beside)
+    beside.wait(f"synced at {revision}", synced_at(revision))
+    assert names("services", destination) == ["prod-train", "prod-train-scheduler-0"]
+    worker = json.loads(kubectl("get", "job", "prod-train-worker", "-n", destination, "-o", "json").stdout)
+    pod = worker["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert pod["subdomain"] == "prod-train" and env["MS_SCHED_HOST"] == "$(PROD_TRAIN_SCHEDULER_0_SERVICE_HOST)", env
+    elsewhere = namespace()
+    try:
+        above = App(repo, "above", elsewhere, api).create()
+        apps.append(above)
+        message = above.wait("a ComparisonError", comparison_error, 300)
+        assert "rename-the-job-before-msgen-runs" in message, message
+        assert names("jobs", elsewhere) == [] and names("services", elsewhere) == []
+    finally:
+        drop_namespace(elsewhere)
+
+
 def test_parameters_and_env_change_the_output(repo: Repo, destination: str, apps: list[App], api: Api) -> None:
     revision = repo.commit({"jobs/train.yaml": job("train", "sleep 5")}, "a job")
     app = App(repo, "jobs", destination, api, parameters={"target": "pod"}, env={"MSGEN_RUN_NAME": "content"}).create()
