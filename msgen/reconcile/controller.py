@@ -21,6 +21,7 @@ the command fail. What it does is counted for `/metrics` (`metrics`).
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections import Counter
@@ -36,6 +37,7 @@ from . import actions, informer, kube, published, status, watch
 from .lease import LEASE_SECONDS, Elector
 from .metrics import NOTHING, Recorder
 from .publisher import publish
+from .workers import Workers
 from .workqueue import WorkQueue
 from .writes import Writes
 
@@ -190,12 +192,15 @@ PASS_SLICE = 0.5
 
 
 def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], None], leading: Callable[[], bool],
-                     *, writes: Writes, recorder: Recorder, phases: dict[tuple[str, str], str]) -> None:
-    """The queued jobs once each, those a change queued first; a failing job never stops
-    the others (it is queued again, with backoff); nothing once leadership is lost. A pass
-    longer than PASS_SLICE gives the background jobs it has not reached back when new
-    changes wait, so they go first.
+                     *, writes: Writes, recorder: Recorder, phases: dict[tuple[str, str], str],
+                     workers: Workers | None = None) -> None:
+    """The queued jobs once each, those a change queued first, up to `workers.count` at
+    once; a failing job never stops the others (it is queued again, with backoff); no job
+    is started once leadership is lost (those running stop before their next action). A
+    pass longer than PASS_SLICE gives the background jobs it has not started back when new
+    changes wait, so they go first; a pass ends when every job it started has ended.
     `phases` keeps each job's last phase, for the `msgen_jobs` gauge."""
+    workers = workers or Workers(1)
     ready = view.queue.take()
     if not ready:
         return
@@ -206,35 +211,57 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
         phases.pop(gone, None)
     writes.expire()
     ready = [entry for entry in ready if entry[0] in jobs]
-    for n, (key, queued, background) in enumerate(ready):
-        if not leading() or (background and time.monotonic() - started > PASS_SLICE and view.queue.depth()):
-            view.queue.give_back(ready[n:])
-            break
-        recorder.working(started, time.monotonic())
+    said = threading.Lock()
+
+    def say(line: str) -> None:  # one line at a time, whichever worker says it
+        with said:
+            echo(line)
+
+    def one(key: tuple[str, str], queued: float) -> str | None:
+        """One job, in a worker: its phase, None when it failed (then queued again)."""
         began = time.monotonic()
-        ns, job = cast(tuple[str, str], key)
+        ns, job = key
         try:
-            found, again = reconcile_job(client, ns, job, jobs[(ns, job)], echo, writes=writes, recorder=recorder,
+            found, again = reconcile_job(client, ns, job, jobs[key], say, writes=writes, recorder=recorder,
                                          queued=queued, leading=leading)
         except (kube.KubeError, watch.NotFound, run_policy.PolicyError) as exc:
-            echo(f"{ns}/{job}: skipped: {exc}")
+            say(f"{ns}/{job}: skipped: {exc}")
             recorder.reconciled("error", time.monotonic() - began)
             if isinstance(exc, kube.KubeError):  # the others wait for a change: they would fail alike
                 view.queue.retry(key)
-            continue
+            return None
         except Exception as exc:  # a bug, or data no rule foresaw: one job's, never every tenant's
-            echo(f"{ns}/{job}: skipped: internal error: {type(exc).__name__}: {str(exc)[:200]!r}")
+            say(f"{ns}/{job}: skipped: internal error: {type(exc).__name__}: {str(exc)[:200]!r}")
             recorder.reconciled("error", time.monotonic() - began)
             view.queue.retry(key)
-            continue
+            return None
         view.queue.forget(key)
-        phases[(ns, job)] = found.phase
         if again is not None:
             view.queue.add_after(key, again)
         recorder.reconciled("success" if again is None else "requeue_after", time.monotonic() - began)
+        return found.phase
+
+    def record(key: tuple[str, str]) -> Callable[[str | None], None]:
+        def then(phase: str | None) -> None:  # in this thread: `phases` is the loop's alone
+            if phase is not None:
+                phases[key] = phase
+        return then
+
+    try:
+        for n, (key, queued, background) in enumerate(ready):
+            workers.free()
+            if not leading() or (background and time.monotonic() - started > PASS_SLICE and view.queue.depth()):
+                view.queue.give_back(ready[n:])
+                break
+            recorder.working(started, time.monotonic(), workers.active() + 1)
+            ns_job = cast(tuple[str, str], key)
+            if not workers.run(key, functools.partial(one, ns_job, queued), record(ns_job)):
+                view.queue.give_back([(key, queued, background)])  # still running: after it ends
+    finally:
+        workers.finish()
     recorder.jobs(dict(Counter(phases.values())))
     recorder.queue_worked(time.monotonic() - started)
-    recorder.working(None, time.monotonic())
+    recorder.working(None, time.monotonic(), 0)
 
 
 class Health:
@@ -258,8 +285,8 @@ class Health:
 
 def run(client: Client, namespaces: list[str], *, resync: float, once: bool, echo: Callable[[str], None],
         elector: Elector | None = None, health: Health | None = None, sync_timeout: float = 60.0,
-        recorder: Recorder = NOTHING) -> None:
-    """Until stopped: the jobs each change queues, every job at least every `resync`
+        recorder: Recorder = NOTHING, workers: int = 1) -> None:
+    """Until stopped: the jobs each change queues (up to `workers` reconciled at once), every job at least every `resync`
     seconds, and a job again when its TTL falls due. No pass acts on watches that are not
     current; what keeps them so is logged when it begins and when it ends. With `once`, a
     watch or Lease that fails is an error (KubeError)."""
@@ -280,6 +307,7 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
     acting = False
     resynced = 0.0
     writes = Writes()
+    pool = Workers(workers)
     phases: dict[tuple[str, str], str] = {}
     shown: set[str] = set()
     lease_problem: str | None = None
@@ -325,7 +353,8 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
                 resynced = time.monotonic()
             acting = can_act
             if can_act:
-                reconcile_queued(client, view, echo, leading, writes=writes, recorder=recorder, phases=phases)
+                reconcile_queued(client, view, echo, leading, writes=writes, recorder=recorder, phases=phases,
+                                 workers=pool)
                 if once:
                     return
             wait = max(0.0, resync - (time.monotonic() - resynced)) if acting else min(resync, 2.0)
@@ -336,6 +365,7 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
                 view.changed.wait(wait if view.synced() else min(wait, 2.0))
             time.sleep(0.1)  # one pass for a burst of events
     finally:
+        pool.close()
         view.stop()
         if elector is not None:
             elector.release()

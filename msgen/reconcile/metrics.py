@@ -53,8 +53,9 @@ class Recorder:
 
     def queue_retried(self) -> None: ...
 
-    def working(self, since: float | None, now: float) -> None:
-        """A pass started at monotonic `since` is running (None: none is)."""
+    def working(self, since: float | None, now: float, active: int = 1) -> None:
+        """A pass started at monotonic `since` is running, `active` reconciles at once
+        (None: none is)."""
 
     def leading(self, leads: bool) -> None: ...
 
@@ -82,7 +83,7 @@ NOTHING = Recorder()
 class Metrics(Recorder):
     """The families above, in a registry of their own (so two in one process never clash)."""
 
-    def __init__(self, version: str, lease: str = "msgen-controller") -> None:
+    def __init__(self, version: str, lease: str = "msgen-controller", workers: int = 1) -> None:
         from prometheus_client import (
             CollectorRegistry,
             Counter,
@@ -107,7 +108,7 @@ class Metrics(Recorder):
                                          buckets=RECONCILE_BUCKETS, registry=registry)
         self._active = Gauge("controller_runtime_active_workers", "Reconciles running now.", by_controller, registry=registry)
         Gauge("controller_runtime_max_concurrent_reconciles", "Reconciles that may run at once.",
-              by_controller, registry=registry).labels(CONTROLLER).set(1)
+              by_controller, registry=registry).labels(CONTROLLER).set(workers)
         queue = ["name", "controller"]
         self._depth = Gauge("workqueue_depth", "Jobs waiting to be reconciled.", queue, registry=registry)
         self._adds = Counter("workqueue_adds_total", "Jobs added to the work queue.", queue, registry=registry)
@@ -174,9 +175,9 @@ class Metrics(Recorder):
     def queue_retried(self) -> None:
         self._retries.labels(CONTROLLER, CONTROLLER).inc()
 
-    def working(self, since: float | None, now: float) -> None:
+    def working(self, since: float | None, now: float, active: int = 1) -> None:
         running = 0.0 if since is None else max(0.0, now - since)
-        self._active.labels(self._controller).set(0 if since is None else 1)
+        self._active.labels(self._controller).set(0 if since is None else active)
         self._unfinished.labels(CONTROLLER, CONTROLLER).set(running)
         self._longest.labels(CONTROLLER, CONTROLLER).set(running)
 

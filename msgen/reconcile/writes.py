@@ -11,11 +11,12 @@ gone), the watch caught up and the memory is dropped: the cluster is the record 
 after a restart. Entries older than `KEEP_SECONDS` are dropped too (an object whose change
 never came back, deleted meanwhile), so the memory stays as small as the writes in flight.
 It stays through a loss of leadership: another replica's write changes the version, which
-drops the memory. Used by the controller's loop thread only.
+drops the memory. Thread-safe: the controller's workers reconcile several jobs at once.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -37,31 +38,36 @@ class Writes:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._written: dict[_Key, tuple[str | None, str, float]] = {}
+        self._lock = threading.Lock()
 
     def wrote(self, verb: str, obj: dict[str, Any], value: str = "") -> None:
         """`verb` (delete, suspend, status, ...) was done on `obj` as the copy had it."""
-        self._written[self._key(verb, obj)] = (_version(obj), value, self._clock())
+        with self._lock:
+            self._written[self._key(verb, obj)] = (_version(obj), value, self._clock())
 
     def pending(self, verb: str, obj: dict[str, Any]) -> str | None:
         """The value written by `verb` on `obj` while the copy does not show it yet (the
         copy has the version it was written on); else None, and the write is forgotten."""
         key = self._key(verb, obj)
-        found = self._written.get(key)
-        if found is None:
+        with self._lock:
+            found = self._written.get(key)
+            if found is None:
+                return None
+            version, value, _ = found
+            if version is not None and version == _version(obj):
+                return value
+            del self._written[key]
             return None
-        version, value, _ = found
-        if version is not None and version == _version(obj):
-            return value
-        del self._written[key]
-        return None
 
     def expire(self) -> None:
         oldest = self._clock() - KEEP_SECONDS
-        for key in [k for k, (_, _, when) in self._written.items() if when < oldest]:
-            del self._written[key]
+        with self._lock:
+            for key in [k for k, (_, _, when) in self._written.items() if when < oldest]:
+                del self._written[key]
 
     def __len__(self) -> int:
-        return len(self._written)
+        with self._lock:
+            return len(self._written)
 
     @staticmethod
     def _key(verb: str, obj: dict[str, Any]) -> _Key:

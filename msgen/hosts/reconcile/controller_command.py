@@ -37,9 +37,12 @@ def namespaces_of(given: tuple[str, ...]) -> list[str]:
 @click.option("--health-port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Serve /readyz (every watch current) and /healthz (the loop turns) on this port for "
                    "the kubelet's probes, and /metrics (Prometheus); 0: none.")
+@click.option("--workers", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Jobs reconciled at once (their writes to the API server overlap); one job is never "
+                   "reconciled by two at once.")
 @cluster_options
 def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_elect: bool,
-               lease_namespace: str | None, lease_name: str, health_port: int, **kwargs: Any) -> None:
+               lease_namespace: str | None, lease_name: str, health_port: int, workers: int, **kwargs: Any) -> None:
     """Carry out the run-time policies of every job msgen rendered, however it was applied.
 
     Watches the workloads labelled app.kubernetes.io/managed-by=msgen and their pods, reads
@@ -68,7 +71,7 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
         from ...reconcile.probes import serve
 
         try:
-            recorder = counted = metrics.Metrics(__version__, lease_name)
+            recorder = counted = metrics.Metrics(__version__, lease_name, workers)
         except ImportError as exc:
             fail(f"--health-port serves /metrics with prometheus_client, which is not installed ({exc}): "
                  "pip install 'msgen[apply]'", EXIT_USAGE)
@@ -85,7 +88,7 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
     click.echo(f"msgen controller: watching {where} through {kube.where(client)}")
     try:
         loop.run(client, watched, resync=interval, once=once, echo=click.echo, elector=elector, health=health,
-                 recorder=recorder)
+                 recorder=recorder, workers=workers)
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     except kube.KubeError as exc:
