@@ -1,0 +1,189 @@
+"""Several jobs reconciled at once (`msgen controller --workers`): their waits on the API
+server overlap, one job is never in two workers at once, and one job's failure stays its own.
+
+No test here measures time: overlap is shown by a barrier that only opens when `count`
+reconciles wait at once (it breaks, after a timeout, when they run one after another)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from msgen.reconcile import controller, status
+from msgen.reconcile.metrics import NOTHING
+from msgen.reconcile.workers import Workers
+from msgen.reconcile.workqueue import WorkQueue
+from msgen.reconcile.writes import Writes
+
+from .conftest import msgen
+
+#: Seconds a barrier waits for the others before it breaks (only when the test fails).
+PATIENCE = 10.0
+
+
+class _View:
+    """What reconcile_queued reads of the cluster view: the queue and each job's objects."""
+
+    def __init__(self, jobs: list[tuple[str, str]]) -> None:
+        self.queue = WorkQueue()
+        self.keys = set(jobs)
+        self.queue.add_all(sorted(jobs))
+
+    def jobs(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        return {k: [] for k in keys if k in self.keys}
+
+
+class _Reconciles:
+    """A stand-in for reconcile_job whose write waits (on a barrier, or not at all), and
+    which counts the reconciles running at once and each job's."""
+
+    def __init__(self, barrier: threading.Barrier | None = None, fail: str = "") -> None:
+        self.barrier, self.fail = barrier, fail
+        self.lock = threading.Lock()
+        self.running: set[str] = set()
+        self.peak = 0
+        self.twice: list[str] = []
+        self.done: list[str] = []
+        self.queue: WorkQueue | None = None
+
+    def __call__(self, client: Any, namespace: str, job: str, objects: list[dict[str, Any]], *args: Any,
+                 **kwargs: Any) -> tuple[status.JobStatus, float | None]:
+        with self.lock:
+            if job in self.running:
+                self.twice.append(job)
+            self.running.add(job)
+            self.peak = max(self.peak, len(self.running))
+        try:
+            if self.queue is not None:  # a watch event of this job while it is reconciled
+                self.queue.add((namespace, job))
+            if job == self.fail:
+                raise ZeroDivisionError("a bug in one job")
+            if self.barrier is not None:
+                self.barrier.wait()  # the "write": returns once `parties` writes wait at once
+            return status.JobStatus(job=job, phase="Running"), None
+        finally:
+            with self.lock:
+                self.running.discard(job)
+                self.done.append(job)
+
+
+def _pass(view: _View, workers: Workers, said: list[str], phases: dict[tuple[str, str], str],
+          leading: Any = lambda: True) -> None:
+    controller.reconcile_queued(None, view, said.append, leading,  # type: ignore[arg-type]
+                                writes=Writes(), recorder=NOTHING, phases=phases, workers=workers)
+
+
+def test_the_writes_of_several_jobs_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _Reconciles(threading.Barrier(4, timeout=PATIENCE))
+    monkeypatch.setattr(controller, "reconcile_job", fake)
+    jobs = [("ns", f"j{n}") for n in range(8)]
+    view, said, phases = _View(jobs), [], {}  # type: ignore[var-annotated]
+    workers = Workers(4)
+    try:
+        _pass(view, workers, said, phases)
+    finally:
+        workers.close()
+    assert said == []  # no barrier broke: four writes waited at once, twice
+    assert fake.peak == 4
+    assert phases == {key: "Running" for key in jobs}
+    assert view.queue.depth() == 0 and view.queue.next_in() is None
+
+
+def test_one_worker_reconciles_one_job_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _Reconciles()
+    monkeypatch.setattr(controller, "reconcile_job", fake)
+    jobs = [("ns", f"j{n}") for n in range(5)]
+    phases: dict[tuple[str, str], str] = {}
+    _pass(_View(jobs), Workers(1), [], phases)
+    assert fake.peak == 1 and len(phases) == 5
+
+
+def test_a_job_is_never_in_two_workers_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each reconcile queues its own job again (as a watch event of its own write does);
+    pass after pass, the job is reconciled again, never while it still runs."""
+    fake = _Reconciles(threading.Barrier(3, timeout=PATIENCE))
+    monkeypatch.setattr(controller, "reconcile_job", fake)
+    jobs = [("ns", f"j{n}") for n in range(3)]
+    view, said, phases = _View(jobs), [], {}  # type: ignore[var-annotated]
+    fake.queue = view.queue
+    workers = Workers(3)
+    try:
+        for _ in range(5):
+            _pass(view, workers, said, phases)
+    finally:
+        workers.close()
+    assert said == [] and fake.twice == []
+    assert {job: fake.done.count(job) for _, job in jobs} == {"j0": 5, "j1": 5, "j2": 5}
+
+
+def test_workers_refuse_a_key_still_running() -> None:
+    release = threading.Event()
+    results: list[str] = []
+
+    def first() -> str:
+        release.wait(PATIENCE)
+        return "first"
+
+    workers = Workers(2)
+    try:
+        assert workers.run("a", first, results.append)
+        assert not workers.run("a", lambda: "second", results.append)
+        assert workers.keys() == {"a"}
+        release.set()
+        workers.finish()
+        assert workers.run("a", lambda: "third", results.append)
+        workers.finish()
+    finally:
+        workers.close()
+    assert results == ["first", "third"]
+
+
+def test_a_failing_job_does_not_stop_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _Reconciles(threading.Barrier(3, timeout=PATIENCE), fail="j1")
+    monkeypatch.setattr(controller, "reconcile_job", fake)
+    jobs = [("ns", f"j{n}") for n in range(4)]
+    view, said, phases = _View(jobs), [], {}  # type: ignore[var-annotated]
+    workers = Workers(4)
+    try:
+        _pass(view, workers, said, phases)
+    finally:
+        workers.close()
+    assert phases == {("ns", "j0"): "Running", ("ns", "j2"): "Running", ("ns", "j3"): "Running"}
+    assert said == ["ns/j1: skipped: internal error: ZeroDivisionError: 'a bug in one job'"]
+    assert view.queue.next_in() is not None  # j1 tried again later, with backoff
+
+
+def test_no_job_starts_once_leadership_is_lost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The jobs running finish; the rest go back to the queue for the next leader's pass."""
+    fake = _Reconciles(threading.Barrier(2, timeout=PATIENCE))
+    monkeypatch.setattr(controller, "reconcile_job", fake)
+    jobs = [("ns", f"j{n}") for n in range(6)]
+    view, said, phases = _View(jobs), [], {}  # type: ignore[var-annotated]
+    asked = iter([True, True])  # leading for two jobs, then no more
+    workers = Workers(2)
+    try:
+        _pass(view, workers, said, phases, leading=lambda: next(asked, False))
+    finally:
+        workers.close()
+    assert said == [] and sorted(fake.done) == ["j0", "j1"]
+    assert view.queue.depth() == 4
+
+
+def test_the_options_say_how_many_workers() -> None:
+    refused = msgen("controller", "--workers", "0")
+    assert refused.exit_code == 2 and "--workers" in refused.stderr and refused.stdout == ""
+    help_text = msgen("controller", "--help").stdout
+    assert "--workers" in help_text and "default: 4" in help_text
+
+
+def test_metrics_say_how_many_reconciles_may_run_at_once() -> None:
+    pytest.importorskip("prometheus_client")
+    from msgen.reconcile.metrics import Metrics, families
+
+    counted = Metrics("0", workers=6)
+    counted.working(0.0, 1.0, 3)
+    found = families(counted.exposition()[0].decode())
+    assert [s.value for s in found["controller_runtime_max_concurrent_reconciles"].samples] == [6]
+    assert [s.value for s in found["controller_runtime_active_workers"].samples] == [3]
