@@ -187,3 +187,59 @@ def test_metrics_say_how_many_reconciles_may_run_at_once() -> None:
     found = families(counted.exposition()[0].decode())
     assert [s.value for s in found["controller_runtime_max_concurrent_reconciles"].samples] == [6]
     assert [s.value for s in found["controller_runtime_active_workers"].samples] == [3]
+
+
+class _SlowWrites:
+    """A hook of the fake API server that holds each write (in the server's thread, before
+    it answers) until `parties` writes are held at once, or PATIENCE has passed; after the
+    first meeting, writes pass at once. `peak` is the most writes held at once."""
+
+    def __init__(self, parties: int) -> None:
+        self.parties = parties
+        self.held = 0
+        self.peak = 0
+        self.met = False
+        self.lock = threading.Condition()
+
+    def __call__(self, write: Any) -> None:
+        with self.lock:
+            self.held += 1
+            self.peak = max(self.peak, self.held)
+            if self.held >= self.parties:
+                self.met = True
+                self.lock.notify_all()
+            self.lock.wait_for(lambda: self.met, timeout=PATIENCE)
+            self.met = True  # one wait at most: a test that fails, fails soon
+            self.held -= 1
+
+
+def test_jobs_writes_to_the_api_server_overlap(tmp_path: Any) -> None:
+    """The real reconciles over HTTP (tests/fake_api.py): four jobs' first writes are
+    in the server at the same time, and each job is acted on once."""
+    pytest.importorskip("lightkube")
+    import json
+
+    from msgen.reconcile import kube
+
+    from .fake_api import Cluster, Server
+    from .fake_kubelet import msjob, place, rendered, start
+
+    cluster = Cluster()
+    server = Server(cluster).start()
+    try:
+        config = tmp_path / "kubeconfig"
+        config.write_text(json.dumps(server.kubeconfig("big")))
+        for n in range(4):
+            for pod in place(cluster, rendered(msjob(f"job{n}", 1), "big", "pod")):
+                start(cluster, "big", pod["metadata"]["name"])
+        slow = _SlowWrites(4)
+        cluster.hooks.append(slow)
+        said: list[str] = []
+        controller.run(kube.connect(str(config), None), ["big"], resync=30, once=True, echo=said.append,
+                       workers=4)
+        assert slow.peak == 4, (slow.peak, said)
+        running = sorted(w.name for w in cluster.writes if w.kind == "Event" and "jobrunning" in w.name)
+        assert len(running) == len(set(running)) >= 4, running
+        assert sum("Running" in line for line in said) == 4, said
+    finally:
+        server.shutdown()
