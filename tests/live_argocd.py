@@ -4,17 +4,25 @@
 Git repositories under `MSGEN_TEST_GIT_ROOT` at `MSGEN_TEST_GIT_URL` (the repo server clones
 from there). A `Repo` is one such repository: the test commits files into it with git, as a
 user pushes. An `App` is an Application on it, using the plugin `msgen-v1`, whose status is
-read from the API server as Argo CD writes it.
+read from Argo CD's own API server, as its UI and `argocd app get` show it: since Argo CD 3.0
+the application controller keeps each resource's health out of the Application object
+(`controller.resource.health.persist` is false by default) and the API server adds it from
+its resource tree. `Api` reaches that server through `kubectl port-forward`, as `argocd
+--port-forward` does, logged in as the installation's initial admin.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import os
 import re
+import ssl
 import subprocess
+import tempfile
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 from collections.abc import Mapping
@@ -107,13 +115,68 @@ class Repo:
         subprocess.run(["rm", "-rf", str(self.bare)], check=False)
 
 
+class Api:
+    """Argo CD's API server through a `kubectl port-forward` of its Service, logged in as
+    `admin` with the password of `argocd-initial-admin-secret`."""
+
+    def __init__(self) -> None:
+        self.output = tempfile.TemporaryFile(mode="w+")
+        # Forwarded lines go to a file: kubectl writes one per connection, and a pipe no one
+        # reads would stop it after a few thousand.
+        self.forward = subprocess.Popen([str(KUBECTL), "--kubeconfig", str(KUBECONFIG), "port-forward", "-n",
+                                         NAMESPACE, "service/argocd-server", ":443"],
+                                        stdout=self.output, stderr=subprocess.STDOUT, text=True)
+        self.base = f"https://127.0.0.1:{self._port()}"
+        # The server's certificate is the self-signed one Argo CD makes at install; the
+        # connection is to the local end of the port-forward.
+        self.tls = ssl.create_default_context()
+        self.tls.check_hostname = False
+        self.tls.verify_mode = ssl.CERT_NONE
+        secret = json.loads(kubectl("get", "secret", "argocd-initial-admin-secret", "-n", NAMESPACE, "-o",
+                                    "json").stdout)
+        password = base64.b64decode(secret["data"]["password"]).decode()
+        self.token = ""
+        self.token = str(self.call("POST", "/api/v1/session", {"username": "admin", "password": password})["token"])
+
+    def _port(self) -> int:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            self.output.seek(0)
+            text = self.output.read()
+            found = re.search(r"Forwarding from 127\.0\.0\.1:(\d+)", text)
+            if found:
+                return int(found.group(1))
+            if self.forward.poll() is not None:
+                raise AssertionError(f"kubectl port-forward to argocd-server ended: {text}")
+            time.sleep(0.2)
+        raise AssertionError("kubectl port-forward to argocd-server did not start within 30s")
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        request = urllib.request.Request(self.base + path, method=method,
+                                         data=None if body is None else json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json",
+                                                  **({"Authorization": f"Bearer {self.token}"} if self.token else {})})
+        with urllib.request.urlopen(request, context=self.tls, timeout=60) as response:
+            return dict(json.loads(response.read()))
+
+    def application(self, name: str) -> dict[str, Any]:
+        return self.call("GET", f"/api/v1/applications/{name}?appNamespace={NAMESPACE}")
+
+    def close(self) -> None:
+        self.forward.terminate()
+        self.forward.wait(timeout=30)
+        self.output.close()
+
+
 class App:
     """An Application in Argo CD's namespace deploying `path` of `repo` into `destination`."""
 
-    def __init__(self, repo: Repo, path: str, destination: str, *, parameters: dict[str, str] | None = None,
+    def __init__(self, repo: Repo, path: str, destination: str, api: Api, *,
+                 parameters: dict[str, str] | None = None,
                  env: dict[str, str] | None = None, automated: bool = True, self_heal: bool = True, prune: bool = True):
         self.name = f"{repo.name}-{uuid.uuid4().hex[:4]}"
         self.destination = destination
+        self.api = api
         plugin: dict[str, Any] = {"name": "msgen-v1"}
         if parameters:
             plugin["parameters"] = [{"name": k, "string": v} for k, v in parameters.items()]
@@ -140,7 +203,8 @@ class App:
         return dict(json.loads(kubectl("get", "application", self.name, "-n", NAMESPACE, "-o", "json").stdout))
 
     def status(self) -> dict[str, Any]:
-        return dict(self.get().get("status") or {})
+        """The status as Argo CD's API server shows it: with each resource's health."""
+        return dict(self.api.application(self.name).get("status") or {})
 
     def refresh(self, hard: bool = False) -> None:
         """What the UI's Refresh button does (hard: ignore the manifest cache)."""
@@ -210,8 +274,9 @@ def comparison_error(status: dict[str, Any]) -> str | None:
     return None
 
 
-def namespace(prefix: str = "msgen-argocd") -> str:
-    name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+def namespace() -> str:
+    """A new destination namespace, prefixed MSGEN_TEST_NAMESPACE_PREFIX (`msgen-test`) as every live test's."""
+    name = f"{os.environ.get('MSGEN_TEST_NAMESPACE_PREFIX', 'msgen-test')}-argocd-{uuid.uuid4().hex[:6]}"
     kubectl("create", "namespace", name)
     return name
 
@@ -227,20 +292,28 @@ def repo_server_log(since: str) -> str:
                      for container in ("argocd-repo-server", "msgen"))
 
 
-def generate_times(log: str) -> list[float]:
-    """The seconds of each GenerateManifest call the plugin's cmp-server finished (its gRPC
-    log line, in the JSON format Argo CD's manifests choose, or in text)."""
+#: The gRPC services whose GenerateManifest calls the logs time: the msgen sidecar's cmp-server
+#: (one run of `msgen argocd-generate`, the repository's files received included) and the
+#: repo server (what the application controller waits for: Git, the manifest cache, the plugin).
+PLUGIN_SERVICE = "plugin.ConfigManagementPluginService"
+REPO_SERVICE = "repository.RepoServerService"
+
+
+def generate_times(log: str, service: str = PLUGIN_SERVICE) -> list[float]:
+    """The seconds of each GenerateManifest call of `service` that finished, from its gRPC log
+    line (in the JSON format Argo CD's manifests choose, or in text)."""
     times = []
     for line in log.splitlines():
-        if "GenerateManifest" not in line or "time_ms" not in line or "finished" not in line:
+        if "GenerateManifest" not in line or "time_ms" not in line or "finished" not in line or service not in line:
             continue
         if line.startswith("{"):
             entry = json.loads(line)
-            if entry.get("grpc.method") == "GenerateManifest" and "grpc.time_ms" in entry:
+            if (entry.get("grpc.method"), entry.get("grpc.service")) == ("GenerateManifest", service) \
+                    and "grpc.time_ms" in entry:
                 times.append(float(entry["grpc.time_ms"]) / 1000)
         else:
             found = re.search(r'grpc\.time_ms="?([0-9.]+)', line)
-            if found:
+            if found and re.search(rf'grpc\.service="?{re.escape(service)}\b', line):
                 times.append(float(found.group(1)) / 1000)
     return times
 

@@ -64,7 +64,7 @@ spec:
 
 @pytest.fixture
 def namespace() -> Any:
-    name = f"msgen-health-{uuid.uuid4().hex[:8]}"
+    name = f"{os.environ.get('MSGEN_TEST_NAMESPACE_PREFIX', 'msgen-test')}-health-{uuid.uuid4().hex[:8]}"
     kubectl("create", "namespace", name)
     yield name
     kubectl("delete", "namespace", name, "--wait=false", check=False)

@@ -130,39 +130,49 @@ KUBECONFIG = os.environ.get("MSGEN_TEST_KUBECONFIG")
 
 @pytest.mark.skipif(not KUBECONFIG, reason="MSGEN_TEST_KUBECONFIG names no API server to test against")
 def test_live_the_controllers_token_cannot_change_an_image_nor_create_a_pod(tmp_path: Path) -> None:
-    """The overlay's RBAC and policies applied; as the controller's ServiceAccount: creating a
-    privileged pod is forbidden, changing a pod's image or a StatefulSet's template is
-    denied, writing msgen/status is allowed."""
-    from .test_reconcile_live import kubectl
+    """The overlay's RBAC and policies applied (moved into namespaces of their own, its
+    cluster-scoped objects suffixed: tests/live_scoped_controller.py); with a token of the
+    controller's ServiceAccount, through msgen's own client (kubectl patch reads the object
+    first, which the controller may not): creating a privileged pod is forbidden, changing a
+    pod's image or a StatefulSet's template is denied, writing msgen/status is admitted."""
+    from .live import kubectl, wait_for
+    from .live_scoped_controller import Deployment, Thief
 
-    documents = [d for d in built("controller") if d["kind"] not in ("Deployment",)]
-    (tmp_path / "access.yaml").write_text(yaml.safe_dump_all(documents))
     served = kubectl("api-resources", "--api-group=admissionregistration.k8s.io", "-o", "name").stdout
     if "validatingadmissionpolicies" not in served:
         pytest.skip("the cluster serves no ValidatingAdmissionPolicy (Kubernetes before 1.30)")
-    namespace = f"{os.environ.get('MSGEN_TEST_NAMESPACE_PREFIX', 'msgen-test')}-access-{os.getpid()}"
-    kubectl("apply", "--server-side", "-f", str(tmp_path / "access.yaml"))
-    kubectl("create", "namespace", namespace)
+    where = Deployment()
+    documents = [d for d in where.documents("unused", overlay="controller") if d["kind"] != "Deployment"]
+    where.apply(documents)
+    namespace = where.watched[0]
     try:
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "victim", "namespace": namespace,
-               "labels": {"app.kubernetes.io/managed-by": "msgen"}},
-               "spec": {"nodeSelector": {"msgen.test/no-such-node": "true"},
-                        "containers": [{"name": "c", "image": "busybox:1"}]}}  # fmt: skip
-        (tmp_path / "pod.json").write_text(json.dumps(pod))
-        kubectl("apply", "-f", str(tmp_path / "pod.json"))
-        as_controller = ["--as", user(documents)]
-        privileged = {**pod, "metadata": {"name": "evil", "namespace": namespace},
-                      "spec": {**pod["spec"], "containers": [{"name": "c", "image": "busybox:1",
-                                                                "securityContext": {"privileged": True}}]}}
-        (tmp_path / "evil.json").write_text(json.dumps(privileged))
-        created = kubectl(*as_controller, "create", "-f", str(tmp_path / "evil.json"), check=False)
-        assert created.returncode != 0 and "forbidden" in created.stderr.lower()
-        image = kubectl(*as_controller, "patch", "pod", "victim", "-n", namespace, "--type=json", "-p",
-                        '[{"op":"replace","path":"/spec/containers/0/image","value":"evil:1"}]', check=False)
-        assert image.returncode != 0 and "never the spec" in image.stderr, image.stderr
-        status = kubectl(*as_controller, "patch", "pod", "victim", "-n", namespace, "--type=merge", "-p",
-                         '{"metadata":{"annotations":{"msgen/status":"{}"}}}', check=False)
-        assert status.returncode == 0, status.stderr
+        nowhere = {"nodeSelector": {"msgen.test/no-such-node": "true"}}
+        template = {"metadata": {"labels": {"app": "victim"}},
+                    "spec": {**nowhere, "containers": [{"name": "c", "image": "busybox:1"}]}}
+        victims = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "victim", "labels": {
+                        "app.kubernetes.io/managed-by": "msgen"}}, "spec": template["spec"]},
+                   {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "victim"},
+                    "spec": {"serviceName": "victim", "selector": {"matchLabels": {"app": "victim"}},
+                             "replicas": 0, "template": template}}]  # fmt: skip
+        kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",
+                                                                       "items": victims}))
+        thief = Thief(where.token_kubeconfig(tmp_path / "stolen.kubeconfig"), namespace)
+        image = [{"op": "replace", "path": "/spec/containers/0/image", "value": "evil:1"}]
+
+        def denied() -> str | None:
+            found = thief.patch("v1", "Pod", "victim", image, "json")
+            return found if "never the spec" in found else None
+
+        said = wait_for("the policies to take effect", denied, timeout=60)
+        assert "msgen's controller changes only annotations" in said, said
+        privileged = {**victims[0], "metadata": {"name": "evil"},
+                      "spec": {**nowhere, "containers": [{"name": "c", "image": "busybox:1",
+                                                          "securityContext": {"privileged": True}}]}}
+        assert "forbidden" in thief.create(privileged)
+        escalated = [{"op": "add", "path": "/spec/template/spec/containers/0/securityContext",
+                      "value": {"privileged": True}}]
+        assert "never the spec" in thief.patch("apps/v1", "StatefulSet", "victim", escalated, "json")
+        status = {"metadata": {"annotations": {"msgen/status": "{}"}}}
+        assert thief.patch("v1", "Pod", "victim", status) == "admitted"
     finally:
-        kubectl("delete", "namespace", namespace, "--wait=false", check=False)
-        kubectl("delete", "-f", str(tmp_path / "access.yaml"), "--ignore-not-found", "--wait=false", check=False)
+        where.delete(documents)

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
+from . import live_addons
 from .conftest import msgen
 from .test_gitops_argocd import PLUGIN, argocd_env, run_command
 
@@ -61,7 +62,7 @@ def kubectl(*args: str, check: bool = True, input: str | None = None) -> subproc
 
 @pytest.fixture
 def namespace() -> Any:
-    name = f"msgen-gitops-{uuid.uuid4().hex[:8]}"
+    name = f"{os.environ.get('MSGEN_TEST_NAMESPACE_PREFIX', 'msgen-test')}-gitops-{uuid.uuid4().hex[:8]}"
     kubectl("create", "namespace", name)
     yield name
     kubectl("delete", "namespace", name, "--wait=false", check=False)
@@ -129,9 +130,14 @@ def test_a_finished_job_stays_so_self_heal_has_nothing_to_recreate(tmp_path: Pat
     assert out_of_sync(gitops) == ""
 
 
-def admit(namespace: str, name: str) -> None:
-    """What Kueue does to a labelled Job: its webhook suspends it at creation, admission
-    resumes it (both as Kueue's own field manager)."""
+def admit(namespace: str, name: str, kueue: bool) -> None:
+    """Kueue's admission of a labelled Job: with Kueue on the cluster, wait until it resumed
+    the Job; without, make its two patches (its webhook suspends the Job at creation, admission
+    resumes it), both as Kueue's own field manager."""
+    if kueue:
+        wait_for(f"Kueue to admit {name}", lambda: json.loads(kubectl(
+            "-n", namespace, "get", "job", name, "-o", "json").stdout)["spec"].get("suspend") is False)
+        return
     for suspend in (True, False):
         kubectl("-n", namespace, "patch", "job", name, "--type", "merge", "--field-manager", "kueue",
                 "-p", json.dumps({"spec": {"suspend": suspend}}))
@@ -140,22 +146,31 @@ def admit(namespace: str, name: str) -> None:
 def test_a_job_kueue_admitted_is_in_sync(tmp_path: Path, namespace: str) -> None:
     """The plugin's Job sets no spec.suspend, so Kueue's admission is no difference. The
     output msgen wrote before (suspend: true) is OutOfSync once admitted: self-heal would
-    suspend the running training."""
-    job = JOB.format(name="queued", image=IMAGE, command="sleep 120")
-    desired = plugin_render(tmp_path, namespace, job, kueue_queue="team-a")
-    assert "suspend" not in desired
-    assert sync(desired).returncode == 0
-    admit(namespace, "queued-worker")
-    assert out_of_sync(desired) == ""
-    # before: the same Job with suspend: true in the manifest
-    before = [d for d in yaml.safe_load_all(desired.replace("queued", "before")) if d]
-    for obj in before:
-        if obj["kind"] == "Job":
-            obj["spec"]["suspend"] = True
-    old = yaml.safe_dump_all(before)
-    assert sync(old).returncode == 0
-    admit(namespace, "before-worker")
-    assert "suspend: true" in out_of_sync(old)
+    suspend the running training. Kueue itself admits where it runs (a ClusterQueue and a
+    LocalQueue of the test's own); elsewhere its admission is made as it makes it."""
+    kueue = live_addons.missing("kueue") is None
+    queue = f"q-{namespace.rsplit('-', 1)[-1]}" if kueue else "team-a"
+    if kueue:
+        live_addons.kueue_queues(namespace, queue, pods_quota=10)
+    try:
+        job = JOB.format(name="queued", image=IMAGE, command="sleep 120")
+        desired = plugin_render(tmp_path, namespace, job, kueue_queue=queue)
+        assert "suspend" not in desired
+        assert sync(desired).returncode == 0
+        admit(namespace, "queued-worker", kueue)
+        assert out_of_sync(desired) == ""
+        # before: the same Job with suspend: true in the manifest
+        before = [d for d in yaml.safe_load_all(desired.replace("queued", "before")) if d]
+        for obj in before:
+            if obj["kind"] == "Job":
+                obj["spec"]["suspend"] = True
+        old = yaml.safe_dump_all(before)
+        assert sync(old).returncode == 0
+        admit(namespace, "before-worker", kueue)
+        assert "suspend: true" in out_of_sync(old)
+    finally:
+        if kueue:
+            kubectl("delete", "clusterqueue", queue, "--wait=false", check=False)
 
 
 def test_a_changed_job_is_a_new_run_with_a_content_run_name(tmp_path: Path, namespace: str) -> None:

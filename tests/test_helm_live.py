@@ -1,14 +1,17 @@
 """A chart whose job trains, installed, upgraded, rolled back and uninstalled by the real Helm 3
-with msgen as its post-renderer, on a real cluster.
+and Helm 4 with msgen as their post-renderer, on a real cluster.
 
 `tests/helm/training` (a Scheduler and Workers running tests/live/train.py from the
 ConfigMap `live-train`) is installed with `--run-name=content`, so that the upgrade, which
 changes the job, is a new run under new names instead of an update the API server refuses.
 Each run must form its MindSpore cluster and train (the checks of
 `tests/test_live_training.py`); a bad job must fail `helm install` with msgen's message and
-leave nothing behind; uninstall must remove every object. Runs when MSGEN_TEST_KUBECONFIG
-names a cluster that trains and Helm 3 is built (`python
-tests/live/harness/components/helm.py build`, or MSGEN_TEST_HELM); otherwise it skips.
+leave nothing behind; uninstall must remove every object. Helm 3 runs `msgen
+helm-post-renderer` itself (`--post-renderer msgen --post-renderer-args helm-post-renderer`);
+Helm 4 runs the plug-in `msgen install-helm-plugin` writes (`--post-renderer msgen`), from a
+plugins directory of the test's own. Runs when MSGEN_TEST_KUBECONFIG names a cluster that
+trains, for each Helm that is built (`python tests/live/harness/components/helm.py build`, or
+MSGEN_TEST_HELM / MSGEN_TEST_HELM4); otherwise it skips, saying so.
 """
 
 from __future__ import annotations
@@ -26,16 +29,14 @@ import yaml
 
 from . import live_cluster
 from .live_cluster import KUBECONFIG, KUBECTL, Outcome, PodLogs, Prepared, kubectl
-from .test_helm import CHART, find_helm
+from .test_helm import BUILD, CHART, find_helm
 from .test_live_renames import wait_for_jobs
 from .test_live_training import assert_trained
 
-HELM = find_helm(3)
 pytestmark = [
     pytest.mark.live_training,
     pytest.mark.skipif(not KUBECONFIG, reason="MSGEN_TEST_KUBECONFIG names no cluster to train on"),
     pytest.mark.skipif(not KUBECTL, reason="the live training tests need kubectl on the PATH"),
-    pytest.mark.skipif(HELM is None, reason="helm 3 is not here: python tests/live/harness/components/helm.py build"),
 ]
 TIMEOUT = int(os.environ.get("MSGEN_LIVE_TIMEOUT", "900"))
 BIN = str(Path(sys.executable).parent)
@@ -50,61 +51,100 @@ def namespace() -> Any:
     kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
-def helm(namespace: str, *args: str) -> subprocess.CompletedProcess[str]:
-    assert HELM is not None
-    return subprocess.run([HELM, "--kubeconfig", str(KUBECONFIG), "-n", namespace, *args], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PATH": BIN + os.pathsep + os.environ["PATH"]})
+class Helm:
+    """One Helm major version, with msgen as its post-renderer, and the environment it runs in."""
+
+    def __init__(self, major: int, binary: str, plugins: Path):
+        self.major, self.binary = major, binary
+        base = {k: v for k, v in os.environ.items() if not k.startswith("HELM_")}
+        self.env = {**base, "PATH": BIN + os.pathsep + os.environ["PATH"], "HELM_PLUGINS": str(plugins)}
+
+    def __call__(self, namespace: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([self.binary, "--kubeconfig", str(KUBECONFIG), "-n", namespace, *args],
+                              capture_output=True, text=True, timeout=300, env=self.env)
+
+    def post_renderer(self, *options: str) -> list[str]:
+        """Helm 3: the command and its first argument; Helm 4: the plug-in, by name."""
+        args = ["--post-renderer", "msgen"]
+        if self.major == 3:
+            args += ["--post-renderer-args", "helm-post-renderer"]
+        options = (f"--kube-version={live_cluster.server_version()}", *options)
+        return args + [f"--post-renderer-args={option}" for option in options]
 
 
-def post_renderer(*options: str) -> list[str]:
-    args = ["--post-renderer", "msgen", "--post-renderer-args", "helm-post-renderer",
-            f"--post-renderer-args=--kube-version={live_cluster.server_version()}"]
-    return args + [f"--post-renderer-args={option}" for option in options]
+@pytest.fixture(params=[3, 4], ids=["helm3", "helm4"])
+def helm(request: pytest.FixtureRequest, tmp_path: Path) -> Helm:
+    major: int = request.param
+    binary = find_helm(major)
+    if binary is None:
+        variable = "MSGEN_TEST_HELM" if major == 3 else "MSGEN_TEST_HELM4"
+        pytest.skip(f"helm {major} is not here: " + BUILD.format(dir="helm" if major == 3 else "helm4",
+                                                                 variable=variable))
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    if major == 4:
+        installed = subprocess.run([f"{BIN}/msgen", "install-helm-plugin", "--plugins-dir", str(plugins)],
+                                   capture_output=True, text=True)
+        assert installed.returncode == 0, installed.stderr
+    return Helm(major, binary, plugins)
 
 
-def run_name(namespace: str, release: str) -> str:
+def run_name(helm: Helm, namespace: str, release: str) -> str:
     """The job's name as the installed manifest has it (`<release>-lenet-<8 hex>`)."""
     manifest = helm(namespace, "get", "manifest", release).stdout
     names = {d["metadata"]["labels"]["training.kubeflow.org/job-name"] for d in yaml.safe_load_all(manifest)
              if d and "training.kubeflow.org/job-name" in (d["metadata"].get("labels") or {})}
     assert len(names) == 1, names
-    return names.pop()
+    return str(names.pop())
 
 
 def trained(namespace: str, job: str, workers: int, logs: PodLogs, started: float) -> None:
+    """`job`'s Jobs completed and its pods' logs show it trained. Only its own pods count: the
+    finished pods of the run before an upgrade are still there while the new run starts."""
     completed = wait_for_jobs(namespace, job, TIMEOUT)
     logs.stop()
-    outcome = Outcome(0 if completed else 1, "", "", time.monotonic() - started, logs)
+    own = [key for key in logs.logs if key.startswith(f"{job}-")]
+    outcome = Outcome(0 if completed else 1, "", "", time.monotonic() - started, logs, own)
     assert completed, f"the Jobs of {job} did not complete"
     assert_trained(outcome, Prepared({"metadata": {"name": job}}, [], workers, 0, True), "cluster-ip")
 
 
-def test_a_chart_installs_upgrades_rolls_back_and_uninstalls(namespace: str) -> None:
+def test_a_chart_installs_upgrades_rolls_back_and_uninstalls(helm: Helm, namespace: str) -> None:
     values = ["--set", f"job.image={live_cluster.IMAGE}"]
-    logs, started = PodLogs(namespace), time.monotonic()
-    installed = helm(namespace, "install", "train", str(CHART), *values, *post_renderer("--run-name=content"))
-    assert installed.returncode == 0, installed.stderr
-    first = run_name(namespace, "train")
-    trained(namespace, first, 2, logs, started)
+    took: dict[str, float] = {}
+
+    def timed(step: str, *args: str) -> subprocess.CompletedProcess[str]:
+        began = time.monotonic()
+        done = helm(namespace, *args)
+        took[step] = time.monotonic() - began
+        assert done.returncode == 0, f"helm {step}: {done.stderr}"
+        return done
 
     logs, started = PodLogs(namespace), time.monotonic()
-    upgraded = helm(namespace, "upgrade", "train", str(CHART), *values, "--set", "job.workers=1",
-                    *post_renderer("--run-name=content"))
-    assert upgraded.returncode == 0, upgraded.stderr
-    second = run_name(namespace, "train")
+    timed("install", "install", "train", str(CHART), *values, *helm.post_renderer("--run-name=content"))
+    first = run_name(helm, namespace, "train")
+    trained(namespace, first, 2, logs, started)
+    took["install trained"] = time.monotonic() - started
+
+    logs, started = PodLogs(namespace), time.monotonic()
+    timed("upgrade", "upgrade", "train", str(CHART), *values, "--set", "job.workers=1",
+          *helm.post_renderer("--run-name=content"))
+    second = run_name(helm, namespace, "train")
     assert second != first, "a changed job is a new run"
     trained(namespace, second, 1, logs, started)
+    took["upgrade trained"] = time.monotonic() - started
     assert gone(namespace, f"training.kubeflow.org/job-name={first}"), "the upgrade removed the first run"
 
     logs, started = PodLogs(namespace), time.monotonic()
-    rolled = helm(namespace, "rollback", "train", "1")
-    assert rolled.returncode == 0, rolled.stderr
-    assert run_name(namespace, "train") == first
+    timed("rollback", "rollback", "train", "1")
+    assert run_name(helm, namespace, "train") == first
     trained(namespace, first, 2, logs, started)  # the stored, compiled revision 1: it runs again
+    took["rollback trained"] = time.monotonic() - started
 
-    removed = helm(namespace, "uninstall", "train", "--wait")
-    assert removed.returncode == 0, removed.stderr
+    timed("uninstall", "uninstall", "train", "--wait")
     assert gone(namespace, "app.kubernetes.io/managed-by=Helm"), "uninstall removed every object"
+    # what bench/README.md records
+    print(f"helm {helm.major}: " + ", ".join(f"{step} {seconds:.1f}s" for step, seconds in took.items()))
 
 
 def gone(namespace: str, selector: str, timeout: float = 120) -> bool:
@@ -120,8 +160,8 @@ def gone(namespace: str, selector: str, timeout: float = 120) -> bool:
     return False
 
 
-def test_a_bad_job_fails_the_install_and_applies_nothing(namespace: str) -> None:
-    done = helm(namespace, "install", "bad", str(CHART), "--set", "job.workers=-2", *post_renderer())
+def test_a_bad_job_fails_the_install_and_applies_nothing(helm: Helm, namespace: str) -> None:
+    done = helm(namespace, "install", "bad", str(CHART), "--set", "job.workers=-2", *helm.post_renderer())
     assert done.returncode != 0
     assert "spec.msReplicaSpecs.Worker.replicas: -2 is not accepted" in done.stderr
     assert helm(namespace, "list", "-q").stdout.strip() == ""

@@ -102,6 +102,14 @@ def test_options_from_the_environment_and_the_arguments() -> None:
     assert "HELM_MSGEN_TARGET='pod' is overridden by --target='jobset'" in both.stderr
 
 
+def test_quiet_leaves_the_warnings_out() -> None:
+    job = (ROOT / "samples" / "mindspore" / "widedeep-ps.yaml").read_text()
+    loud = post_renderer(input=job)
+    assert loud.returncode == 0 and "warning:" in loud.stderr
+    quiet = post_renderer("--quiet", input=job)
+    assert (quiet.returncode, quiet.stderr, quiet.stdout) == (0, "", loud.stdout)
+
+
 def test_a_misspelt_variable_is_an_error() -> None:
     done = post_renderer(input="", env={"HELM_MSGEN_TARGT": "pod"})
     assert done.returncode == 1 and done.stdout == ""

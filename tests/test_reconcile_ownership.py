@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 import json
 import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -19,6 +21,9 @@ import pytest
 from msgen.model import run_policy
 from msgen.reconcile import actions, ownership, status, watch
 
+from msgen.targets import NAMES as TARGETS
+
+from .conftest import SAMPLES, msgen
 from .test_reconcile_decisions import NOW
 
 JOB = "j"
@@ -138,14 +143,103 @@ def test_pods_a_jobsets_jobs_made_are_the_jobs() -> None:
 
 
 def test_workloads_that_disagree_on_the_policy_are_left_alone() -> None:
-    """A second workload carrying another policy for the same job name: one of them is not
-    the job's, and which is unknown, so nothing is decided."""
-    objects = indexed_job()
-    forged = copy.deepcopy(objects[1])
-    forged["metadata"].update(name=f"{JOB}-evil", uid="uid-evil")
+    """A second workload of a name msgen renders for the job carrying another policy: one of
+    them is not the job's, and which is unknown, so nothing is decided."""
+    objects = [o for o in indexed_job() if o["metadata"]["name"] != f"{JOB}-worker"]
+    forged = copy.deepcopy(indexed_job()[1])
     forged["metadata"]["annotations"][run_policy.ANNOTATION] = policy_text("indexed-job", clean="All")
     with pytest.raises(run_policy.PolicyError, match="different msgen/run-policy"):
         watch.select(JOB, "shared", [*objects, forged])
+
+
+def failed_job(name: str, text: str) -> dict[str, Any]:
+    """A tenant's Job carrying `text` as its run-policy, failed, and its failed worker-0 pod."""
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "uid": f"uid-{name}", "namespace": "shared",
+                         "labels": {f"{LABELS}/job-name": JOB}, "annotations": {run_policy.ANNOTATION: text}},
+            "spec": {"completionMode": "Indexed", "completions": 1,
+                     "template": {"metadata": {"labels": {f"{LABELS}/replica-type": "worker"}}}},
+            "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}}
+
+
+def test_a_run_policy_copied_onto_a_tenants_job_changes_nothing() -> None:
+    """Anyone who may create a Job can copy the job's run-policy onto one of their own, under
+    a name msgen never renders for it, or under a kind its target does not render (a
+    StatefulSet `j-worker` next to the Job `j-worker`): its failure, and its pods' success,
+    are not the job's."""
+    text = policy_text("indexed-job")
+    tenant = failed_job(f"{JOB}-tenant", text)
+    statefulset = {**failed_job(f"{JOB}-worker", text), "apiVersion": "apps/v1", "kind": "StatefulSet"}
+    statefulset["metadata"] = {**statefulset["metadata"], "uid": "uid-sts"}
+    for forged in (tenant, statefulset):
+        made = pod("x-0", "Worker", 0, "Succeeded", owner=controlled_by(forged))
+        assert verdict([*indexed_job(), forged, made]) == ("Running", []), forged["kind"]
+
+
+def test_workload_names_of_both_renderings_leave_the_job_alone() -> None:
+    """`<job>-worker` (one Job per role) and `<job>-worker-0` (one per pod, static indexes)
+    are both names msgen renders, never together: one is not the job's."""
+    forged = failed_job(f"{JOB}-worker-0", policy_text("indexed-job"))
+    with pytest.raises(run_policy.PolicyError, match="names of both"):
+        watch.select(JOB, "shared", [*indexed_job(), forged])
+
+
+def test_a_run_policy_naming_another_job_is_not_that_jobs() -> None:
+    """A tenant's bare Pod labelled as its own job whose run-policy names another: it is
+    neither job's workload (msgen writes the same name in both)."""
+    text = policy_text("pod").replace(f'"job":"{JOB}"', '"job":"other"')
+    forged = pod("other-worker-0", "Worker", 0, "Succeeded", annotation=text)
+    with pytest.raises(watch.NotFound, match="as msgen renders it"):
+        watch.select(JOB, "shared", [forged])
+
+
+def test_a_policy_claiming_a_quadrillion_replicas_is_read_not_enumerated() -> None:
+    """Run in a process limited to 1 GiB of memory: a pod's name is checked against the
+    replicas its policy claims without making the list of every name."""
+    code = f"""
+import json, resource
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from msgen.reconcile import watch
+text = json.dumps({{"job": "j", "target": "pod", "roles": {{"Worker": {{"replicas": 10**15,
+                   "restartPolicy": "Never"}}}}}}, sort_keys=True, separators=(",", ":"))
+pod = {{"apiVersion": "v1", "kind": "Pod", "metadata": {{"name": "j-worker-999999999999999",
+       "labels": {{"{LABELS}/job-name": "j", "{LABELS}/replica-type": "worker"}},
+       "annotations": {{"msgen/run-policy": text}}}}, "status": {{"phase": "Running"}}}}
+_policy, workloads, pods = watch.select("j", "ns", [pod])
+print(len(workloads), len(pods))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout) == (0, "1 1\n"), done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("text", [
+    '{"job":"j","target":"pod","roles":{"Worker":{"replicas":Infinity,"restartPolicy":"Never"}}}',
+    '{"job":"j","target":"pod","roles":{},"ttlSecondsAfterFinished":-Infinity}',
+    "[" * 100_000 + "]" * 100_000,
+])  # fmt: skip
+def test_a_hostile_run_policy_is_a_policy_error(text: str) -> None:
+    """What the controller skips with a message: never an exception that ends it (for
+    every job of every tenant)."""
+    with pytest.raises(run_policy.PolicyError):
+        run_policy.parse(text)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_workload_msgen_renders_is_one_the_reconciler_owns(target: str) -> None:
+    """ownership.WORKLOAD_KINDS and the names it reads, held to every target's output of
+    every sample (some need static indexes: one Job per pod)."""
+    seen = 0
+    for sample in sorted(SAMPLES.rglob("*.yaml")):
+        out = msgen("render", str(sample), "--target", target)
+        if out.exit_code != 0:
+            continue
+        for obj in out.objects():
+            text = ownership.policy_text(obj)
+            if text is not None:
+                job = obj["metadata"]["labels"][f"{LABELS}/job-name"]
+                assert ownership.rendered_workload(run_policy.parse(text), job, obj), (sample.name, obj["kind"])
+                seen += 1
+    assert seen
 
 
 # ---- the same forgery against a real cluster and the controller ----------------------------

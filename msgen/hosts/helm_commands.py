@@ -50,7 +50,8 @@ def helm_post_renderer(**kwargs: Any) -> None:
         raise SystemExit(EXIT_INPUT)
     rendered = post_render(source.text, options, collector.paused)
     compilation = rendered.compilation
-    report(compilation.diagnostics, compilation.sources)
+    # --quiet (as in `msgen render`): errors only; warnings would fill Helm's own output.
+    report([d for d in compilation.diagnostics if d.is_error or not options.quiet], compilation.sources)
     if not compilation.ok:
         raise SystemExit(EXIT_INPUT)
     sys.stdout.write(rendered.text)

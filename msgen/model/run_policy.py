@@ -96,6 +96,8 @@ def parse(text: str) -> JobPolicy:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PolicyError(f"{ANNOTATION} is not JSON: {exc}") from None
+    except RecursionError:  # anyone who may create an object may nest 100,000 arrays in it
+        raise PolicyError(f"{ANNOTATION} is nested too deeply") from None
     if not isinstance(data, dict):
         raise PolicyError(f"{ANNOTATION} is not a JSON object")
     try:
@@ -115,7 +117,7 @@ def parse(text: str) -> JobPolicy:
             enable_dynamic_worker=bool(data.get("enableDynamicWorker", False)),
             gitops=bool(data.get("gitops", False)),
         )
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:  # Overflow: Infinity
         raise PolicyError(f"{ANNOTATION} lacks or mistypes a field: {exc}") from None
 
 

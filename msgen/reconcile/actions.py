@@ -225,10 +225,16 @@ def _name(obj: dict[str, Any]) -> str:
     return str(obj["metadata"]["name"])
 
 
-def _parse_time(text: str | None) -> datetime | None:
-    if not text:
+def _parse_time(text: Any) -> datetime | None:
+    """A time the cluster holds; None for one that is not (an annotation anyone who owns the
+    object may have written: it must not stop the controller)."""
+    if not isinstance(text, str) or not text:
         return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    try:
+        found = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return found if found.tzinfo is not None else found.replace(tzinfo=timezone.utc)
 
 
 def _unique(actions: list[Action]) -> list[Action]:

@@ -218,6 +218,11 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
             if isinstance(exc, kube.KubeError):  # the others wait for a change: they would fail alike
                 view.queue.retry(key)
             continue
+        except Exception as exc:  # a bug, or data no rule foresaw: one job's, never every tenant's
+            echo(f"{ns}/{job}: skipped: internal error: {type(exc).__name__}: {str(exc)[:200]!r}")
+            recorder.reconciled("error", time.monotonic() - began)
+            view.queue.retry(key)
+            continue
         view.queue.forget(key)
         phases[(ns, job)] = found.phase
         if again is not None:

@@ -10,6 +10,11 @@ pod counts only when
   and its `jobset.sigs.k8s.io/jobset-name` label), by `ownerReferences` with `controller`;
 - or, for bare Pods (`--target pod`), it carries the job's own `msgen/run-policy`, character for
   character, and the name msgen rendered for it (`<job>-<role>-<index>`).
+Annotations are no proof either: anyone who may create a Job there can copy a job's
+run-policy onto one of their own, whose pods would then judge the job. So a workload is the
+job's only when it is of the kind its target renders and has a name msgen renders for it
+(`rendered_workload`), and its policy names the job it is labelled with. Names are read, never
+enumerated: a policy may claim two billion replicas.
 Pure: plain dicts in, as the API server returns them.
 """
 
@@ -42,10 +47,50 @@ def _controller(obj: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def rendered_pod_names(policy: JobPolicy) -> set[str]:
-    """The bare Pods msgen renders for the job (targets/pod.py names them so)."""
-    return {f"{policy.job}-{role.lower()}-{index}"
-            for role, rule in policy.roles.items() for index in range(rule.replicas)}
+#: The workload each target renders, as (API group, kind) (the tests hold it to the targets).
+WORKLOAD_KINDS = {
+    "indexed-job": ("batch", "Job"),
+    "pod": ("", "Pod"),
+    "statefulset": ("apps", "StatefulSet"),
+    "jobset": ("jobset.x-k8s.io", "JobSet"),
+    "volcano": ("batch.volcano.sh", "Job"),
+    "trainjob": ("trainer.kubeflow.org", "TrainJob"),
+}
+#: How a workload's name is made: the job's name (one workload), `<job>-<role>` (one per
+#: role), `<job>-<role>-<index>` (one per pod: bare Pods, a job needing static indexes).
+WHOLE_JOB, PER_ROLE, PER_POD = "job", "role", "pod"
+
+
+def _rendered_index(name: str, prefix: str, replicas: int) -> int | None:
+    """i when `name` is `<prefix><i>`, 0 <= i < replicas, written as msgen writes it."""
+    digits = name[len(prefix):] if name.startswith(prefix) else ""
+    if not (0 < len(digits) <= 19 and digits.isascii() and digits.isdigit()) or digits != str(int(digits)):
+        return None
+    return int(digits) if int(digits) < replicas else None
+
+
+def rendered_pod_name(policy: JobPolicy, name: str) -> bool:
+    """Whether `name` is one of the bare Pods msgen renders for the job (targets/pod.py)."""
+    return any(_rendered_index(name, f"{policy.job}-{role.lower()}-", rule.replicas) is not None
+               for role, rule in policy.roles.items())
+
+
+def rendered_workload(policy: JobPolicy, job: str, obj: dict[str, Any]) -> str | None:
+    """How `obj` is named if it is a workload msgen renders for `policy`, which its label says
+    is job `job` (WHOLE_JOB, PER_ROLE or PER_POD); None when it cannot be one."""
+    api_version, name = str(obj.get("apiVersion") or ""), _metadata(obj).get("name")
+    if policy.job != job or not isinstance(name, str) or policy.target not in WORKLOAD_KINDS:
+        return None
+    if (api_version.rpartition("/")[0], obj.get("kind")) != WORKLOAD_KINDS[policy.target]:
+        return None
+    facts = facts_of(policy.target)
+    if facts.bare_pods:
+        return PER_POD if rendered_pod_name(policy, name) else None
+    if not facts.workload_per_role:
+        return WHOLE_JOB if name == job else None
+    if any(name == f"{job}-{role.lower()}" for role in policy.roles):
+        return PER_ROLE
+    return PER_POD if facts.static_indexes and rendered_pod_name(policy, name) else None
 
 
 def owned_pods(
@@ -58,8 +103,7 @@ def owned_pods(
     """The pods among `pods` that are the job's (see the module's docstring). `text` is the
     job's run-policy annotation as its workloads carry it; `objects`, everything watched."""
     if facts_of(policy.target).bare_pods:
-        names = rendered_pod_names(policy)
-        return [p for p in pods if policy_text(p) == text and _metadata(p).get("name") in names]
+        return [p for p in pods if policy_text(p) == text and rendered_pod_name(policy, str(_metadata(p).get("name")))]
     trusted = {str(_metadata(w).get("uid")) for w in workloads if _metadata(w).get("uid")}
     jobsets = {str(_metadata(w).get("name")) for w in workloads if w.get("kind") == "JobSet"}
     grown = True

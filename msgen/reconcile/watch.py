@@ -56,40 +56,41 @@ def select(
     job: str, namespace: str, objects: list[dict[str, Any]]
 ) -> tuple[JobPolicy, list[dict[str, Any]], list[dict[str, Any]]]:
     """Pure: from every object labelled with the job's name (pods and workloads of all
-    kinds), its policy, its workloads (those carrying the policy) and its pods: only those
-    its workloads control, or its own bare Pods as rendered (`ownership`), whatever labels
-    other pods carry. Raises NotFound without a workload, PolicyError when its workloads
-    carry different policies (one of them is not the job's: nothing is done)."""
+    kinds), its policy, its workloads (those of the kind and name msgen renders carrying
+    the policy) and its pods: only those its workloads control, or its own bare Pods as
+    rendered (`ownership`), whatever labels and annotations other objects carry. Raises
+    NotFound without a workload, PolicyError when its workloads carry different policies or
+    names of two renderings (one of them is not the job's: nothing is done)."""
     pods = [o for o in objects if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
-    workloads = [o for o in objects if run_policy.ANNOTATION in _annotations(o)]
+    carrying = [o for o in objects if run_policy.ANNOTATION in _annotations(o)]
+    workloads: list[dict[str, Any]] = []
+    forms: set[str] = set()
+    unreadable: run_policy.PolicyError | None = None
+    for obj in carrying:
+        try:
+            form = ownership.rendered_workload(run_policy.parse(_annotations(obj)[run_policy.ANNOTATION]), job, obj)
+        except run_policy.PolicyError as exc:
+            unreadable = unreadable or exc
+            continue
+        if form is not None:
+            workloads.append(obj)
+            forms.add(form)
     if not workloads:
+        if unreadable is not None:
+            raise unreadable
         raise NotFound(f"no workload of job {job!r} in namespace {namespace!r} carries "
-                       f"{run_policy.ANNOTATION}")
-    policy = run_policy.parse(_annotations(workloads[0])[run_policy.ANNOTATION])
-    # Bare Pods are both; a Pod counts as a workload only for the pod target.
-    if facts_of(policy.target).bare_pods:
-        workloads = [o for o in workloads if o.get("kind") != "Pod" or _as_rendered(o)]
-    else:
-        workloads = [o for o in workloads if o.get("kind") != "Pod"]
+                       f"{run_policy.ANNOTATION}" + (" as msgen renders it" if carrying else ""))
     texts = sorted({str(ownership.policy_text(o)) for o in workloads})
-    if len(texts) != 1:
+    if len(texts) != 1 or len(forms) != 1:
+        what = f"{len(texts)} different {run_policy.ANNOTATION} annotations" if len(texts) != 1 \
+            else "names of both one workload per role and one per pod"
         raise ownership.Disagreeing(
-            f"the workloads of job {job!r} in namespace {namespace!r} carry "
-            f"{len(texts)} different {run_policy.ANNOTATION} annotations; nothing is done for it")
+            f"the workloads of job {job!r} in namespace {namespace!r} carry {what}; nothing is done for it")
     policy = run_policy.parse(texts[0])
     pods = ownership.owned_pods(policy, texts[0], workloads, objects, pods)
     if facts_of(policy.target).bare_pods:
-        workloads = [o for o in workloads if o.get("kind") != "Pod" or o in pods]
+        workloads = [o for o in workloads if o in pods]
     return policy, workloads, pods
-
-
-def _as_rendered(pod: dict[str, Any]) -> bool:
-    """A bare Pod whose name is one its own policy renders."""
-    try:
-        policy = run_policy.parse(_annotations(pod)[run_policy.ANNOTATION])
-    except run_policy.PolicyError:
-        return False
-    return (pod.get("metadata") or {}).get("name") in ownership.rendered_pod_names(policy)
 
 
 class JobView:

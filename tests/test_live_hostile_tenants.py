@@ -1,0 +1,426 @@
+"""Hostile tenants of a shared namespace against msgen's controller, on a real cluster.
+
+The controller runs as a user deploys it (`overlays/controller-namespaces` with its lists
+edited, the image built from this checkout: `tests/live_scoped_controller.py`), watching two
+namespaces of its own run. Jobs are applied with `kubectl apply` of `msgen render`; their pods
+run for real. A tenant there may create pods and Jobs of its own: it forges pods (another
+job's labels, its controller reference, its run-policy copied) and Jobs carrying another
+job's run-policy, and workloads whose annotations carry hostile values. The controller must
+not act on any of them, and must still act on the real job. Its ServiceAccount can do what
+docs/security.md says and no more, and the ValidatingAdmissionPolicies msgen ships refuse, on
+this API server, what they say, and admit the controller's own writes to msgen's output.
+
+Needs MSGEN_TEST_KUBECONFIG (and the controller's image: see tests/test_live_controller.py).
+Everything it creates is in namespaces prefixed MSGEN_TEST_NAMESPACE_PREFIX, or cluster-scoped
+with the run's suffix, and is deleted when the module ends.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .live import IMAGE, get, kubectl, msgen, msjob, needs_cluster, pods, script, wait_for, write
+from .live_scoped_controller import Deployment, Thief
+from .test_controller_rbac import NEEDED
+from .test_live_controller import image  # noqa: F401  (a fixture)
+
+pytestmark = needs_cluster
+JOB_LABELS = ("training.kubeflow.org/job-name", "training.kubeflow.org/replica-type",
+              "training.kubeflow.org/replica-index", "app.kubernetes.io/managed-by")
+POLICY = "msgen/run-policy"
+#: Long enough for the controller to have seen a change and acted (it acts within a second).
+SETTLE = 15
+
+
+@pytest.fixture(scope="module")
+def deployed(image: str) -> Iterator[Deployment]:  # noqa: F811
+    where = Deployment()
+    documents = where.documents(image)
+    where.apply(documents)
+    try:
+        kubectl("rollout", "status", "deployment/msgen-controller", "-n", where.system, "--timeout=240s", timeout=300)
+        wait_for("the controller to lead", lambda: "leading (Lease" in where.logs(), timeout=120)
+        yield where
+    finally:
+        print(f"\ncontroller log ({where.system}):\n{where.logs()}")
+        where.delete(documents)
+
+
+def apply_rendered(tmp_path: Path, namespace: str, name: str, text: str, *options: str) -> None:
+    out = msgen("render", str(write(tmp_path, name, text)), "-n", namespace, *options)
+    assert out.exit_code == 0, out.stderr
+    kubectl("apply", "-f", "-", input=out.stdout)
+
+
+def create(namespace: str, obj: dict[str, Any]) -> None:
+    kubectl("create", "-n", namespace, "-f", "-", input=json.dumps(obj))
+
+
+def tenant_pod(name: str, labels: dict[str, str], *, exit_code: int = 0, annotations: dict[str, str] | None = None,
+               owner: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A pod a tenant may create: any name, labels, annotations and owner it likes."""
+    metadata: dict[str, Any] = {"name": name, "labels": labels, "annotations": annotations or {}}
+    if owner:
+        metadata["ownerReferences"] = [owner]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": {
+        "restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
+        "containers": [{"name": "c", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+                        "command": ["sh", "-c", f"exit {exit_code}"]}]}}  # fmt: skip
+
+
+def phase(namespace: str, name: str) -> str:
+    """The pod's phase; "" once it is gone (the controller may delete it meanwhile)."""
+    done = kubectl("get", "pod", name, "-n", namespace, "-o", "jsonpath={.status.phase}", check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def present(namespace: str) -> set[str]:
+    """Pods there that are not being deleted."""
+    return {p["metadata"]["name"] for p in pods(namespace) if not p["metadata"].get("deletionTimestamp")}
+
+
+def published(namespace: str, kind: str, name: str) -> str:
+    text = (get(kind, namespace, name)["metadata"].get("annotations") or {}).get("msgen/status")
+    return str(json.loads(text).get("phase")) if text else ""
+
+
+# ---- what its ServiceAccount may do --------------------------------------------------------
+
+ROW = re.compile(r"^(\S+)\s+\[(.*?)\]\s+\[(.*?)\]\s+\[(.*?)\]\s*$")
+
+
+def listed(user: str, namespace: str) -> set[tuple[str, str, str]]:
+    """(resource.group, resource name or "", verb) for each rule `kubectl auth can-i --list` shows."""
+    out = kubectl("auth", "can-i", "--list", "-n", namespace, "--as", user).stdout
+    found = set()
+    for line in out.splitlines()[1:]:
+        match = ROW.match(line)
+        if match:
+            resource, _urls, names, verbs = match.groups()
+            for verb in verbs.split():
+                for name in names.split() or [""]:
+                    found.add((resource, name, verb))
+    return found
+
+
+def expected(grants: dict[tuple[str, str], set[str]]) -> set[tuple[str, str, str]]:
+    return {(f"{r}.{g}" if g else r, "", v) for (g, r), verbs in grants.items() for v in verbs}
+
+
+SUBRESOURCES = ("status", "exec", "log", "eviction", "token")
+
+
+def can(user: str, verb: str, resource: str, *where: str) -> bool:
+    """`kubectl auth can-i`; `pods/exec` is a subresource, `leases/NAME` a resource's name."""
+    kind, _, sub = resource.partition("/")
+    what = [kind, f"--subresource={sub}"] if sub in SUBRESOURCES else [resource]
+    done = kubectl("auth", "can-i", verb, *what, *where, "--as", user, check=False)
+    assert done.stdout.strip() in ("yes", "no"), done.stderr
+    return done.stdout.strip() == "yes"
+
+
+ALLOWED = [("list", "pods"), ("watch", "pods"), ("patch", "pods"), ("delete", "pods"), ("delete", "services"),
+           ("patch", "services"), ("create", "events"), ("patch", "jobs.batch"), ("delete", "jobs.batch"),
+           ("patch", "statefulsets.apps"), ("patch", "jobsets.jobset.x-k8s.io"), ("patch", "jobs.batch.volcano.sh"),
+           ("patch", "trainjobs.trainer.kubeflow.org"), ("create", "commands.bus.volcano.sh")]
+REFUSED = [("create", "pods"), ("update", "pods"), ("get", "pods"), ("create", "pods/exec"), ("get", "pods/log"),
+           ("patch", "pods/status"), ("create", "pods/eviction"), ("create", "jobs.batch"),
+           ("update", "jobs.batch"), ("create", "statefulsets.apps"), ("delete", "statefulsets.apps"),
+           ("patch", "deployments.apps"), ("create", "deployments.apps"), ("get", "secrets"), ("list", "secrets"),
+           ("list", "configmaps"), ("create", "serviceaccounts/token"), ("create", "rolebindings"),
+           ("patch", "roles"), ("delete", "jobsets.jobset.x-k8s.io"), ("delete", "jobs.batch.volcano.sh"),
+           ("create", "trainjobs.trainer.kubeflow.org"), ("patch", "trainingruntimes.trainer.kubeflow.org"),
+           ("update", "leases"), ("delete", "events"), ("delete", "persistentvolumeclaims"), ("patch", "commands.bus.volcano.sh")]
+CLUSTER_REFUSED = [("list", "nodes"), ("patch", "nodes"), ("list", "namespaces"), ("delete", "namespaces"),
+                   ("create", "clusterrolebindings"), ("create", "clusterroles"), ("escalate", "clusterroles"),
+                   ("bind", "clusterroles"), ("impersonate", "users"), ("impersonate", "serviceaccounts"),
+                   ("delete", "validatingadmissionpolicies"), ("patch", "validatingadmissionpolicybindings"),
+                   ("list", "customresourcedefinitions"), ("create", "certificatesigningrequests"),
+                   ("patch", "mutatingwebhookconfigurations")]
+LEASE = {("leases.coordination.k8s.io", "msgen-controller", "get"),
+         ("leases.coordination.k8s.io", "msgen-controller", "update"), ("leases.coordination.k8s.io", "", "create")}
+
+
+def test_its_service_account_may_do_what_security_md_says_and_no_more(deployed: Deployment) -> None:
+    """`kubectl auth can-i --list` as the controller, less what any ServiceAccount there may
+    do: the table of docs/security.md in the namespaces it serves, its Lease in its own,
+    nothing in another namespace nor at cluster scope; then verb by verb."""
+    shared, other, system = deployed.watched[0], deployed.other, deployed.system
+    anyone = f"system:serviceaccount:{shared}:default"
+    for namespace, grants in ((shared, expected({k: v for k, (v, _why) in NEEDED.items()})), (other, set()),
+                              (system, LEASE)):
+        assert listed(deployed.user, namespace) - listed(anyone, namespace) == grants, namespace
+    for verb, resource in ALLOWED:
+        assert can(deployed.user, verb, resource, "-n", shared), (verb, resource)
+        assert not can(deployed.user, verb, resource, "-n", other), (verb, resource, other)
+        assert not can(deployed.user, verb, resource, "--all-namespaces"), (verb, resource, "all namespaces")
+    for verb, resource in REFUSED:
+        assert not can(deployed.user, verb, resource, "-n", shared), (verb, resource)
+    for verb, resource in CLUSTER_REFUSED:
+        assert not can(deployed.user, verb, resource), (verb, resource)
+    assert can(deployed.user, "update", "leases/msgen-controller", "-n", system)
+    assert not can(deployed.user, "update", "leases/kube-scheduler", "-n", system)
+    assert not can(deployed.user, "delete", "leases/msgen-controller", "-n", system)
+
+
+def test_the_cluster_wide_overlay_grants_the_same_verbs_everywhere_and_nothing_else(image: str) -> None:  # noqa: F811
+    """overlays/controller (its RBAC only, in a namespace of this run): the same table in any
+    namespace, nothing cluster-scoped, no other verb."""
+    where = Deployment()
+    documents = [d for d in where.documents(image, overlay="controller")
+                 if d["kind"] in ("Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
+                                  "RoleBinding")]
+    kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": documents}))
+    kubectl("create", "namespace", where.other)
+    try:
+        anyone = f"system:serviceaccount:{where.other}:default"
+        grants = expected({k: v for k, (v, _why) in NEEDED.items()})
+        wait_for("the binding to take effect", lambda: listed(where.user, where.other) - listed(anyone, where.other)
+                 == grants, timeout=30)
+        for verb, resource in ALLOWED:
+            assert can(where.user, verb, resource, "--all-namespaces"), (verb, resource)
+        for verb, resource in REFUSED:
+            assert not can(where.user, verb, resource, "--all-namespaces"), (verb, resource)
+        for verb, resource in CLUSTER_REFUSED:
+            assert not can(where.user, verb, resource), (verb, resource)
+    finally:
+        kubectl("delete", "-f", "-", "--ignore-not-found", "--wait=false", check=False,
+                input=json.dumps({"apiVersion": "v1", "kind": "List", "items": documents}))
+        kubectl("delete", "namespace", where.other, "--wait=false", check=False)
+
+
+# ---- what the admission policies refuse, on this API server --------------------------------
+
+NOWHERE = {"nodeSelector": {"msgen.test/no-such-node": "true"}}  # pods that never start
+
+
+def status_patch() -> dict[str, Any]:
+    return {"metadata": {"annotations": {"msgen/status": json.dumps({"phase": "Running"})}}}
+
+
+SPEC_KEPT = "never the spec"
+LABELS_KEPT = "changes no labels"
+RENDERED_ONLY = "deletes only what msgen rendered"
+
+
+def test_the_admission_policies_refuse_what_they_say_and_admit_the_controllers_writes(
+        deployed: Deployment, tmp_path: Path) -> None:
+    """With a token of the controller's ServiceAccount, through msgen's own client, on msgen's
+    output of every target (pods that never start): each change the policies forbid is
+    denied with their message, and the writes the controller makes (msgen/status, a Job's
+    suspend, deleting what msgen rendered, CompleteJob) are admitted."""
+    from msgen.reconcile.actions import Action, suspend_patch, volcano_command
+
+    ns = deployed.watched[1]
+    for target in ("pod", "indexed-job", "statefulset", "jobset", "volcano", "trainjob"):
+        name = f"a-{target.replace('-', '')}"
+        apply_rendered(tmp_path, ns, name, msjob(name, script({}), pod_extra=NOWHERE), "--target", target)
+    create(ns, tenant_pod("bystander", {"team": "other"}))
+    kubectl("create", "service", "clusterip", "bystander", "--tcp=80:80", "-n", ns)
+    thief = Thief(deployed.token_kubeconfig(tmp_path / "stolen.kubeconfig"), ns)
+    new_image = [{"op": "replace", "path": "/spec/containers/0/image", "value": "evil:1"}]
+    wait_for("the policies to take effect", lambda: SPEC_KEPT in thief.patch("v1", "Pod", "a-pod-worker-0", new_image, "json"),
+             timeout=60)
+    volcano = get("job.batch.volcano.sh", ns, "a-volcano")
+    privileged = [{"op": "add", "path": "/spec/template/spec/containers/0/securityContext",
+                   "value": {"privileged": True}}]
+    evil_pod = tenant_pod("evil", {"app.kubernetes.io/managed-by": "msgen"})
+    evil_pod["spec"]["containers"][0]["securityContext"] = {"privileged": True}
+    denied = {
+        "a pod's image": (thief.patch("v1", "Pod", "a-pod-worker-1", new_image, "json"), SPEC_KEPT),
+        "a pod's labels": (thief.patch("v1", "Pod", "a-pod-worker-0", {"metadata": {"labels": {"x": "y"}}}),
+                           LABELS_KEPT),
+        "a Job's parallelism": (thief.patch("batch/v1", "Job", "a-indexedjob-worker", {"spec": {"parallelism": 9}}),
+                                "changes only a Job's suspend"),
+        "a StatefulSet's template": (thief.patch("apps/v1", "StatefulSet", "a-statefulset-worker", privileged, "json"),
+                                     SPEC_KEPT),
+        "a JobSet's spec": (thief.patch("jobset.x-k8s.io/v1alpha2", "JobSet", "a-jobset", {"spec": {"suspend": True}}),
+                            SPEC_KEPT),
+        "a Volcano Job's spec": (thief.patch("batch.volcano.sh/v1alpha1", "Job", "a-volcano",
+                                             {"spec": {"minAvailable": 1}}), SPEC_KEPT),
+        "a TrainJob's spec": (thief.patch("trainer.kubeflow.org/v1alpha1", "TrainJob", "a-trainjob",
+                                          {"spec": {"suspend": True}}), SPEC_KEPT),
+        "a Service's labels": (thief.patch("v1", "Service", "a-pod", {"metadata": {"labels": {"x": "y"}}}),
+                               LABELS_KEPT),
+        "deleting a pod msgen did not render": (thief.delete("v1", "Pod", "bystander"), RENDERED_ONLY),
+        "deleting a Service msgen did not render": (thief.delete("v1", "Service", "bystander"), RENDERED_ONLY),
+        "a Volcano Command other than CompleteJob": (thief.create(volcano_command(volcano, "AbortJob")),
+                                                     "only completes a Volcano Job"),
+        "creating a privileged pod": (thief.create(evil_pod), "forbidden"),
+        "deleting a StatefulSet": (thief.delete("apps/v1", "StatefulSet", "a-statefulset-worker"), "forbidden"),
+        "deleting a Secret": (thief.delete("v1", "Secret", "anything"), "forbidden"),
+    }
+    assert {what: why for what, (said, why) in denied.items() if why not in said} == {}, denied
+    suspend = suspend_patch(Action("suspend", "batch/v1", "Job", "a-indexedjob-scheduler", "test"))
+    admitted = {
+        "msgen/status on a bare Pod": thief.patch("v1", "Pod", "a-pod-worker-0", status_patch()),
+        "msgen/status on a Job": thief.patch("batch/v1", "Job", "a-indexedjob-worker", status_patch()),
+        "a Job's suspend": thief.patch("batch/v1", "Job", "a-indexedjob-scheduler", suspend),
+        "msgen/status on a StatefulSet": thief.patch("apps/v1", "StatefulSet", "a-statefulset-worker", status_patch()),
+        "msgen/status on a JobSet": thief.patch("jobset.x-k8s.io/v1alpha2", "JobSet", "a-jobset", status_patch()),
+        "msgen/status on a Volcano Job": thief.patch("batch.volcano.sh/v1alpha1", "Job", "a-volcano", status_patch()),
+        "msgen/status on a TrainJob": thief.patch("trainer.kubeflow.org/v1alpha1", "TrainJob", "a-trainjob",
+                                                  status_patch()),
+        "msgen/status on a Service": thief.patch("v1", "Service", "a-pod", status_patch()),
+        "CompleteJob": thief.create(volcano_command(volcano)),
+        "deleting a pod msgen rendered": thief.delete("v1", "Pod", "a-pod-worker-1"),
+        "deleting a Service msgen rendered": thief.delete("v1", "Service", "a-pod-scheduler-0"),
+        "deleting a Job msgen rendered": thief.delete("batch/v1", "Job", "a-indexedjob-worker"),
+    }
+    assert {what: said for what, said in admitted.items() if said != "admitted"} == {}
+    # A suspended Job that has not started again may change its pod's scheduling for the API
+    # server (once the Job controller cleared its startTime): not for the controller.
+    template = {"spec": {"template": {"spec": {"nodeSelector": {"b": "c"}}}}}
+    wait_for("the API server to allow the change", lambda: kubectl(
+        "patch", "job", "a-indexedjob-scheduler", "-n", ns, "--type=merge", "-p", json.dumps(template),
+        "--dry-run=server", check=False).returncode == 0, timeout=60)
+    said = thief.patch("batch/v1", "Job", "a-indexedjob-scheduler", template)
+    assert "never changes a Job's pod template" in said, said
+    assert "bystander" in present(ns)
+
+
+# ---- forged pods and workloads --------------------------------------------------------------
+
+def labels_of(namespace: str, pod: str) -> dict[str, str]:
+    found = get("pod", namespace, pod)["metadata"]["labels"]
+    return {k: v for k, v in found.items() if k in JOB_LABELS}
+
+
+def acted_on(deployed: Deployment, namespace: str, job: str) -> list[str]:
+    return [line for line in deployed.logs().splitlines() if f"{namespace}/{job}: policy:" in line]
+
+
+def test_a_forged_worker_0_does_not_end_a_bare_pod_job_and_the_real_one_does(
+        deployed: Deployment, tmp_path: Path) -> None:
+    """A tenant's pod with worker 0's labels and its run-policy annotation copied, which
+    succeeds: the job keeps running, none of its pods is deleted, no verdict is published;
+    then the job's own worker 0 succeeds and the controller ends the job (cleanPodPolicy
+    Running), leaving the tenant's pod alone."""
+    ns = deployed.watched[0]
+    apply_rendered(tmp_path, ns, "vb", msjob("vb", script({0: (45, 0)}, default=(600, 0))), "--target", "pod")
+    copied = {POLICY: get("pod", ns, "vb-worker-0")["metadata"]["annotations"][POLICY]}
+    create(ns, tenant_pod("not-yours", labels_of(ns, "vb-worker-0"), annotations=copied))
+    wait_for("the forged pod to succeed", lambda: phase(ns, "not-yours") == "Succeeded")
+    time.sleep(SETTLE)
+    assert phase(ns, "vb-worker-0") != "Succeeded", "too slow a node: worker 0 ended before the check"
+    assert present(ns) >= {"vb-scheduler-0", "vb-worker-0", "vb-worker-1", "not-yours"}
+    assert published(ns, "pod", "vb-worker-0") in ("", "Created", "Running")
+    assert acted_on(deployed, ns, "vb") == []
+    wait_for("the job's own worker 0 to end it", lambda: present(ns) & {"vb-scheduler-0", "vb-worker-1"} == set(),
+             timeout=240)
+    assert published(ns, "pod", "vb-worker-0") == "Succeeded"
+    assert "not-yours" in present(ns)
+    lines = acted_on(deployed, ns, "vb")
+    assert sorted(line.split("policy: ")[1].split(":")[0] for line in lines) == [
+        "delete Pod vb-scheduler-0", "delete Pod vb-worker-1"], lines
+
+
+def test_a_forged_pod_or_job_does_not_end_an_indexed_job_and_the_real_one_does(
+        deployed: Deployment, tmp_path: Path) -> None:
+    """Against Indexed Jobs: a tenant's pod with worker 0's labels and a controller reference
+    to the job's Worker Job (copied from it), which succeeds; and a tenant's Job carrying the
+    job's labels and its run-policy annotation copied, whose worker-0 pod fails. Neither ends
+    the job nor suspends its Jobs; the job's own worker 0 then does."""
+    ns = deployed.watched[0]
+    apply_rendered(tmp_path, ns, "vi", msjob("vi", script({0: (60, 0)}, default=(600, 0))))
+    worker = get("job", ns, "vi-worker")
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "vi-worker", "uid": worker["metadata"]["uid"],
+             "controller": True}
+    labels = {"training.kubeflow.org/job-name": "vi", "training.kubeflow.org/replica-type": "worker",
+              "training.kubeflow.org/replica-index": "0", "app.kubernetes.io/managed-by": "msgen"}
+    create(ns, tenant_pod("owned-by-you", labels, owner=owner))
+    forged_job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "vi-tenant", "labels": {k: labels[k] for k in (JOB_LABELS[0], JOB_LABELS[3])},
+        "annotations": {POLICY: worker["metadata"]["annotations"][POLICY]}},
+        "spec": {"completionMode": "Indexed", "completions": 1, "parallelism": 1, "backoffLimit": 0,
+                 "template": {"metadata": {"labels": labels}, "spec": tenant_pod("x", {}, exit_code=1)["spec"]}}}
+    create(ns, forged_job)
+    wait_for("the forged pod to succeed", lambda: phase(ns, "owned-by-you") == "Succeeded")
+    wait_for("the forged Job to fail", lambda: any(
+        c["type"] == "Failed" and c["status"] == "True"
+        for c in (get("job", ns, "vi-tenant").get("status") or {}).get("conditions") or []))
+    time.sleep(SETTLE)
+    jobs = {name: get("job", ns, name) for name in ("vi-scheduler", "vi-worker")}
+    assert not any(j["spec"].get("suspend") for j in jobs.values()), "the forgery stopped the job"
+    assert published(ns, "job", "vi-worker") in ("", "Created", "Running")
+    assert acted_on(deployed, ns, "vi") == []
+    wait_for("the job's own worker 0 to end it", lambda: get("job", ns, "vi-scheduler")["spec"].get("suspend"),
+             timeout=300)
+    assert published(ns, "job", "vi-worker") == "Succeeded", (
+        get("job", ns, "vi-worker")["metadata"]["annotations"].get("msgen/status"),
+        [(p["metadata"]["name"], (p.get("status") or {}).get("phase"), p["metadata"].get("ownerReferences"))
+         for p in pods(ns)])
+    assert [line.split("policy: ")[1].split(":")[0] for line in acted_on(deployed, ns, "vi")] == [
+        "suspend Job vi-scheduler"]
+    assert "owned-by-you" in present(ns) and get("job", ns, "vi-tenant")
+
+
+def hostile_policy(job: str, replicas: int = 1, **more: Any) -> str:
+    return json.dumps({"job": job, "target": "pod", "successPolicy": "Worker0", "cleanPodPolicy": "All",
+                       "roles": {"Worker": {"replicas": replicas, "restartPolicy": "Never"}}, **more},
+                      sort_keys=True, separators=(",", ":"))
+
+
+def test_hostile_annotations_make_the_controller_delete_nothing_outside_their_job(
+        deployed: Deployment, tmp_path: Path) -> None:
+    """A tenant's bare Pods whose run-policy claims two billion or Infinity workers, is JSON
+    nested 100,000 deep, names another tenant's job, a worker that job does not have, or a
+    job name of control characters, with
+    TTL 0 and cleanPodPolicy All, and a 200 KB annotation of control characters: once they
+    end, nothing of another job, nor any other object, is deleted (a tenant's own
+    consistent job loses its own pods only); the controller neither restarts nor prints a
+    control character, and still carries out a real job's policy."""
+    ns = deployed.watched[0]
+    apply_rendered(tmp_path, ns, "vh", msjob("vh", script({}, default=(600, 0))), "--target", "pod")
+    kubectl("create", "service", "clusterip", "bystander", "--tcp=80:80", "-n", ns)
+    create(ns, tenant_pod("bystander", {"team": "other"}))
+    noise = "".join(chr(c) for c in range(1, 32) if c != 10) + "\x7f\u2028\u202e"
+    hostile = {
+        "huge-worker-0": ("huge", hostile_policy("huge", replicas=2_000_000_000, ttlSecondsAfterFinished=0)),
+        "evil-worker-0": ("evil", hostile_policy("vh", ttlSecondsAfterFinished=0)),
+        "vh-worker-7": ("vh", hostile_policy("vh", replicas=8, ttlSecondsAfterFinished=0)),
+        "ctl-worker-0": ("ctl", hostile_policy("ctl\x1b[2J\r\n" + noise, ttlSecondsAfterFinished=0)),
+        "big-worker-0": ("big", hostile_policy("big", ttlSecondsAfterFinished=0)),
+        "inf-worker-0": ("inf", hostile_policy("inf", replicas=float("inf"))),  # JSON's Infinity
+        "deep-worker-0": ("deep", "[" * 100_000 + "]" * 100_000),
+    }
+    for name, (job, policy) in hostile.items():
+        labels = {JOB_LABELS[0]: job, JOB_LABELS[1]: "worker", JOB_LABELS[2]: name.rsplit("-", 1)[1],
+                  JOB_LABELS[3]: "msgen"}
+        annotations = {POLICY: policy, "msgen/status": noise * 3}
+        if job == "big":
+            annotations["x"] = (noise * 8000)[:200_000]
+        create(ns, tenant_pod(name, labels, annotations=annotations))
+    for name in hostile:
+        wait_for(f"{name} to end", lambda name=name: phase(ns, name) in ("Succeeded", ""))
+    time.sleep(SETTLE)
+    kept = {"vh-scheduler-0", "vh-worker-0", "vh-worker-1", "bystander"}
+    assert present(ns) >= kept, kept - present(ns)
+    services = {s["metadata"]["name"] for s in get("services", ns) if not s["metadata"].get("deletionTimestamp")}
+    assert {"vh", "vh-scheduler-0", "bystander"} <= services
+    assert deployed.restarts() == 0
+    not_rendered = {"evil-worker-0", "vh-worker-7", "ctl-worker-0", "inf-worker-0", "deep-worker-0"}
+    assert present(ns) & not_rendered == not_rendered, "a policy msgen did not render was carried out"
+    # A tenant's own jobs (their policy and names agree), TTL 0: their own pods go, nothing else.
+    wait_for("the tenant's own jobs to end", lambda: not present(ns) & {"huge-worker-0", "big-worker-0"}, timeout=60)
+    assert present(ns) >= kept and present(ns) & not_rendered == not_rendered
+    said = deployed.logs()
+    assert not any(c in said for c in "\x1b\r\x7f\u2028\u202e"), "a control character reached the log"
+    apply_rendered(tmp_path, ns, "alive", msjob("alive", script({0: (5, 0)}, default=(600, 0))), "--target", "pod")
+    wait_for("the controller to end a real job still", lambda: present(ns) & {"alive-scheduler-0", "alive-worker-1"}
+             == set() and "alive-worker-0" in present(ns), timeout=240)
+
+
+def test_the_admission_policies_never_refused_the_controller(deployed: Deployment) -> None:
+    """Last in the module: every write the controller made above (statuses, Events,
+    suspensions, deletions, under the policies of its own overlay) was admitted."""
+    said = deployed.logs()
+    assert "policy: " in said
+    assert not any(word in said for word in ("forbidden", "denied", "ValidatingAdmissionPolicy")), said
