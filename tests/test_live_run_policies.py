@@ -34,7 +34,7 @@ TARGETS = ["jobset", "volcano"]
 
 @pytest.fixture
 def namespace() -> Any:
-    name = f"msgen-policy-{uuid.uuid4().hex[:8]}"
+    name = f"{os.environ.get('MSGEN_TEST_NAMESPACE_PREFIX', 'msgen-test')}-policy-{uuid.uuid4().hex[:8]}"
     kubectl("create", "namespace", name)
     yield name
     kubectl("delete", "namespace", name, "--wait=false", check=False)
