@@ -82,6 +82,51 @@ def test_a_host_service_leads_each_named_port_to_the_node() -> None:
     assert [(p["name"], p["port"]) for p in endpoints["ports"]] == [("webhook", 19445), ("status", 18447)]
 
 
+class _RecordingHarness:
+    """The parts of the harness `install_with_host_webhook` uses, recording what it applies."""
+
+    node_ip = "192.0.2.7"
+
+    def __init__(self) -> None:
+        self.applied: list[list[tuple[str, str]]] = []
+
+    def kubectl(self, *args: str, input: str = "") -> str:
+        if args[0] == "apply":
+            self.applied.append([addons.kind_and_name(d) for d in addons.documents(input)])
+            return ""
+        if args[:2] == ("get", "crd"):
+            established = {"status": {"conditions": [{"type": "Established", "status": "True"}]}}
+            return json.dumps({"kind": "List", "items": [established for _ in args[2:-2]]})
+        return ""  # `get service`: none yet
+
+    def wait_for(self, what: str, check: object, timeout: float) -> None:
+        assert callable(check) and check(), what
+
+
+def test_a_release_is_applied_namespaces_and_crds_first_then_with_its_webhook_led_to_the_host() -> None:
+    h = _RecordingHarness()
+    # As a release writes them (YAML) and as the harness does (JSON).
+    docs = ["apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: jobs.example.org\n",
+            addons.as_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "example-system"}})]
+    addons.install_with_host_webhook(h, docs, ("jobs.example.org",), "hook", "example-system",
+                                     {"https": (443, 19443)})
+    first, second = h.applied
+    assert first == [("CustomResourceDefinition", "jobs.example.org"), ("Namespace", "example-system")]
+    assert second == [("ConfigMap", "settings"), ("CustomResourceDefinition", "jobs.example.org"),
+                      ("Namespace", "example-system"), ("Service", "hook"), ("EndpointSlice", "hook-host")]
+
+
+@pytest.mark.parametrize("component", ["jobset", "kueue", "trainer"])
+def test_a_controller_runtime_configuration_uses_the_harness_ports_and_one_replica(component: str) -> None:
+    settings = addons.controller_settings(component)
+    ports = addons.PORTS[component]
+    assert settings["leaderElection"] == {"leaderElect": False}
+    assert settings["webhook"]["port"] == ports["webhook"]
+    assert settings["metrics"]["bindAddress"] == f":{ports['metrics']}"
+    assert settings["health"]["healthProbeBindAddress"] == f":{ports['health']}"
+
+
 def test_host_ports_do_not_collide() -> None:
     ports = [port for component in addons.PORTS.values() for port in component.values()]
     assert len(ports) == len(set(ports)), addons.PORTS

@@ -57,6 +57,7 @@ JOBS = [
     ("samples", "mindspore/ascend-2x8.yaml"),
     ("samples", "mindspore/ascend-2x8-msrun.yaml"),
     ("samples", "mindspore/ascend-a3-node.yaml"),
+    ("samples", "mindspore/ascend-npu-resource.yaml"),
     ("upstream", "ms-operator/ms_wide_deep_dataparallel.yaml"),
     ("upstream", "ms-operator/ms_wide_deep_ps_distribute.yaml"),
     ("upstream", "ms-operator/ms_wide_deep_ps_standalone.yaml"),
@@ -64,10 +65,9 @@ JOBS = [
 ]
 #: MSJobs that do not run on the test cluster, and why.
 NOT_HERE = {
-    "mindspore/ascend-npu-resource.yaml": "its Workers ask for huawei.com/npu, which the test node does not advertise",
     "mindspore/ascend-2x8-rank-table.yaml": (
-        "its annotations choose target volcano and --rank-table operator: Volcano and MindCluster, which fills "
-        "the rank table, are not on the test cluster"
+        "--rank-table operator (its annotation): the Workers wait for the rank table MindCluster's ascend-operator "
+        "fills (docs/ascend.md), and MindCluster is not on the test cluster"
     ),
 }
 #: Jobs also run on `statefulset` (whose pods restart for ever: judged from the first run).

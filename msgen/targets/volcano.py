@@ -18,7 +18,7 @@ Policies map onto Volcano's events and actions, per task:
 
 - a pod evicted (preemption, node drain) restarts its task and is not counted as a failure;
 - `restartPolicy` Never or ExitCode: a failed pod terminates the job, or restarts it while
-  `backoffLimit` (the job's `maxRetry`) allows; with `enableDynamicWorker`, a failed Worker
+  `backoffLimit` allows (the job's `maxRetry`, one more: see `max_retry`); with `enableDynamicWorker`, a failed Worker
   does neither; OnFailure and Always restart the container in place, as the kubelet does;
 - the Worker task completing (the Scheduler task, for MXNet, whose operators followed the
   Scheduler) completes the job and stops the other roles' pods (`cleanPodPolicy: Running`,
@@ -36,6 +36,7 @@ from ..model.plan import Options, Plan, PodSlot, Role
 from . import Facts, Target, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
+from .indexed_job import UNLIMITED_BACKOFF
 from .limits import INDEXED_JOB_LIMIT, MOST_OF_A_CLUSTER
 from .scheduling import warn
 from .cells import N, apply, na, partly
@@ -83,6 +84,15 @@ SUPPORT = {
     "--kueue-queue": na("Kueue does not admit Volcano Jobs; Volcano queues them itself"),
 }
 
+
+
+def max_retry(backoff_limit: int) -> int:
+    """The Volcano Job's `maxRetry` that retries a failed job `backoff_limit` times, as a Job's
+    `backoffLimit` and ms-operator's do. Volcano counts the run it restarts, not the restarts:
+    `RestartJob` raises `retryCount` as the job enters `Restarting`, and a `Restarting` job
+    whose `retryCount` has reached `maxRetry` fails (`pkg/controllers/job/state`, v1.14), so
+    `maxRetry: N` allows N - 1 restarts. Kept within the field's int32."""
+    return min(backoff_limit + 1, UNLIMITED_BACKOFF)
 
 class VolcanoTarget:
     name = "volcano"
@@ -174,7 +184,7 @@ class VolcanoTarget:
         if chosen.priority_class is not None:
             spec["priorityClassName"] = chosen.priority_class
         if plan.run_policy.backoff_limit:
-            spec["maxRetry"] = plan.run_policy.backoff_limit
+            spec["maxRetry"] = max_retry(plan.run_policy.backoff_limit)
         if plan.run_policy.ttl_seconds_after_finished is not None:
             spec["ttlSecondsAfterFinished"] = plan.run_policy.ttl_seconds_after_finished
         if addressing.distributed:

@@ -86,6 +86,11 @@ def documents(text: str) -> list[str]:
 
 
 def kind_and_name(document: str) -> tuple[str, str]:
+    """A document's `kind` and `metadata.name`, whether the release wrote it (YAML) or the
+    harness did (JSON, `as_document`)."""
+    if document.lstrip().startswith("{"):
+        obj = json.loads(document)
+        return str(obj.get("kind", "")), str((obj.get("metadata") or {}).get("name", ""))
     kind = _KIND.search(document)
     name = _METADATA_NAME.search(document)
     return (kind.group(1) if kind else "", name.group(1) if name else "")
@@ -150,6 +155,17 @@ def replace_selector_service(h: Any, name: str, namespace: str) -> None:
     current = h.kubectl("get", "service", name, "-n", namespace, "--ignore-not-found", "-o", "json")
     if current.strip() and (json.loads(current).get("spec") or {}).get("selector"):
         h.kubectl("delete", "service", name, "-n", namespace, "--wait=true")
+
+
+def install_with_host_webhook(h: Any, docs: list[str], crds: tuple[str, ...], service: str, namespace: str,
+                               ports: dict[str, tuple[int, int]]) -> None:
+    """Apply a release's documents with its webhook Service led to the host process: the
+    namespaces and CRDs first (the rest names them, and a CRD must be served before its
+    objects are), then everything else with the selector-less `service` (`host_service`)."""
+    apply(h, [d for d in docs if kind_and_name(d)[0] in ("Namespace", "CustomResourceDefinition")])
+    crds_established(h, *crds)
+    replace_selector_service(h, service, namespace)
+    apply(h, docs + host_service(service, namespace, h.node_ip, ports))
 
 
 # --- processes --------------------------------------------------------------------------------
@@ -241,3 +257,42 @@ def openssl_ca_and_serving_cert(directory: Path, dns_name: str) -> dict[str, Pat
         "-CAcreateserial", "-days", "3650", "-extfile", str(extensions), "-out", str(files["cert"]))
     os.chmod(files["key"], 0o600)
     return files
+
+
+# --- controllers built on controller-runtime (JobSet, Kueue, Trainer) --------------------------
+
+def controller_settings(component: str) -> dict[str, Any]:
+    """The configuration fields JobSet's and Kueue's controllers share: one replica without
+    leader election (a lease would need an in-cluster namespace), on the harness's ports."""
+    ports = PORTS[component]
+    return {"leaderElection": {"leaderElect": False}, "webhook": {"port": ports["webhook"]},
+            "metrics": {"bindAddress": f":{ports['metrics']}"},
+            "health": {"healthProbeBindAddress": f":{ports['health']}"}}
+
+
+def write_config(h: Any, component: str, configuration: dict[str, Any]) -> Path:
+    """`configuration` as the file the controller's `--config` reads (JSON, which it reads as YAML)."""
+    path = Path(h.home) / "addons" / component / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(configuration, indent=1))
+    return path
+
+
+def controller_ready(component: str) -> bool:
+    return http_ok(f"http://127.0.0.1:{PORTS[component]['health']}/readyz")
+
+
+def start_controller(h: Any, component: str, argv: list[str], secret: str, namespace: str, probe: str,
+                     what: str) -> None:
+    """Start a controller that makes its own webhook certificate, hand it that certificate as
+    its pod would have it, and wait until it is ready and the API server reaches its webhooks
+    (a dry run of `probe` passes them; the health endpoint says ready before that)."""
+    spawn_with_private_tmp(h, component, argv)
+    project_secret(h, component, secret, namespace)
+    h.wait_for(f"{what}'s health endpoint", lambda: controller_ready(component), 180)
+    h.wait_for(f"{what}'s webhooks", lambda: dry_run_ok(h, probe), 180)
+
+
+def controller_status(component: str) -> str:
+    return (f"{component} controller: {'ready' if controller_ready(component) else 'not ready'} "
+            f"(health port {PORTS[component]['health']})")

@@ -18,7 +18,6 @@ there. No queues: each test makes the ResourceFlavor, ClusterQueue and LocalQueu
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -53,21 +52,15 @@ def build(h: Any) -> None:
 
 
 def config(h: Any) -> Path:
-    path = Path(h.home) / "addons" / NAME / "config.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({
+    return addons.write_config(h, NAME, {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "namespace": NAMESPACE,
-        "leaderElection": {"leaderElect": False},
+        **addons.controller_settings(NAME),
         "internalCertManagement": {"enable": True, "webhookServiceName": WEBHOOK_SERVICE,
                                    "webhookSecretName": "kueue-webhook-server-cert"},
-        "webhook": {"port": PORTS["webhook"]},
-        "metrics": {"bindAddress": f":{PORTS['metrics']}"},
-        "health": {"healthProbeBindAddress": f":{PORTS['health']}"},
         "integrations": {"frameworks": INTEGRATIONS},
-    }, indent=1))
-    return path
+    })
 
 
 def up(h: Any) -> dict[str, str]:
@@ -75,16 +68,12 @@ def up(h: Any) -> dict[str, str]:
     manifests = h.kubectl("kustomize", str(directory / "config" / "default"))
     docs = addons.select(manifests, lambda kind, name: kind in ("Deployment", "APIService")
                          or (kind, name) == ("Service", WEBHOOK_SERVICE))
-    addons.apply(h, [d for d in docs if addons.kind_and_name(d)[0] in ("Namespace", "CustomResourceDefinition")])
-    addons.crds_established(h, "workloads.kueue.x-k8s.io", "clusterqueues.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io")
-    addons.replace_selector_service(h, WEBHOOK_SERVICE, NAMESPACE)
-    addons.apply(h, docs + addons.host_service(WEBHOOK_SERVICE, NAMESPACE, h.node_ip, {"https": (443, PORTS["webhook"])}))
-    addons.spawn_with_private_tmp(h, NAME, [str(Path(h.bin) / BINARY), f"--config={config(h)}",
-                                            "--feature-gates=VisibilityOnDemand=false",
-                                            "--zap-log-level=info"])
-    addons.project_secret(h, NAME, "kueue-webhook-server-cert", NAMESPACE)
-    h.wait_for("Kueue's health endpoint", lambda: addons.http_ok(f"http://127.0.0.1:{PORTS['health']}/readyz"), 180)
-    h.wait_for("Kueue's webhooks", lambda: addons.dry_run_ok(h, PROBE), 180)
+    addons.install_with_host_webhook(
+        h, docs, ("workloads.kueue.x-k8s.io", "clusterqueues.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io"),
+        WEBHOOK_SERVICE, NAMESPACE, {"https": (443, PORTS["webhook"])})
+    addons.start_controller(h, NAME, [str(Path(h.bin) / BINARY), f"--config={config(h)}",
+                                      "--feature-gates=VisibilityOnDemand=false", "--zap-log-level=info"],
+                            "kueue-webhook-server-cert", NAMESPACE, PROBE, "Kueue")
     return {"MSGEN_TEST_KUEUE_VERSION": version}
 
 
@@ -95,5 +84,4 @@ def down(h: Any) -> None:
 
 
 def status(h: Any) -> str:
-    healthy = addons.http_ok(f"http://127.0.0.1:{PORTS['health']}/readyz")
-    return f"kueue controller: {'ready' if healthy else 'not ready'} (health port {PORTS['health']})"
+    return addons.controller_status(NAME)

@@ -50,20 +50,17 @@ def build(h: Any) -> None:
 
 
 def config(h: Any) -> Path:
-    path = Path(h.home) / "addons" / NAME / "config.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({
+    shared = addons.controller_settings(NAME)
+    return addons.write_config(h, NAME, {
         "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
         "kind": "Configuration",
-        "health": {"healthProbeBindAddress": f":{PORTS['health']}", "readinessEndpointName": "readyz",
-                   "livenessEndpointName": "healthz"},
-        "metrics": {"bindAddress": f":{PORTS['metrics']}", "secureServing": True},
-        "webhook": {"port": PORTS["webhook"], "host": ""},
-        "leaderElection": {"leaderElect": False},
+        **shared,
+        "health": {**shared["health"], "readinessEndpointName": "readyz", "livenessEndpointName": "healthz"},
+        "metrics": {**shared["metrics"], "secureServing": True},
+        "webhook": {**shared["webhook"], "host": ""},
         "certManagement": {"enable": True, "webhookServiceName": SERVICE, "webhookSecretName": SECRET},
         "statusServer": {"port": PORTS["status"]},
-    }, indent=1))
-    return path
+    })
 
 
 def manifests(h: Any, directory: Path) -> str:
@@ -85,17 +82,14 @@ def up(h: Any) -> dict[str, str]:
         raise RuntimeError("Kubeflow Trainer runs TrainJobs as JobSets: start the harness with --with jobset,trainer")
     docs = addons.select(manifests(h, directory), lambda kind, name: kind == "Deployment" or (kind, name) == ("Service", SERVICE))
     namespace = addons.as_document({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
-    addons.apply(h, [namespace] + [d for d in docs if addons.kind_and_name(d)[0] == "CustomResourceDefinition"])
-    addons.crds_established(h, "trainjobs.trainer.kubeflow.org", "trainingruntimes.trainer.kubeflow.org", "clustertrainingruntimes.trainer.kubeflow.org")
-    addons.replace_selector_service(h, SERVICE, NAMESPACE)
     secret = addons.as_document({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SECRET, "namespace": NAMESPACE}})
-    addons.apply(h, [namespace, secret] + docs + addons.host_service(
-        SERVICE, NAMESPACE, h.node_ip, {"webhook-server": (443, PORTS["webhook"]), "status-server": (10443, PORTS["status"])}))
-    addons.spawn_with_private_tmp(h, NAME, [str(Path(h.bin) / BINARY), f"--config={config(h)}", "--zap-log-level=2"])
-    addons.project_secret(h, NAME, SECRET, NAMESPACE)
-    h.wait_for("the Trainer controller's health endpoint",
-               lambda: addons.http_ok(f"http://127.0.0.1:{PORTS['health']}/readyz"), 180)
-    h.wait_for("the Trainer webhooks", lambda: addons.dry_run_ok(h, PROBE), 180)
+    addons.install_with_host_webhook(
+        h, [namespace, secret] + docs,
+        ("trainjobs.trainer.kubeflow.org", "trainingruntimes.trainer.kubeflow.org",
+         "clustertrainingruntimes.trainer.kubeflow.org"),
+        SERVICE, NAMESPACE, {"webhook-server": (443, PORTS["webhook"]), "status-server": (10443, PORTS["status"])})
+    addons.start_controller(h, NAME, [str(Path(h.bin) / BINARY), f"--config={config(h)}", "--zap-log-level=2"],
+                            SECRET, NAMESPACE, PROBE, "the Trainer controller")
     return {"MSGEN_TEST_TRAINER_VERSION": version}
 
 
@@ -104,5 +98,4 @@ def down(h: Any) -> None:
 
 
 def status(h: Any) -> str:
-    healthy = addons.http_ok(f"http://127.0.0.1:{PORTS['health']}/readyz")
-    return f"trainer controller: {'ready' if healthy else 'not ready'} (health port {PORTS['health']})"
+    return addons.controller_status(NAME)

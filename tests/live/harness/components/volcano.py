@@ -75,12 +75,10 @@ def up(h: Any) -> dict[str, str]:
                    if kind == "Deployment"}
     docs = addons.select(manifests, lambda kind, name: kind in ("Deployment", "Job")
                          or (kind, name) == ("Service", WEBHOOK_SERVICE))
-    addons.apply(h, [d for d in docs if addons.kind_and_name(d)[0] in ("Namespace", "CustomResourceDefinition")])
-    addons.crds_established(h, "jobs.batch.volcano.sh", "podgroups.scheduling.volcano.sh", "queues.scheduling.volcano.sh")
-    addons.replace_selector_service(h, WEBHOOK_SERVICE, NAMESPACE)
     ports = addons.PORTS
-    addons.apply(h, docs + addons.host_service(WEBHOOK_SERVICE, NAMESPACE, h.node_ip,
-                                                  {"https": (443, ports["volcano-admission"]["webhook"])}))
+    addons.install_with_host_webhook(
+        h, docs, ("jobs.batch.volcano.sh", "podgroups.scheduling.volcano.sh", "queues.scheduling.volcano.sh"),
+        WEBHOOK_SERVICE, NAMESPACE, {"https": (443, ports["volcano-admission"]["webhook"])})
     certs = addons.openssl_ca_and_serving_cert(Path(h.home) / "addons" / NAME / "admission-certs",
                                                f"{WEBHOOK_SERVICE}.{NAMESPACE}.svc")
     bin_ = Path(h.bin)
