@@ -16,7 +16,8 @@ restart loses nothing; it remembers only its own writes until its watches bring 
 Lease, `lease`), of several replicas only the one holding the Lease acts; the others watch
 and wait. It never acts on a copy that is not current: a watch that fails is logged, keeps
 the replica not ready (`Health`, read by the Deployment's probes) and, with `--once`, makes
-the command fail. What it does is counted for `/metrics` (`metrics`).
+the command fail. What it does is counted for `/metrics` (`metrics`). Up to `workers` jobs
+are reconciled at once (`workers`): a reconcile mostly waits for the API server.
 """
 
 from __future__ import annotations
