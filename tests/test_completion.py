@@ -53,17 +53,19 @@ def test_bash_completes_a_sample_path_after_the_readmes_eval_line(tmp_path: Path
     rcfile.write_text(f'PS1="$ "\nPATH={BIN}:$PATH\neval "$(_MSGEN_COMPLETE=bash_source msgen)"\n'
                       'complete -p msgen && echo completion-ready\n')
     env = {"HOME": str(tmp_path), "TERM": "dumb", "INPUTRC": "/dev/null", "PATH": os.environ["PATH"]}
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: an interactive bash in the project directory
-        os.chdir(ROOT)
-        os.execve(bash, [bash, "--noprofile", "--rcfile", str(rcfile), "-i"], env)
+    # An interactive bash in the project directory, on a terminal of its own. subprocess, not
+    # pty.fork(): forking a process that runs threads (pytest-xdist's) may deadlock the child.
+    fd, terminal = pty.openpty()
+    child = subprocess.Popen([bash, "--noprofile", "--rcfile", str(rcfile), "-i"], cwd=ROOT, env=env,
+                             stdin=terminal, stdout=terminal, stderr=terminal, start_new_session=True)
+    os.close(terminal)
     try:
         assert "completion-ready" in _read_until(fd, "completion-ready")
         os.write(fd, b"msgen render samples/mindspore/lenet-c\t")
         assert "lenet-cpu.yaml" in _read_until(fd, "lenet-cpu.yaml")
     finally:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
+        child.kill()
+        child.wait()
         os.close(fd)
 
 
