@@ -3,7 +3,6 @@ with file:line:column, the offending value and what is accepted."""
 
 from __future__ import annotations
 
-import resource
 import textwrap
 from pathlib import Path
 
@@ -195,20 +194,15 @@ ALIAS_BOMB = "".join(
 def test_alias_bomb_fails_fast_in_bounded_memory() -> None:
     """9^10 nodes if expanded; under a 1 GiB address-space limit expansion could not finish."""
     limit = 1 << 30
-
-    def cap_memory() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    # The child caps its own memory, then runs `python -m msgen render` (a preexec_fn would run
+    # Python between fork and exec, which may deadlock under the test runner's threads).
+    capped = (f"import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit})); "
+              "sys.argv = ['msgen', 'render']; runpy.run_module('msgen', run_name='__main__', alter_sys=True)")
 
     import subprocess
     import sys
 
-    done = subprocess.run(
-        [sys.executable, "-m", "msgen", "render"],
-        input=ALIAS_BOMB,
-        capture_output=True,
-        text=True,
-        preexec_fn=cap_memory,
-    )
+    done = subprocess.run([sys.executable, "-c", capped], input=ALIAS_BOMB, capture_output=True, text=True)
     assert done.returncode == 1, done.stderr
     assert done.stdout == ""
     assert "<stdin>:1:1: error: YAML aliases expand this document to" in done.stderr
