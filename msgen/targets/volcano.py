@@ -85,7 +85,6 @@ SUPPORT = {
 }
 
 
-
 def max_retry(backoff_limit: int) -> int:
     """The Volcano Job's `maxRetry` that retries a failed job `backoff_limit` times, as a Job's
     `backoffLimit` and ms-operator's do. Volcano counts the run it restarts, not the restarts:
@@ -93,6 +92,7 @@ def max_retry(backoff_limit: int) -> int:
     whose `retryCount` has reached `maxRetry` fails (`pkg/controllers/job/state`, v1.14), so
     `maxRetry: N` allows N - 1 restarts. Kept within the field's int32."""
     return min(backoff_limit + 1, UNLIMITED_BACKOFF)
+
 
 class VolcanoTarget:
     name = "volcano"

@@ -41,9 +41,10 @@ def _up(h: Harness, wanted: list[str]) -> int:
     chosen = [components.load(name.strip()) for name in wanted]  # unknown names fail before anything starts
     node.build(h)
     values = node.up(h)  # the components' images are imported into the node's containerd as they are built
+    building = time.monotonic()
     for component in chosen:
         component.build(h)
-    h.log(f"built what was missing in {time.monotonic() - began:.0f}s")
+    h.log(f"built what the components were missing in {time.monotonic() - building:.0f}s")
     for component in chosen:
         components.remember(h, component.NAME)
         values.update(component.up(h))
