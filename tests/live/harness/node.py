@@ -33,6 +33,7 @@ DEVICES = {"nvidia.com/gpu": "8", "huawei.com/Ascend910": "8", "huawei.com/npu":
 PROCESSES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "containerd", "kubelet",
              "kube-proxy", "coredns")
 CNI_CONF = Path("/etc/cni/net.d/10-msgen-harness.conflist")
+CONTAINERD_STATE = "/run/containerd"  # `state` in config/containerd.toml
 HERE = Path(__file__).resolve().parent
 
 
@@ -228,9 +229,15 @@ def down(h: Harness) -> None:
         if name == "containerd":
             _remove_containers(h)
         h.stop(name)
-    # the pods' mounts under the kubelet's directory (never followed: a subPath can point anywhere)
+    # the pods' mounts under the kubelet's directory (never followed: a subPath can point anywhere),
+    # the directory itself (the kubelet bind-mounts it), and, when no containerd serves any more,
+    # the sandboxes' and containers' mounts a killed containerd left in its state directory
+    # (a machine stopped without `down` keeps them, and a new containerd trips over them)
+    prefixes = [f"{h.data}/kubelet/"]
+    if not _containerd_answers():
+        prefixes.append(f"{CONTAINERD_STATE}/io.containerd.")
     mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()
-              if line.split()[1].startswith(f"{h.data}/kubelet/")]
+              if line.split()[1].startswith(tuple(prefixes)) or line.split()[1] == f"{h.data}/kubelet"]
     for mount in sorted(mounts, reverse=True):
         subprocess.run(["umount", "-l", mount], capture_output=True)
 
