@@ -7,7 +7,9 @@ This creates N jobs' objects (the shapes of controller_scale.py: a Scheduler and
 `indexed-job` and `pod` targets, their pods running) in tests/fake_api.py, in this process,
 then starts one `msgen controller` replica against it and reads its VmHWM and VmRSS from
 /proc once its first full pass is over (every job has a phase in `msgen_jobs` and the work
-queue is empty). Run on demand; never a test.
+queue is empty; with `--follower`, once it has listed and queued every job while another
+replica holds the Lease: no writes, so 10,000 jobs take minutes, not the fake API server's
+hour of writes). Run on demand; never a test.
 
     .venv/bin/python bench/controller_memory.py --jobs 1000 3000 10000
 
@@ -57,22 +59,39 @@ def _status(pid: int) -> dict[str, int]:
     return {line.split(":")[0]: int(line.split()[1]) for line in lines if line.startswith(("VmHWM:", "VmRSS:"))}
 
 
-def _first_pass_over(port: int, jobs: int) -> bool:
+def _first_pass_over(port: int, jobs: int, follower: bool) -> bool:
+    """Every job reconciled and nothing queued; a follower: every watch listed (ready) and
+    every job queued (it acts on none)."""
     from msgen.reconcile.metrics import families
 
     try:
         found = dict(families(urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()))
+        ready = urlopen(f"http://127.0.0.1:{port}/readyz", timeout=10).status == 200
     except OSError:
         return False
     phased = sum(s.value for s in found["msgen_jobs"].samples) if "msgen_jobs" in found else 0
     depth = sum(s.value for s in found["workqueue_depth"].samples) if "workqueue_depth" in found else 1
+    if follower:
+        return ready and depth >= jobs
     return phased >= jobs and depth == 0
 
 
-def measure(jobs: int, seed: int, msgen: list[str], timeout: float) -> dict[str, Any]:
+def held_by_another(driver: FakeDriver) -> None:
+    """The controller's Lease, held for an hour by a replica that is not there: the one
+    measured follows, holding every job's objects and queueing every job, acting on none."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+    driver.cluster.put({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                        "metadata": {"name": "msgen-controller", "namespace": driver.namespace},
+                        "spec": {"holderIdentity": "elsewhere", "leaseDurationSeconds": 3600,
+                                 "acquireTime": now, "renewTime": now}})
+
+
+def measure(jobs: int, seed: int, msgen: list[str], timeout: float, follower: bool) -> dict[str, Any]:
     """One replica against `jobs` jobs: its memory after its first full pass."""
     made = time.monotonic()
     driver, pods = populated(jobs, seed)
+    if follower:
+        held_by_another(driver)
     made = time.monotonic() - made
     scratch = Path(tempfile.mkdtemp(prefix="msgen-controller-memory-"))
     config = scratch / "kubeconfig"
@@ -86,11 +105,12 @@ def measure(jobs: int, seed: int, msgen: list[str], timeout: float) -> dict[str,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     began = time.monotonic()
     try:
-        while not _first_pass_over(port, jobs):
+        while not _first_pass_over(port, jobs, follower):
             if process.poll() is not None or time.monotonic() - began > timeout:
                 raise SystemExit(f"the replica did not finish its first pass (log: {scratch / 'controller.log'})")
             time.sleep(1.0)
         passed = time.monotonic() - began
+        time.sleep(3.0)  # the last events of the pass
         memory = _status(process.pid)
     finally:
         process.send_signal(signal.SIGTERM)
@@ -174,6 +194,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=34)
     parser.add_argument("--msgen", default=f"{sys.executable} -m msgen", help="the command that runs msgen")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds a first pass may take")
+    parser.add_argument("--follower", action="store_true", help="the replica follows (another holds the Lease): "
+                        "measured once it has listed and queued every job, without the first pass's writes")
     parser.add_argument("--trace", type=int, metavar="N", help="where the memory of N jobs' copies goes (tracemalloc)")
     parser.add_argument("--reconcile", action="store_true", help="with --trace: reconcile every job first")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -186,7 +208,7 @@ def main() -> None:
         return
     found: list[dict[str, Any]] = []
     for jobs in sorted(args.jobs):
-        found.append(measure(jobs, args.seed, args.msgen.split(), args.timeout))
+        found.append(measure(jobs, args.seed, args.msgen.split(), args.timeout, args.follower))
         print(json.dumps(found[-1]), flush=True)
     for fewer, more in zip(found, found[1:]):  # what a job adds, without the interpreter's own
         per_job = (more["vmhwm_mib"] - fewer["vmhwm_mib"]) * 1024 / (more["jobs"] - fewer["jobs"])
