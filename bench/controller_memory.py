@@ -164,7 +164,9 @@ def traced(config: str, namespace: str, jobs: int, passes: bool) -> None:
     snapshot = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
     stats = snapshot.statistics("lineno")
     total = sum(s.size for s in stats)
-    print(f"traced: {total / 2**20:.1f} MiB allocated and kept, {total / jobs / 1024:.1f} KiB per job")
+    peak = tracemalloc.get_traced_memory()[1]
+    print(f"traced: {total / 2**20:.1f} MiB allocated and kept, {total / jobs / 1024:.1f} KiB per job; "
+          f"at the peak {peak / 2**20:.1f} MiB, {peak / jobs / 1024:.1f} KiB per job")
     for stat in stats[:15]:
         frame = stat.traceback[0]
         print(f"  {stat.size / jobs / 1024:6.2f} KiB/job  {stat.count / jobs:7.1f} blocks/job  "
