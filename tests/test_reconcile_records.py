@@ -65,8 +65,11 @@ def test_a_record_keeps_what_the_decisions_read_and_nothing_a_cluster_adds(targe
         metadata = record["metadata"]
         assert "managedFields" not in metadata and "finalizers" not in metadata
         assert set(metadata.get("annotations") or {}) <= {"msgen/run-policy", "batch.kubernetes.io/job-completion-index"}
-        assert metadata["uid"] == full["metadata"]["uid"] and metadata["labels"] == full["metadata"]["labels"]
+        assert metadata["uid"] == full["metadata"]["uid"]
+        assert metadata["labels"] == {k: v for k, v in full["metadata"]["labels"].items() if k in records.KEPT_LABELS}
+        assert metadata["labels"]["training.kubeflow.org/job-name"] == "j"
         if record["kind"] == "Pod":
+            assert "job-name" in full["metadata"]["labels"] and "job-name" not in metadata["labels"]  # MindSpore's own
             assert set(record["spec"]) <= {"containers", "nodeName", "restartPolicy", "schedulerName"}
             assert record["spec"]["containers"] == [{"name": "mindspore"}]
             assert set(record["status"]) == {"phase", "startTime", "containerStatuses"}
@@ -95,6 +98,13 @@ def test_the_annotations_a_decision_reads_are_kept() -> None:
         "volcano.sh/task-index": "3", LAST_APPLIED: "{}", "prometheus.io/scrape": "true"}}}
     assert set(records.essentials(pod)["metadata"]["annotations"]) == {
         "msgen/status", "msgen/stopped-at", "argocd.argoproj.io/tracking-id", "volcano.sh/task-index"}
+
+
+def test_a_tenants_labels_cost_nothing() -> None:
+    """A pod anyone may label with a job's name: its other labels are not kept."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {
+        "training.kubeflow.org/job-name": "j", **{f"x{n}": "y" * 60 for n in range(1000)}}}}
+    assert records.essentials(pod)["metadata"]["labels"] == {"training.kubeflow.org/job-name": "j"}
 
 
 def test_records_share_one_copy_of_each_text() -> None:

@@ -6,7 +6,8 @@ its memory, 5-6 KiB of Python objects per pod for under 1 KiB of JSON. So each o
 reduced once, on receipt, to a record (as controller-runtime's cache transforms do):
 
 - `metadata`: what identifies the object and what the decisions read (`KEPT_METADATA`);
-  no `managedFields`, no finalizers; of the annotations, msgen's own (`msgen/...`), the
+  no `managedFields`, no finalizers; of the labels, those a decision reads (`KEPT_LABELS`);
+  of the annotations, msgen's own (`msgen/...`), the
   GitOps tool's tracking mark and the pod index some targets keep there (`kept_annotation`):
   `kubectl.kubernetes.io/last-applied-configuration` alone is the whole object again.
 - a pod's `spec`: its node, restart policy, scheduler and containers' names, for a reader
@@ -29,13 +30,20 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .actions import TRACKING_ANNOTATIONS
+from ..targets.labels import JOB_NAME, MANAGED_BY, REPLICA_TYPE
+from .actions import TRACKING_ANNOTATIONS, TRACKING_LABELS
+from .ownership import JOBSET_NAME_LABEL
 from .pods import INDEX_LABELS
 
 #: What of `metadata` is kept: what names the object, what the decisions read, and its
 #: version (the writes this replica remembers are matched by it).
 KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
                  "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences")
+
+#: The labels a decision reads (a job's name, a pod's role and index, a JobSet's name, a
+#: GitOps tool's mark) and msgen's own mark; a rendered pod carries ten, and a tenant's
+#: object may carry thousands. A new decision that reads another label adds it here.
+KEPT_LABELS = frozenset({JOB_NAME, MANAGED_BY, REPLICA_TYPE, JOBSET_NAME_LABEL, *INDEX_LABELS, *TRACKING_LABELS})
 
 #: What of a pod's spec stays: none of it is read by a decision; these help a reader of the
 #: copies (a debugger, a log line). Containers are kept by name only.
@@ -84,6 +92,9 @@ def _metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     annotations = kept.get("annotations")
     if isinstance(annotations, dict):
         kept["annotations"] = {k: v for k, v in annotations.items() if isinstance(k, str) and kept_annotation(k)}
+    labels = kept.get("labels")
+    if isinstance(labels, dict):
+        kept["labels"] = {k: v for k, v in labels.items() if k in KEPT_LABELS}
     return kept
 
 
