@@ -106,3 +106,37 @@ def test_a_verdict_is_announced_once_across_a_replica_stopped_after_its_event(
     phases = {json.loads(o["metadata"]["annotations"][published.ANNOTATION])["phase"] for o in kept}
     assert phases & {"Succeeded", "Failed"}, phases
 
+
+def test_a_pass_that_failed_after_its_deletions_does_not_record_the_end_on_a_deleted_pod(
+        api: tuple[Cluster, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worker 1 fails while worker 0 runs: cleanPodPolicy deletes worker 0's pod, which
+    held the status, and the Event fails (the API server out of reach). The replica tries
+    again before its watches show the deletion: it must not take the deleted pod for the
+    status's holder (the Event and the record would go on it, the record with it, and the
+    next pass would announce the end again, on worker 1's pod)."""
+    cluster, client = api
+    pods = place(cluster, rendered(msjob("j", 2), NAMESPACE, "pod"))
+    for pod in pods:
+        start(cluster, NAMESPACE, pod["metadata"]["name"])
+    writes = Writes()
+    say: list[str] = []
+    controller.reconcile_job(client, NAMESPACE, "j", objects_of(cluster, "j"), say.append, writes=writes)
+    end(cluster, NAMESPACE, "j-worker-1", 1)
+    before = objects_of(cluster, "j")  # the watches' copies, until they catch up
+    create = kube.create
+
+    def out_of_reach(client: Any, body: dict[str, Any]) -> Any:
+        if body.get("kind") == "Event":
+            raise kube.KubeError("the server is currently unable to handle the request", 503)
+        return create(client, body)
+
+    monkeypatch.setattr(kube, "create", out_of_reach)
+    with pytest.raises(kube.KubeError):
+        controller.reconcile_job(client, NAMESPACE, "j", before, say.append, writes=writes)
+    assert cluster.get("v1", "pods", NAMESPACE, "j-worker-0") is None  # the policy's deletion was done
+    monkeypatch.setattr(kube, "create", create)
+    controller.reconcile_job(client, NAMESPACE, "j", before, say.append, writes=writes)  # behind
+    controller.reconcile_job(client, NAMESPACE, "j", objects_of(cluster, "j"), say.append, writes=writes)
+    assert verdicts(cluster) == Counter({("j-worker-1", "JobFailed"): 1}), say
+    holder = cluster.get("v1", "pods", NAMESPACE, "j-worker-1") or {}
+    assert json.loads(holder["metadata"]["annotations"][published.ANNOTATION])["phase"] == "Failed"
