@@ -2,11 +2,12 @@
 before it stopped. The Event goes before the annotation that records it; a replica stopped
 between the two (a leader killed, its API server out of reach) leaves its successor to
 announce the phase again, and the successor's Events must be refused (409) as the same
-ones. Here against the API server in process (tests/fake_api.py, which keeps
-`metadata.generation` as Kubernetes does) with its simulated Job controller: the first
+ones, on the same objects. Here against the API server in process (tests/fake_api.py, which
+keeps `metadata.generation` as Kubernetes does) with its simulated Job controller: a
 replica's pass carries out the job's end (cleanPodPolicy suspends the Jobs still active, a
-new generation for each) and stops after its Events; a second replica, with nothing of the
-first's memory, reconciles the job from what the server holds."""
+new generation for each, or deletes pods) and stops after its Events; a second replica, with
+nothing of the first's memory, reconciles the job from what the server holds. And a replica
+whose pass failed after its deletions tries again on copies that do not show them yet."""
 
 from __future__ import annotations
 
