@@ -66,6 +66,9 @@ def verdicts(cluster: Cluster) -> Counter[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(("target", "clean", "ends"), [
+    # Success by worker 0 (rendered for 1.30: no successPolicy on the Worker Job), the other
+    # Worker running: cleanPodPolicy suspends both Jobs.
+    ("indexed-job", "Running", {"j-worker-0": 0}),
     # The Worker Job completes, or fails: cleanPodPolicy suspends the Scheduler Job.
     ("indexed-job", "Running", {"j-worker-0": 0, "j-worker-1": 0}),
     ("indexed-job", "Running", {"j-worker-1": 1}),
