@@ -335,7 +335,10 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:
             job = owner_of(involved)
             if job is not None and reason in ("JobSucceeded", "JobFailed") and job.decided:
                 verdict.setdefault(job.name, write.at - job.decided)
-            key = ("event", involved, reason)
+            # A phase goes on each of a job's Jobs, but on one pod (or Service) of a job:
+            # two on two pods are a phase announced twice.
+            kind = write.body["involvedObject"].get("kind")
+            key = ("event", job.name if job is not None and kind in ("Pod", "Service") else involved, reason)
         elif write.method == "DELETE" or (write.method == "PATCH" and (write.body.get("spec") or {}).get("suspend")):
             job = owner_of(write.name)
             if job is None or job.decided is None:

@@ -5,7 +5,8 @@ answers: lists with a resourceVersion and label selectors (`k=v`, `k!=v`, `k`, `
 `k in (a,b)`, `k notin (a,b)`), watches from a version (newline-delimited JSON, chunked,
 ended after `timeoutSeconds`, 410 Gone for a version older than it keeps), get, create
 (`generateName`), replace (409 on a stale resourceVersion), JSON merge patch and delete
-(what an object owns goes with it, as the garbage collector does). Kinds it does not serve
+(what an object owns goes with it, as the garbage collector does), with `metadata.generation`
+as the server keeps it (one more on each change of a spec). Kinds it does not serve
 answer 404, as a missing CRD does. Every request is counted (`requests`), and every write
 is kept with its time (`writes`), so a test or the benchmark can tell what the client did,
 how often and when. `restart()` drops every connection, refuses new ones for a while and
@@ -158,6 +159,9 @@ class Cluster:
                 metadata.setdefault("creationTimestamp", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
             else:
                 metadata.setdefault("uid", store[key]["metadata"]["uid"])
+            generation = _generation(store.get(key), obj)
+            if generation is not None:
+                metadata["generation"] = generation
             stored = self._stamp(copy.deepcopy(obj))
             store[key] = stored
             self._record(collection, "MODIFIED" if existed else "ADDED", stored)
@@ -239,6 +243,18 @@ class Cluster:
             self.writes.append(write)
         for hook in self.hooks:
             hook(write)
+
+
+def _generation(stored: dict[str, Any] | None, obj: dict[str, Any]) -> int | None:
+    """`metadata.generation` as the API server keeps it, whatever the client sent: 1 when an
+    object with a spec is made, one more on each change of its spec (a Job suspended or
+    resumed starts another generation); a status written leaves it as it was."""
+    if "spec" not in obj:
+        return None
+    if stored is None:
+        return 1
+    before = int(stored["metadata"].get("generation") or 1)
+    return before + 1 if stored.get("spec") != obj.get("spec") else before
 
 
 def _collection(obj: dict[str, Any]) -> tuple[str, str]:

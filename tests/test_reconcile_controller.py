@@ -239,3 +239,47 @@ def test_a_phase_announced_again_after_a_crash_is_not_shown_twice(monkeypatch: A
     assert publisher.event(again, "j", shown)["metadata"]["name"] == "j-worker.jobsucceeded-fedcba98-1"
     resumed = {**worker, "metadata": {**worker["metadata"], "generation": 3}}
     assert publisher.event(resumed, "j", shown)["metadata"]["name"] == "j-worker.jobsucceeded-01234567-3"
+
+
+def test_a_jobs_events_keep_their_names_through_its_suspension_at_the_end() -> None:
+    """cleanPodPolicy suspends a Job still active at the job's end, before the end is
+    announced; Kubernetes gives the Job another generation for it. A replica stopped after
+    its Event on the Job as it was, before the annotation that records it, left its
+    successor to announce again on the suspended Job: the Event must have the same name
+    (refused, 409), not another, so the generation of the run is kept on the Job."""
+    from msgen.reconcile import actions, publisher
+
+    from .fake_api import merge_patch
+
+    rule = JobPolicy(job="j", target="indexed-job",
+                     roles={"Scheduler": RoleRule(1, "Never"), "Worker": RoleRule(1, "Never")})
+    running = {"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {"name": "j-scheduler", "namespace": "ns", "uid": "0123456789abcdef", "generation": 4,
+                            "labels": {"training.kubeflow.org/job-name": "j",
+                                       "training.kubeflow.org/replica-type": "scheduler"}},
+               "spec": {"template": {"metadata": {"labels": {"training.kubeflow.org/replica-type": "scheduler"}}}},
+               "status": {"active": 1}}
+    ended = status.JobStatus(job="j", phase="Succeeded", completion_time="2026-01-01T11:00:00Z")
+    suspend = actions.due(rule, ended, [running], [], NOW)
+    assert [(a.name, a.generation) for a in suspend] == [("j-scheduler", "4")]
+
+    def server_side(obj: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = merge_patch(obj, patch)
+        out["metadata"]["generation"] = obj["metadata"]["generation"] + 1  # the spec changed
+        return out
+
+    stopped = server_side(running, actions.suspend_patch(suspend[0], NOW))
+    name = publisher.event_name(running, "JobSucceeded")
+    assert name == "j-scheduler.jobsucceeded-01234567-4"
+    assert publisher.event_name(stopped, "JobSucceeded") == name
+    # Resumed for another run (`msgen apply` again): its Events are new.
+    resumed = server_side(stopped, actions.resume_patch())
+    assert publisher.event_name(resumed, "JobRunning") == "j-scheduler.jobrunning-01234567-6"
+    # A Job suspended for Kueue, or whose mark is no generation, is named by its own.
+    for mark in ("4; rm -rf", "-1", "0", "9" * 20, "٣", ""):
+        hostile = {**stopped, "metadata": {**stopped["metadata"], "annotations": {
+            **stopped["metadata"]["annotations"], actions.STOPPED_GENERATION: mark}}}
+        assert publisher.event_name(hostile, "JobSucceeded") == "j-scheduler.jobsucceeded-01234567-5", mark
+    held = {**running, "spec": {**running["spec"], "suspend": True},
+            "metadata": {**running["metadata"], "generation": 2, "annotations": {actions.STOPPED_GENERATION: "1"}}}
+    assert actions.run_generation(held) == "2"

@@ -26,8 +26,10 @@ without harm. What the engine does where a target cannot:
   policy) or carries the tool's tracking mark (Argo CD's `argocd.argoproj.io/tracking-id`,
   Flux's `kustomize.toolkit.fluxcd.io/name` or `helm.toolkit.fluxcd.io/name` label); it stays.
 - A Job suspended at the end carries `msgen/stopped` (why), so that a health check tells it
-  from a Job that waits to start (overlays/argocd reads it as Healthy), and `msgen/stopped-at`
-  (when the job ended), for its TTL.
+  from a Job that waits to start (overlays/argocd reads it as Healthy), `msgen/stopped-at`
+  (when the job ended), for its TTL, and `msgen/stopped-generation` (the generation of the run
+  it stopped: the suspension makes another, and the run's Events are named by its own,
+  `run_generation`).
 - No retries are invented: a bare Pod that failed is not recreated (it fails the job, as
   with `backoffLimit: 0`), and `restartPolicy: ExitCode` on bare Pods runs as `Never`.
 """
@@ -50,6 +52,8 @@ TRACKING_LABELS = ("kustomize.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/n
 STOPPED_ANNOTATION = "msgen/stopped"
 #: ... and when the job ended.
 STOPPED_AT = "msgen/stopped-at"
+#: ... and the generation it had then (the suspension is a change of its spec: a new one).
+STOPPED_GENERATION = "msgen/stopped-generation"
 #: The policies an action carries out (`Action.policy`).
 CLEAN, TTL = "cleanPodPolicy", "ttlSecondsAfterFinished"
 
@@ -67,6 +71,8 @@ class Action:
     at: str | None = None
     #: the policy that asks for it: cleanPodPolicy, successPolicy or ttlSecondsAfterFinished
     policy: str = ""
+    #: suspend: the Job's generation before it, written to STOPPED_GENERATION
+    generation: str | None = None
 
     def describe(self) -> str:
         return f"{self.verb} {self.kind} {self.name}: {self.reason}"
@@ -137,10 +143,13 @@ def reapplied(policy: JobPolicy, obj: dict[str, Any]) -> bool:
 
 
 def suspend_patch(action: Action, now: datetime | None = None) -> dict[str, Any]:
-    """The merge patch that carries out a `suspend` action, saying why on the Job and when
-    the job ended (`action.at`, else `now`), for its TTL."""
+    """The merge patch that carries out a `suspend` action, saying why on the Job, when
+    the job ended (`action.at`, else `now`), for its TTL, and the generation of the run it
+    stops, which names that run's Events after the suspension too (`run_generation`)."""
     when = action.at or (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
     annotations = {STOPPED_ANNOTATION: action.reason, STOPPED_AT: when}
+    if action.generation is not None:
+        annotations[STOPPED_GENERATION] = action.generation
     return {"metadata": {"annotations": annotations}, "spec": {"suspend": True}}
 
 
@@ -152,7 +161,8 @@ def _clean(
     facts = facts_of(policy.target)
     if facts.suspends_jobs_at_end:
         out += [
-            Action("suspend", o["apiVersion"], o["kind"], _name(o), why, status.completion_time, CLEAN)
+            Action("suspend", o["apiVersion"], o["kind"], _name(o), why, status.completion_time, CLEAN,
+                   _generation((o.get("metadata") or {}).get("generation")))
             for o in workloads
             if o.get("kind") == "Job" and o.get("apiVersion") == "batch/v1" and _job_active(o)
         ]
@@ -190,7 +200,28 @@ def stopped_by_policy(obj: dict[str, Any]) -> bool:
 
 
 def resume_patch() -> dict[str, Any]:
-    return {"metadata": {"annotations": {STOPPED_ANNOTATION: None, STOPPED_AT: None}}, "spec": {"suspend": False}}
+    return {"metadata": {"annotations": {STOPPED_ANNOTATION: None, STOPPED_AT: None, STOPPED_GENERATION: None}},
+            "spec": {"suspend": False}}
+
+
+def run_generation(obj: dict[str, Any]) -> str | None:
+    """The generation of the run `obj` is in, the same before and after cleanPodPolicy
+    suspended it at the run's end: the suspension changes the spec, so Kubernetes gives the
+    Job another generation, but no new run begins (resuming it for one does). Read from
+    STOPPED_GENERATION on a Job the policy stopped; anything there but a generation (an
+    annotation anyone who may edit the Job may write) is taken as missing."""
+    metadata = obj.get("metadata") or {}
+    if stopped_by_policy(obj):
+        kept = _generation(_annotations(obj).get(STOPPED_GENERATION))
+        if kept is not None:
+            return kept
+    return _generation(metadata.get("generation"))
+
+
+def _generation(value: Any) -> str | None:
+    """A generation as Kubernetes writes one (a positive int64), as text; else None."""
+    text = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
+    return text if text.isascii() and text.isdigit() and len(text) <= 19 and int(text) > 0 else None
 
 
 def job_of(obj: dict[str, Any]) -> str | None:

@@ -152,6 +152,10 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
     services = [o for o in objects if o.get("kind") == "Service"]
     now = datetime.now(timezone.utc)
     due = actions.due(policy, found, workloads, pods, now, services)
+    # Deleted now or by an earlier pass whose deletion the watches do not show yet: either
+    # way not where the status goes (a record on a pod being deleted goes with it, and the
+    # next pass would announce the phase again, on another pod).
+    gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
     by_name = {(o["kind"], o["metadata"]["name"]): o for o in [*workloads, *pods, *services]}
     if writes is not None:  # done already; the watches have not brought the change back yet
         due = [a for a in due if writes.pending(a.verb, by_name.get((a.kind, a.name), {})) is None]
@@ -170,7 +174,6 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
         watch.carry_out(client, namespace, [action], workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done)
     if not leading():
         return found, None
-    gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
     services = [o for o in services if (o["kind"], o["metadata"]["name"]) not in gone]
     later = [t for t in actions.ttl_expiries(policy, found, workloads) if t > now]
     again = (min(later) - now).total_seconds() + 0.05 if later else None

@@ -14,7 +14,7 @@ from typing import Any
 from lightkube import Client
 
 from ..model import run_policy
-from . import kube, published, status
+from . import actions, kube, published, status
 from .writes import Writes
 
 STATUS_ANNOTATION = published.ANNOTATION
@@ -66,12 +66,15 @@ def _create_event(client: Client, body: dict[str, Any]) -> None:
 
 def event_name(obj: dict[str, Any], reason: str) -> str:
     """The Event's name: one per object, run and reason (the uid: a workload made again gets
-    new ones; the generation: a Job resumed for another run has a new one). The Event goes
-    before the annotation that records it, so a replica stopped between the two (a leader
-    killed; on a busy API server each write takes a second) left its successor to announce
-    the phase again: the second Event of the same name is refused (409), not shown twice."""
+    new ones; the run's generation: a Job resumed for another run has a new one). The Event
+    goes before the annotation that records it, so a replica stopped between the two (a
+    leader killed; on a busy API server each write takes a second) left its successor to
+    announce the phase again: the second Event of the same name is refused (409), not shown
+    twice. So the name must not change with what the predecessor did after its Event: a Job
+    suspended at the job's end has a new generation, but keeps its run's
+    (`actions.run_generation`), or the successor's Event would be another, on each Job."""
     metadata = obj["metadata"]
-    run = "-".join(str(v)[:8] for v in (metadata.get("uid"), metadata.get("generation")) if v)
+    run = "-".join(str(v)[:8] for v in (metadata.get("uid"), actions.run_generation(obj)) if v)
     return f"{str(metadata['name'])[:200]}.{reason.lower()}{'-' + run if run else ''}"
 
 
