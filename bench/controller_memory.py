@@ -13,6 +13,11 @@ hour of writes). Run on demand; never a test.
 
     .venv/bin/python bench/controller_memory.py --jobs 1000 3000 10000
 
+`--watched` makes the objects once the replica has listed the empty namespace, so that each
+reaches it by a watch event, as when jobs arrive over time: parsed one at a time, objects
+share nothing (a list's page shares its field names), which is what a long-running replica
+holds.
+
 `--trace N` instead lists the watches of N jobs in a child process under tracemalloc and
 prints the lines that hold the most of what stays (the copies of the objects, by where
 they were made), and the copies' own size per job: what a job costs, and where.
@@ -41,9 +46,9 @@ from controller_scale import FakeDriver, Simulation, scenario  # noqa: E402
 from tests.fake_kubelet import start  # noqa: E402
 
 
-def populated(jobs: int, seed: int) -> tuple[FakeDriver, int]:
+def populated(jobs: int, seed: int, driver: FakeDriver | None = None) -> tuple[FakeDriver, int]:
     """The fake API server with `jobs` jobs' objects, every pod running; and the pods' count."""
-    driver = FakeDriver()
+    driver = driver or FakeDriver()
     simulation = Simulation(driver, scenario(jobs, 600.0, seed), time.monotonic())
     pods = 0
     for job in simulation.jobs:
@@ -62,10 +67,8 @@ def _status(pid: int) -> dict[str, int]:
 def _first_pass_over(port: int, jobs: int, follower: bool) -> bool:
     """Every job reconciled and nothing queued; a follower: every watch listed (ready) and
     every job queued (it acts on none)."""
-    from msgen.reconcile.metrics import families
-
     try:
-        found = dict(families(urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()))
+        found = _metrics(port)
         ready = urlopen(f"http://127.0.0.1:{port}/readyz", timeout=10).status == 200
     except OSError:
         return False
@@ -86,12 +89,26 @@ def held_by_another(driver: FakeDriver) -> None:
                                  "acquireTime": now, "renewTime": now}})
 
 
-def measure(jobs: int, seed: int, msgen: list[str], timeout: float, follower: bool) -> dict[str, Any]:
-    """One replica against `jobs` jobs: its memory after its first full pass."""
-    made = time.monotonic()
-    driver, pods = populated(jobs, seed)
+def _metrics(port: int) -> dict[str, Any]:
+    from msgen.reconcile.metrics import families
+
+    return dict(families(urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()))
+
+
+def _watch_events(port: int) -> float:
+    return float(sum(s.value for s in _metrics(port)["msgen_watch_events"].samples if s.name.endswith("_total")))
+
+
+def measure(jobs: int, seed: int, msgen: list[str], timeout: float, follower: bool, watched: bool) -> dict[str, Any]:
+    """One replica against `jobs` jobs: its memory after its first full pass. `watched`: the
+    replica starts on an empty namespace and every object reaches it by a watch event, as
+    when jobs arrive over time (each event is parsed alone: nothing is shared between
+    objects as within a page of a list)."""
+    driver = FakeDriver()
     if follower:
         held_by_another(driver)
+    made = time.monotonic()
+    pods = 0 if watched else populated(jobs, seed, driver)[1]
     made = time.monotonic() - made
     scratch = Path(tempfile.mkdtemp(prefix="msgen-controller-memory-"))
     config = scratch / "kubeconfig"
@@ -104,13 +121,24 @@ def measure(jobs: int, seed: int, msgen: list[str], timeout: float, follower: bo
                                 "--kubeconfig", str(config)], stdout=log, stderr=subprocess.STDOUT,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     began = time.monotonic()
-    try:
-        while not _first_pass_over(port, jobs, follower):
+
+    def wait(until: Any) -> None:
+        while not until():
             if process.poll() is not None or time.monotonic() - began > timeout:
                 raise SystemExit(f"the replica did not finish its first pass (log: {scratch / 'controller.log'})")
             time.sleep(1.0)
+
+    try:
+        if watched:
+            wait(lambda: _first_pass_over(port, 0, follower))
+            made = time.monotonic()
+            pods = populated(jobs, seed, driver)[1]
+            made = time.monotonic() - made
+        wait(lambda: _first_pass_over(port, jobs, follower))
+        seen = -1.0
+        while seen != (seen := _watch_events(port)):  # the last events of the pass
+            time.sleep(3.0)
         passed = time.monotonic() - began
-        time.sleep(3.0)  # the last events of the pass
         memory = _status(process.pid)
     finally:
         process.send_signal(signal.SIGTERM)
@@ -198,6 +226,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds a first pass may take")
     parser.add_argument("--follower", action="store_true", help="the replica follows (another holds the Lease): "
                         "measured once it has listed and queued every job, without the first pass's writes")
+    parser.add_argument("--watched", action="store_true", help="the objects are made once the replica has "
+                        "listed, so each reaches it by a watch event (jobs arriving over time)")
     parser.add_argument("--trace", type=int, metavar="N", help="where the memory of N jobs' copies goes (tracemalloc)")
     parser.add_argument("--reconcile", action="store_true", help="with --trace: reconcile every job first")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -210,7 +240,7 @@ def main() -> None:
         return
     found: list[dict[str, Any]] = []
     for jobs in sorted(args.jobs):
-        found.append(measure(jobs, args.seed, args.msgen.split(), args.timeout, args.follower))
+        found.append(measure(jobs, args.seed, args.msgen.split(), args.timeout, args.follower, args.watched))
         print(json.dumps(found[-1]), flush=True)
     for fewer, more in zip(found, found[1:]):  # what a job adds, without the interpreter's own
         per_job = (more["vmhwm_mib"] - fewer["vmhwm_mib"]) * 1024 / (more["jobs"] - fewer["jobs"])
