@@ -43,6 +43,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from controller_scale import FakeDriver, Simulation, scenario  # noqa: E402
 
+from tests import fake_api  # noqa: E402
 from tests.fake_kubelet import start  # noqa: E402
 
 
@@ -104,6 +105,8 @@ def measure(jobs: int, seed: int, msgen: list[str], timeout: float, follower: bo
     replica starts on an empty namespace and every object reaches it by a watch event, as
     when jobs arrive over time (each event is parsed alone: nothing is shared between
     objects as within a page of a list)."""
+    if watched:  # the fake's watch history must outlast the arrivals, or a watch resumed late relists
+        fake_api.HISTORY = max(fake_api.HISTORY, 4 * 10 * jobs)
     driver = FakeDriver()
     if follower:
         held_by_another(driver)
