@@ -20,9 +20,8 @@ reduced once, on receipt, to a record (as controller-runtime's cache transforms 
   each would otherwise be a copy of its own.
 
 The records are plain dicts, so the decisions (`status`, `actions`, `published`) stay pure
-functions of data shaped as the API server sends it;
-tests/test_reconcile_metrics.py checks that they decide the same on a record as on the full
-object.
+functions of data shaped as the API server sends it; tests/test_reconcile_records.py checks
+that they decide the same on a record as on the full object a cluster returns.
 """
 
 from __future__ import annotations
