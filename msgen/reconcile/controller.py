@@ -34,7 +34,7 @@ from lightkube import Client
 
 from ..model import run_policy
 from ..targets.labels import JOB_NAME, MANAGED_BY
-from . import actions, informer, kube, published, status, watch
+from . import actions, informer, kube, published, records, status, watch
 from .lease import LEASE_SECONDS, Elector
 from .metrics import NOTHING, Recorder
 from .publisher import publish
@@ -85,7 +85,7 @@ class ClusterView:
             (v, k, {MANAGED_BY: "msgen"}) for v, k in [*watch.WORKLOADS, ("v1", "Service")] if k != "Pod"]
         kinds.append(("v1", "Pod", {JOB_NAME: None}))  # None: the label exists
         self.informers = [informer.Informer(client, v, k, ns, labels, self.changed, notify=self._changed,
-                                            recorder=recorder, transform=informer.essentials).start()
+                                            recorder=recorder, transform=records.essentials).start()
                           for ns in namespaces for v, k, labels in kinds]
 
     def _changed(self, obj: dict[str, Any], deleted: bool) -> None:

@@ -10,8 +10,9 @@ from typing import Any
 from ..model.run_policy import JobPolicy
 from ..targets.labels import REPLICA_INDEX, REPLICA_TYPE
 
-#: Where a pod's index inside its role is found, by target (first match wins).
-_INDEX_LABELS = (
+#: Where a pod's index inside its role is found, by target (first match wins), among its
+#: labels or annotations.
+INDEX_LABELS = (
     REPLICA_INDEX,
     "batch.kubernetes.io/job-completion-index",
     "apps.kubernetes.io/pod-index",
@@ -43,7 +44,7 @@ def pod_role(pod: dict[str, Any], policy: JobPolicy) -> str | None:
 def pod_index(pod: dict[str, Any]) -> int | None:
     metadata = pod.get("metadata", {})
     for where in (metadata.get("labels") or {}, metadata.get("annotations") or {}):
-        for key in _INDEX_LABELS:
+        for key in INDEX_LABELS:
             if key in where:
                 try:
                     return int(where[key])
