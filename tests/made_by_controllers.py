@@ -152,7 +152,7 @@ def pods_by_replica(objects: list[dict[str, Any]]) -> Pods:
 
 
 def pod_status(pod: dict[str, Any], how: str) -> None:
-    """The kubelet's status of `pod`: Running, Pending (its image not pulled), Succeeded,
+    """The kubelet's status of `pod`: Running, Pending (a Secret missing, its image not pulled), Succeeded,
     Failed (OOMKilled), evicted (the pod's own reason), killed by a deletion (Failed after it was asked), or restarted in
     place after a failure (a StatefulSet's pods restart, never fail)."""
     name = pod["spec"]["containers"][0]["name"]
@@ -186,6 +186,10 @@ def pod_status(pod: dict[str, Any], how: str) -> None:
         "conditions": [{"type": t, "status": "True", "lastTransitionTime": STARTED}
                        for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")],
         "containerStatuses": [container]}
+    if how == "pending":  # a missing Secret stops its init container first
+        pod["status"]["initContainerStatuses"] = [{
+            "name": "init", "image": "busybox", "imageID": "", "ready": False, "restartCount": 0,
+            "state": {"waiting": {"reason": "CreateContainerConfigError", "message": 'secret "s3" not found'}}}]
 
 
 def workload_status(obj: dict[str, Any], verdict: str | None) -> None:
