@@ -152,9 +152,10 @@ def pods_by_replica(objects: list[dict[str, Any]]) -> Pods:
 
 
 def pod_status(pod: dict[str, Any], how: str) -> None:
-    """The kubelet's status of `pod`: Running, Pending (a Secret missing, its image not pulled), Succeeded,
-    Failed (OOMKilled), evicted (the pod's own reason), killed by a deletion (Failed after it was asked), or restarted in
-    place after a failure (a StatefulSet's pods restart, never fail)."""
+    """The kubelet's status of `pod`: Running, Pending (a Secret missing, its image not
+    pulled), Succeeded, Failed (OOMKilled), evicted (the pod's own reason), killed by a
+    deletion (Failed after it was asked), or restarted in place after a failure or a success
+    (a StatefulSet's pods restart, never end)."""
     name = pod["spec"]["containers"][0]["name"]
     container: dict[str, Any] = {
         "name": name, "image": "mindspore/mindspore-cpu:2.2.14", "imageID": "docker.io/mindspore@sha256:00",
