@@ -20,8 +20,10 @@ reduced once, on receipt, to a record (as controller-runtime's cache transforms 
   each would otherwise be a copy of its own.
 
 The records are plain dicts, so the decisions (`status`, `actions`, `published`) stay pure
-functions of data shaped as the API server sends it; tests/test_reconcile_records.py checks
-that they decide the same on a record as on the full object a cluster returns.
+functions of data shaped as the API server sends it; tests/test_reconcile_records_targets.py
+checks that every decision comes out the same on the records as on the full objects a cluster
+returns, for every target and in every state a policy acts on (tests/test_reconcile_records.py:
+what a record holds).
 """
 
 from __future__ import annotations
