@@ -76,7 +76,10 @@ def _job_pods(job: dict[str, Any], labels: dict[str, str], annotations: dict[str
 
 
 def _jobset_children(jobset: dict[str, Any]) -> list[dict[str, Any]]:
-    """A JobSet's Jobs (`<jobset>-<replicated job>-<i>`) and their pods, labelled as JobSet does."""
+    """A JobSet's Jobs (`<jobset>-<replicated job>-<i>`) and their pods, labelled as JobSet
+    v0.12.0 does (pkg/controllers/jobset_controller.go constructJob, labelAndAnnotateObject):
+    a Job has its replicated Job template's labels and annotations and JobSet's marks, never
+    the JobSet's own labels."""
     out: list[dict[str, Any]] = []
     name = jobset["metadata"]["name"]
     for replicated in jobset["spec"]["replicatedJobs"]:
@@ -89,7 +92,8 @@ def _jobset_children(jobset: dict[str, Any]) -> list[dict[str, Any]]:
             job = {"apiVersion": "batch/v1", "kind": "Job",
                    "metadata": {"name": f"{name}-{replicated['name']}-{i}", "namespace": NAMESPACE,
                                 "labels": {**((template.get("metadata") or {}).get("labels") or {}), **marks},
-                                "annotations": {**marks, "alpha.jobset.sigs.k8s.io/exclusive-topology": "none"},
+                                "annotations": {**((template.get("metadata") or {}).get("annotations") or {}),
+                                                **marks, "alpha.jobset.sigs.k8s.io/exclusive-topology": "none"},
                                 "ownerReferences": [controlled_by(jobset)]},
                    "spec": copy.deepcopy(template["spec"])}
             job["metadata"]["uid"] = uid(job)
@@ -125,16 +129,37 @@ def made(target: str, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                     {**marks, "volcano.sh/job-retry-count": "0"},
                                     {**marks, "scheduling.k8s.io/group-name": f"{name}-{obj['metadata']['uid']}",
                                      "volcano.sh/job-version": "0", "volcano.sh/template-uid": f"{name}-{task['name']}"}))
-        elif kind == "TrainJob":  # Trainer builds the JobSet `<job>` from the runtime's template
-            runtime = next(o for o in objects if o["kind"] == "TrainingRuntime")
-            jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-                      "metadata": {"name": obj["metadata"]["name"], "namespace": NAMESPACE,
-                                   "labels": {"trainer.kubeflow.org/trainjob-name": obj["metadata"]["name"]},
-                                   "ownerReferences": [controlled_by(obj)]},
-                      "spec": copy.deepcopy(runtime["spec"]["template"]["spec"])}
-            jobset["metadata"]["uid"] = uid(jobset)
-            out += [jobset, *_jobset_children(jobset)]
+        elif kind == "TrainJob":
+            out += _trainer_jobset(obj, next(o for o in objects if o["kind"] == "TrainingRuntime"))
     return out
+
+
+def _trainer_jobset(train_job: dict[str, Any], runtime: dict[str, Any]) -> list[dict[str, Any]]:
+    """The JobSet `<job>` Trainer v2.3.0 builds from the runtime's template, and what the JobSet
+    controller makes of it. Trainer (pkg/runtime/core/trainingruntime.go newRuntimeInfo,
+    pkg/runtime/framework/plugins/jobset/jobset.go Build) gives the JobSet the labels and
+    annotations of the template's metadata only (none of the TrainJob's, no label of its own),
+    the TrainJob as its controller, the template's spec with the trainer step's `numNodes`
+    (msgen renders them already), and, with a `podGroupPolicy`, the PodGroup's label
+    (coscheduling) or annotation (volcano) on every pod template (builder.go PodLabels)."""
+    template = copy.deepcopy(runtime["spec"]["template"])
+    metadata = template.get("metadata") or {}
+    policy = runtime["spec"].get("podGroupPolicy") or {}
+    name = train_job["metadata"]["name"]
+    for replicated in template["spec"]["replicatedJobs"]:
+        pod = replicated["template"]["spec"]["template"].setdefault("metadata", {})
+        if "coscheduling" in policy:
+            pod["labels"] = {**(pod.get("labels") or {}), "scheduling.x-k8s.io/pod-group": name}
+        if "volcano" in policy:
+            pod["annotations"] = {**(pod.get("annotations") or {}), "scheduling.k8s.io/group-name": name}
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+              "metadata": {"name": name, "namespace": NAMESPACE,
+                           "labels": dict(metadata.get("labels") or {}),
+                           "annotations": dict(metadata.get("annotations") or {}),
+                           "ownerReferences": [controlled_by(train_job)]},
+              "spec": template["spec"]}
+    jobset["metadata"]["uid"] = uid(jobset)
+    return [jobset, *_jobset_children(jobset)]
 
 
 def pods_by_replica(objects: list[dict[str, Any]]) -> Pods:

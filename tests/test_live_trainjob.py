@@ -27,6 +27,8 @@ from typing import Any
 import pytest
 import yaml
 
+from msgen.targets.labels import JOB_NAME, MANAGED_BY
+
 from . import live_addons
 from .live_cluster import KUBECONFIG, KUBECTL, kubectl, prepare, run_job
 from .test_live_training import JOBS, MODES, TIMEOUT, assert_trained, namespace, record, source
@@ -88,8 +90,11 @@ def assert_trainer_says_complete(namespace: str, name: str) -> None:
     assert complete and complete[0]["status"] == "True", train_job["status"]
     jobset = kubectl("get", "jobset", name, "-n", namespace, "-o", "json", check=False)
     if jobset.returncode == 0:  # gone once a ttlSecondsAfterFinished passed
-        owner = json.loads(jobset.stdout)["metadata"]["ownerReferences"][0]
+        metadata = json.loads(jobset.stdout)["metadata"]
+        owner = metadata["ownerReferences"][0]
         assert (owner["kind"], owner["name"]) == ("TrainJob", name)
+        # what `msgen controller` watches it by, from the runtime's template
+        assert {k: metadata["labels"].get(k) for k in (MANAGED_BY, JOB_NAME)} == {MANAGED_BY: "msgen", JOB_NAME: name}
 
 
 def _kueue_objects(namespace: str, flavor: str, cluster_queue: str) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from msgen.model.plan import Options
 from msgen.reconcile import status
 from msgen import targets
 from msgen.targets import trainjob
+from msgen.targets.labels import APP_NAME, JOB_NAME, MANAGED_BY
 from msgen.targets.trainjob import ANCESTOR_LABEL, FRAMEWORK_LABEL, NODE, TARGET
 
 from .conftest import GOLDEN, ROOT, msgen
@@ -70,11 +71,12 @@ def test_renders_a_trainjob_and_the_runtime_it_refers_to() -> None:
     assert list(rjobs) == ["scheduler", NODE]
     node, scheduler = rjobs[NODE], rjobs["scheduler"]
     # Trainer's trainer step: labelled, one replica, a container named node, Trainer's count.
-    assert node["template"]["metadata"] == {"labels": {ANCESTOR_LABEL: "trainer"}}
+    assert node["template"]["metadata"] == {"labels": {**OURS, ANCESTOR_LABEL: "trainer"}}
     assert node["replicas"] == 1 and node["template"]["spec"]["parallelism"] == 2
     assert list(containers(node)) == [NODE]
     assert list(containers(scheduler)) == ["mindspore"]
-    assert "metadata" not in scheduler["template"]
+    assert scheduler["template"]["metadata"] == {"labels": OURS}
+    assert runtime["spec"]["template"]["metadata"] == {"labels": OURS}
     # The JobSet spec is the jobset target's, with the Workers' replicated Job renamed.
     spec = runtime["spec"]["template"]["spec"]
     assert spec["successPolicy"] == {"operator": "All", "targetReplicatedJobs": [NODE]}
@@ -85,6 +87,26 @@ def test_renders_a_trainjob_and_the_runtime_it_refers_to() -> None:
     labels = node["template"]["spec"]["template"]["metadata"]["labels"]
     assert labels["training.kubeflow.org/replica-type"] == "worker"
     assert TARGET.check_names(plan(), objects) == []
+
+
+#: msgen's labels, which `msgen controller` watches and groups a job's objects by.
+OURS = {MANAGED_BY: "msgen", APP_NAME: "tiny", JOB_NAME: "tiny"}
+
+
+def test_the_jobset_and_jobs_trainer_builds_carry_msgens_labels_and_only_those() -> None:
+    """Trainer copies the runtime template's metadata onto the JobSet, the JobSet controller
+    each replicated Job's template metadata onto its Jobs (neither copies the TrainJob's
+    labels): msgen's own labels go there, the job's own (a Kueue queue: Kueue admits the
+    TrainJob) do not."""
+    labelled = job().replace("metadata:\n  name: tiny\n",
+                             "metadata:\n  name: tiny\n  labels: {team: a, kueue.x-k8s.io/queue-name: q}\n")
+    assert labelled != job()
+    objects, _ = render(plan(labelled), "trainjob")
+    runtime = one(objects, "TrainingRuntime")
+    assert runtime["spec"]["template"]["metadata"] == {"labels": OURS}
+    for replicated in replicated_jobs(objects).values():
+        assert {k: v for k, v in replicated["template"]["metadata"]["labels"].items() if k != ANCESTOR_LABEL} == OURS
+    assert one(objects, "TrainJob")["metadata"]["labels"]["team"] == "a"
 
 
 def test_names_pods_as_the_jobset_trainer_builds_names_them() -> None:

@@ -5,9 +5,11 @@ it the `training.kubeflow.org/*` labels of another job's worker 0 and a Succeede
 reconciler that trusted them would judge that job Succeeded and delete its running pods. So a
 pod counts only when
 - a workload of the job (one carrying its run-policy) controls it, directly (Jobs,
-  StatefulSets, Volcano Jobs) or through an object that workload controls (a JobSet's Jobs,
-  which carry no msgen label: known by the JobSet's naming, `<jobset>-<replicated job>-<i>`,
-  and its `jobset.sigs.k8s.io/jobset-name` label), by `ownerReferences` with `controller`;
+  StatefulSets, Volcano Jobs) or through an object that workload controls (the JobSet
+  Trainer builds for a TrainJob, and its Jobs, watched by the msgen labels the runtime gives
+  them; a JobSet's Jobs, which carry no msgen label: known by the JobSet's naming,
+  `<jobset>-<replicated job>-<i>`, and its `jobset.sigs.k8s.io/jobset-name` label), by
+  `ownerReferences` with `controller`;
 - or, for bare Pods (`--target pod`), it carries the job's own `msgen/run-policy`, character for
   character, and the name msgen rendered for it (`<job>-<role>-<index>`).
 Annotations are no proof either: anyone who may create a Job there can copy a job's

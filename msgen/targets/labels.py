@@ -57,12 +57,14 @@ OPERATORS: dict[tuple[str, str], OperatorLabels] = {
 
 
 def object_labels(plan: Plan) -> dict[str, str]:
-    return {
-        **plan.labels,
-        MANAGED_BY: "msgen",
-        APP_NAME: plan.name,
-        JOB_NAME: plan.name,
-    }
+    return {**plan.labels, **own_labels(plan)}
+
+
+def own_labels(plan: Plan) -> dict[str, str]:
+    """msgen's labels without the job's own: what the objects another controller builds from
+    msgen's carry, so that `msgen controller` watches them (`managed-by`) and groups them by
+    job (`job-name`)."""
+    return {MANAGED_BY: "msgen", APP_NAME: plan.name, JOB_NAME: plan.name}
 
 
 def role_selector(plan: Plan, role: Role) -> dict[str, str]:

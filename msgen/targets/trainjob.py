@@ -37,6 +37,14 @@ Trainer writes into that Job's `parallelism` and `completions`. Worker pods are 
 Trainer's `podGroupPolicy` (`volcano`, its queue as the template annotation Trainer reads;
 `coscheduling` for scheduler-plugins): Trainer makes the PodGroup `<job>`, so msgen emits
 none; the pods still name the gang scheduler, as on the other targets.
+
+What Trainer (v2.3) and the JobSet controller label: the JobSet gets the labels and
+annotations of the runtime template's `metadata` (and of the TrainJob's `runtimePatches`; a
+TrainJob has no `spec.labels`), its Jobs only those of their replicated Job's template, its
+pods those of their pod template, and none of the TrainJob's own. So msgen's labels
+(`managed-by`, `job-name`) are written into the template's metadata and each replicated Job's:
+`msgen controller` watches what carries them, and follows the TrainJob's pods through that
+JobSet and its Jobs by their controller references.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from .addressing import Addressing, name_problems
 from .cells import partly
 from .jobset import SUPPORT as JOBSET_SUPPORT
 from .jobset import JobSetTarget
+from .labels import own_labels
 from .limits import INDEXED_JOB_LIMIT
 from .scheduling import warn
 
@@ -125,15 +134,17 @@ class TrainJobTarget(JobSetTarget):
         if trainer is not None:
             spec["replicatedJobs"], found = _trainer_step(plan, trainer, spec["replicatedJobs"])
             diagnostics.extend(found)
+        ours = own_labels(plan)
+        spec["replicatedJobs"] = [_labelled(entry, ours) for entry in spec["replicatedJobs"]]
         runtime_spec: dict[str, Any] = {}
         if trainer is not None:
             runtime_spec["mlPolicy"] = {"numNodes": trainer.replicas}
-        template: dict[str, Any] = {"spec": spec}
+        template: dict[str, Any] = {"metadata": {"labels": ours}, "spec": spec}
         for group in groups:
             policy, annotations = _pod_group_policy(plan, options, group, diagnostics)
             runtime_spec["podGroupPolicy"] = policy
             if annotations:
-                template["metadata"] = {"annotations": annotations}
+                template["metadata"]["annotations"] = annotations
         runtime_spec["template"] = template
         # Trainer's SDK lists a runtime with this label only when it has a trainer step (the
         # listing fails for the whole namespace otherwise): a job without Workers goes unlabelled.
@@ -198,6 +209,15 @@ def _trainer_step(
         metadata = {"labels": {ANCESTOR_LABEL: TRAINER_STEP}}
         out.append({**entry, "template": {**entry["template"], "metadata": metadata, "spec": job}})
     return out, diagnostics
+
+
+def _labelled(entry: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """The replicated Job with `labels` on its template's metadata (a copy): the JobSet
+    controller gives its Jobs those labels, and none of the JobSet's own."""
+    template = entry["template"]
+    metadata = dict(template.get("metadata") or {})
+    metadata["labels"] = {**labels, **(metadata.get("labels") or {})}
+    return {**entry, "template": {**template, "metadata": metadata}}
 
 
 def _node_container(
