@@ -183,6 +183,16 @@ def test_once_no_workload_is_left_a_service_of_the_job_keeps_its_status() -> Non
     assert published.keeper(POLICY, [], []) is None
 
 
+def test_the_end_is_published_before_deletions_that_leave_nothing_to_carry_it() -> None:
+    pods = [pod("worker", 0), pod("worker", 1)]
+    services = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "j", "namespace": "ns"}}]
+    every = {(o["kind"], o["metadata"]["name"]) for o in [*pods, *services]}
+    assert published.first(POLICY, True, pods, services, every)  # a TTL deletes all of it
+    assert not published.first(POLICY, False, pods, services, every)  # no end to publish
+    assert not published.first(POLICY, True, pods, services, every - {("Service", "j")})  # the Service keeps it
+    assert not published.first(POLICY, True, pods, services, set())
+
+
 def test_the_controllers_role_may_watch_and_patch_every_workload_kind_it_watches() -> None:
     """Each kind `watch.WORKLOADS` names (a TrainJob as much as a Job) is listed, watched and
     patched (the published status) under overlays/controller's ClusterRole: a kind missing

@@ -159,6 +159,7 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
     by_name = {(o["kind"], o["metadata"]["name"]): o for o in [*workloads, *pods, *services]}
     if writes is not None:  # done already; the watches have not brought the change back yet
         due = [a for a in due if writes.pending(a.verb, by_name.get((a.kind, a.name), {})) is None]
+    earlier = gone - {(a.kind, a.name) for a in due if a.verb == "delete"}  # deleted by an earlier pass
     expired = [t for t in actions.ttl_expiries(policy, found, workloads) if t <= now]
 
     def done(action: actions.Action, ok: bool) -> None:
@@ -168,23 +169,33 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
                  if action.policy == actions.TTL and expired else _since(queued))
         recorder.action(action.policy, action.verb, action.kind, ok, delay)
 
+    announced = None
+    if published.first(policy, found.finished, workloads, services, gone):
+        # Nothing would be left to carry the end: it is published on the objects as they are
+        # now, those this pass deletes included (the Event outlives them), before it deletes them.
+        if not leading():
+            return found, None
+        announced = publish(client, policy, found, _without(workloads, earlier), echo,
+                            _without(services, earlier), writes)
     for action in due:  # each only while leading: a slow API server must not outlast the Lease
         if not leading():
             return found, None
         watch.carry_out(client, namespace, [action], workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done)
     if not leading():
         return found, None
-    services = [o for o in services if (o["kind"], o["metadata"]["name"]) not in gone]
+    services = _without(services, gone)
     later = [t for t in actions.ttl_expiries(policy, found, workloads) if t > now]
     again = (min(later) - now).total_seconds() + 0.05 if later else None
     if not found.finished and all(actions.stopped_by_policy(o) for o in workloads):
         return found, again  # what is left of a run that ended (its record went with its Worker Job)
-    announced = publish(client, policy, found,
-                        [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone],
-                        echo, services, writes)
+    announced = publish(client, policy, found, _without(workloads, gone), echo, services, writes) or announced
     if announced in ("Succeeded", "Failed"):
         recorder.action("verdict", "publish", "Job", True, _since(queued))
     return found, again
+
+
+def _without(objects: list[dict[str, Any]], names: set[tuple[str, str]]) -> list[dict[str, Any]]:
+    return [o for o in objects if (o["kind"], o["metadata"]["name"]) not in names]
 
 
 def _since(queued: float | None) -> float | None:

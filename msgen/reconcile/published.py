@@ -53,6 +53,19 @@ def keeper(policy: JobPolicy, workloads: list[dict[str, Any]],
     return min(live, key=lambda s: str((s.get("metadata") or {}).get("name")), default=None)
 
 
+def first(policy: JobPolicy, finished: bool, workloads: list[dict[str, Any]], services: list[dict[str, Any]],
+          deleting: set[tuple[str, str]]) -> bool:
+    """Whether a job's end must be published before the pass's deletions (`deleting`: kind,
+    name) are carried out: it ended, and they leave no object to carry it. A bare-Pod job
+    whose TTL had passed when the controller first saw its end (it was away, or the API
+    server was) loses every pod and Service in one pass; published after that, its end
+    would never be announced."""
+    def left(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [o for o in objects if (o.get("kind"), (o.get("metadata") or {}).get("name")) not in deleting]
+
+    return finished and keeper(policy, left(workloads), left(services)) is None
+
+
 def read(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The published status found on any of the job's workloads (the holder's, or one an
     older pass wrote before the holder changed); None when nothing readable is there."""

@@ -1,0 +1,114 @@
+"""A job's end is announced even when the pass that first sees it deletes everything that
+could carry it. A bare-Pod job whose pods ended while the controller (or its API server) was
+away, for longer than its `ttlSecondsAfterFinished`, has every pod and Service deleted by the
+first pass that sees the end; the `JobSucceeded`/`JobFailed` Event must still be sent, once,
+and a pass repeated on copies that do not show the deletions yet must not send it again.
+Against the API server in process (tests/fake_api.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from msgen.reconcile import controller, kube
+from msgen.reconcile.writes import Writes
+
+from .fake_api import Cluster, Server
+from .fake_kubelet import end, msjob, place, react, rendered, stamp, start
+
+pytest.importorskip("lightkube")
+
+NAMESPACE = "late"
+JOB_NAME = "training.kubeflow.org/job-name"
+VERDICTS = ("JobSucceeded", "JobFailed")
+TTL = 30
+
+
+@pytest.fixture()
+def api(tmp_path: Path) -> Iterator[tuple[Cluster, Any]]:
+    cluster = Cluster()
+    server = Server(cluster).start()
+    config = tmp_path / "kubeconfig"
+    config.write_text(json.dumps(server.kubeconfig(NAMESPACE)))
+    react(cluster)
+    yield cluster, kube.connect(str(config), None)
+    server.shutdown()
+
+
+def objects_of(cluster: Cluster, job: str) -> list[dict[str, Any]]:
+    selector = f"{JOB_NAME}={job}"
+    return [o for collection in (("v1", "pods"), ("v1", "services"), ("batch/v1", "jobs"))
+            for o in cluster.listing(collection, NAMESPACE, selector)[0]]
+
+
+def verdicts(cluster: Cluster) -> Counter[str]:
+    return Counter(w.body["reason"] for w in cluster.writes
+                   if w.kind == "Event" and w.method == "POST" and w.result is not None
+                   and w.body["reason"] in VERDICTS)
+
+
+def ended_long_ago(cluster: Cluster, name: str, exit_code: int, seconds: float) -> None:
+    """The pod's container exited `seconds` ago (while no controller was there to see it)."""
+    pod = end(cluster, NAMESPACE, name, exit_code)
+    assert pod is not None, name
+    statuses = pod["status"]["containerStatuses"]
+    statuses[0]["state"]["terminated"]["finishedAt"] = stamp(time.time() - seconds)
+    statuses[0]["state"]["terminated"]["startedAt"] = stamp(time.time() - 2 * seconds)
+    cluster.patch("v1", "pods", NAMESPACE, name, {"status": {"containerStatuses": statuses}})
+
+
+@pytest.mark.parametrize("clean", ["Running", "All"])
+@pytest.mark.parametrize(("ends", "verdict"), [
+    ({"j-worker-0": 0, "j-worker-1": 0}, "JobSucceeded"),
+    ({"j-worker-1": 1}, "JobFailed"),
+])
+def test_a_bare_pod_job_whose_ttl_passed_before_it_was_seen_is_announced_once(
+        api: tuple[Cluster, Any], clean: str, ends: dict[str, int], verdict: str) -> None:
+    cluster, client = api
+    pods = place(cluster, rendered(msjob("j", 2, clean=clean, ttl=TTL), NAMESPACE, "pod"))
+    for pod in pods:
+        start(cluster, NAMESPACE, pod["metadata"]["name"])
+    for name, code in ends.items():
+        ended_long_ago(cluster, name, code, 2 * TTL)
+    said: list[str] = []
+    writes = Writes()
+    seen = objects_of(cluster, "j")  # the first time the controller sees the job
+    assert {o["kind"] for o in seen} == {"Pod", "Service"}, seen
+
+    found, _ = controller.reconcile_job(client, NAMESPACE, "j", seen, said.append, writes=writes)
+    assert found.finished
+    assert verdicts(cluster) == Counter({verdict: 1}), said
+    assert objects_of(cluster, "j") == [], "the TTL deletes every pod and Service of the job"
+
+    controller.reconcile_job(client, NAMESPACE, "j", seen, said.append, writes=writes)  # watches behind
+    assert verdicts(cluster) == Counter({verdict: 1}), said
+    announced = [line for line in said if line.endswith((": Succeeded", ": Failed"))]
+    assert len(announced) == 1, said
+
+
+def test_an_indexed_job_whose_ttl_passed_before_it_was_seen_is_announced_once(api: tuple[Cluster, Any]) -> None:
+    """Its Jobs still active are suspended by the pass that first sees the end, which
+    publishes it on them; the next pass deletes them (their TTL passed) and announces nothing
+    more."""
+    cluster, client = api
+    pods = place(cluster, rendered(msjob("j", 2, ttl=TTL), NAMESPACE, "indexed-job"))
+    for pod in pods:
+        start(cluster, NAMESPACE, pod["metadata"]["name"])
+    worker0 = next(p["metadata"]["name"] for p in pods if p["metadata"]["name"].startswith("j-worker-0"))
+    ended_long_ago(cluster, worker0, 0, 2 * TTL)
+    said: list[str] = []
+    writes = Writes()
+    for _ in range(3):  # until the Jobs are gone (a job with no workload left is not reconciled)
+        if any(o["kind"] == "Job" for o in objects_of(cluster, "j")):
+            controller.reconcile_job(client, NAMESPACE, "j", objects_of(cluster, "j"), said.append, writes=writes)
+    events = Counter((w.body["involvedObject"]["name"], w.body["reason"]) for w in cluster.writes
+                     if w.kind == "Event" and w.method == "POST" and w.result is not None
+                     and w.body["reason"] in VERDICTS)
+    assert events and set(events.values()) == {1} and {r for _, r in events} == {"JobSucceeded"}, said
+    assert not [o for o in objects_of(cluster, "j") if o["kind"] == "Job"], said
