@@ -17,6 +17,7 @@ with the run's suffix, and is deleted when the module ends.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -117,6 +118,24 @@ def expected(grants: dict[tuple[str, str], set[str]]) -> set[tuple[str, str, str
 SUBRESOURCES = ("status", "exec", "log", "eviction", "token")
 
 
+@functools.cache
+def served_groups() -> dict[str, str]:
+    """The API group of each resource the cluster serves, by plural (the core group where a
+    name is served by two, as kubectl's `events`), from discovery."""
+    groups: dict[str, str] = {}
+    for name in kubectl("api-resources", "-o", "name").stdout.split():
+        plural, _, group = name.partition(".")
+        if groups.get(plural) != "":
+            groups[plural] = group
+    return groups
+
+
+def served_group(plural: str) -> str:
+    """An unqualified resource's group, as kubectl resolves it (`leases`: coordination.k8s.io);
+    one the cluster does not serve (`users`, to impersonate) is the core group's."""
+    return served_groups().get(plural, "")
+
+
 def can(user: str, verb: str, resource: str, *where: str) -> bool:
     """What the API server's authorizer says of `user` (and a ServiceAccount's groups) doing
     `verb` on `resource`: `pods/exec` is a subresource, `leases/NAME` a resource's name;
@@ -125,7 +144,7 @@ def can(user: str, verb: str, resource: str, *where: str) -> bool:
     answers "no" for a kind whose CRD this cluster does not serve (RBAC grants it all the same)."""
     kind, _, rest = resource.partition("/")
     plural, _, group = kind.partition(".")
-    attributes = {"verb": verb, "resource": plural, "group": group}
+    attributes = {"verb": verb, "resource": plural, "group": group if "." in kind else served_group(plural)}
     if rest:
         attributes["subresource" if rest in SUBRESOURCES else "name"] = rest
     if "-n" in where:
