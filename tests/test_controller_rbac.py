@@ -157,9 +157,13 @@ def test_live_the_controllers_token_cannot_change_an_image_nor_create_a_pod(tmp_
         kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",
                                                                        "items": victims}))
         thief = Thief(where.token_kubeconfig(tmp_path / "stolen.kubeconfig"), namespace)
-        image = [{"op": "replace", "path": "/spec/containers/0/image", "value": "evil:1"}]
+        tries = iter(range(1, 1000))
 
         def denied() -> str | None:
+            # a new image each time: a patch the policy admitted before it took effect (a
+            # policy takes a moment) leaves the image changed, and the same patch again
+            # would change nothing and be admitted however long one waited
+            image = [{"op": "replace", "path": "/spec/containers/0/image", "value": f"evil:{next(tries)}"}]
             found = thief.patch("v1", "Pod", "victim", image, "json")
             return found if "never the spec" in found else None
 

@@ -267,8 +267,10 @@ def test_the_admission_policies_refuse_what_they_say_and_admit_the_controllers_w
     kubectl("create", "service", "clusterip", "bystander", "--tcp=80:80", "-n", ns)
     thief = Thief(deployed.token_kubeconfig(tmp_path / "stolen.kubeconfig"), ns)
     new_image = [{"op": "replace", "path": "/spec/containers/0/image", "value": "evil:1"}]
-    wait_for("the policies to take effect", lambda: SPEC_KEPT in thief.patch("v1", "Pod", "a-pod-worker-0", new_image, "json"),
-             timeout=60)
+    tries = iter(range(2, 1000))  # a new image each time: a patch admitted before the policies took
+    # effect leaves the image changed, and the same patch again would change nothing and pass
+    wait_for("the policies to take effect", lambda: SPEC_KEPT in thief.patch(
+        "v1", "Pod", "a-pod-worker-0", [{**new_image[0], "value": f"evil:{next(tries)}"}], "json"), timeout=60)
     volcano = get("job.batch.volcano.sh", ns, "a-volcano") if "volcano" in targets else {}
     privileged = [{"op": "add", "path": "/spec/template/spec/containers/0/securityContext",
                    "value": {"privileged": True}}]
