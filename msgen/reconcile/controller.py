@@ -175,27 +175,23 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
         # now, those this pass deletes included (the Event outlives them), before it deletes them.
         if not leading():
             return found, None
-        announced = publish(client, policy, found, _without(workloads, earlier), echo,
-                            _without(services, earlier), writes)
+        announced = publish(client, policy, found, published.without(workloads, earlier), echo,
+                            published.without(services, earlier), writes)
     for action in due:  # each only while leading: a slow API server must not outlast the Lease
         if not leading():
             return found, None
         watch.carry_out(client, namespace, [action], workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done)
     if not leading():
         return found, None
-    services = _without(services, gone)
+    services = published.without(services, gone)
     later = [t for t in actions.ttl_expiries(policy, found, workloads) if t > now]
     again = (min(later) - now).total_seconds() + 0.05 if later else None
     if not found.finished and all(actions.stopped_by_policy(o) for o in workloads):
         return found, again  # what is left of a run that ended (its record went with its Worker Job)
-    announced = publish(client, policy, found, _without(workloads, gone), echo, services, writes) or announced
+    announced = publish(client, policy, found, published.without(workloads, gone), echo, services, writes) or announced
     if announced in ("Succeeded", "Failed"):
         recorder.action("verdict", "publish", "Job", True, _since(queued))
     return found, again
-
-
-def _without(objects: list[dict[str, Any]], names: set[tuple[str, str]]) -> list[dict[str, Any]]:
-    return [o for o in objects if (o["kind"], o["metadata"]["name"]) not in names]
 
 
 def _since(queued: float | None) -> float | None:

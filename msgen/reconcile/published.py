@@ -60,10 +60,12 @@ def first(policy: JobPolicy, finished: bool, workloads: list[dict[str, Any]], se
     whose TTL had passed when the controller first saw its end (it was away, or the API
     server was) loses every pod and Service in one pass; published after that, its end
     would never be announced."""
-    def left(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [o for o in objects if (o.get("kind"), (o.get("metadata") or {}).get("name")) not in deleting]
+    return finished and keeper(policy, without(workloads, deleting), without(services, deleting)) is None
 
-    return finished and keeper(policy, left(workloads), left(services)) is None
+
+def without(objects: list[dict[str, Any]], names: set[tuple[str, str]]) -> list[dict[str, Any]]:
+    """`objects` less those named in `names` (kind, name)."""
+    return [o for o in objects if (o.get("kind"), (o.get("metadata") or {}).get("name")) not in names]
 
 
 def read(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
