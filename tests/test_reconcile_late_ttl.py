@@ -7,7 +7,6 @@ Against the API server in process (tests/fake_api.py)."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -16,41 +15,31 @@ from typing import Any
 
 import pytest
 
-from msgen.reconcile import controller, kube
+from msgen.reconcile import controller
 from msgen.reconcile.writes import Writes
 
-from .fake_api import Cluster, Server
-from .fake_kubelet import end, msjob, place, react, rendered, stamp, start
+from .fake_api import Cluster
+from .fake_api_client import job_objects, served, verdict_events
+from .fake_kubelet import end, msjob, place, rendered, stamp, start
 
 pytest.importorskip("lightkube")
 
 NAMESPACE = "late"
-JOB_NAME = "training.kubeflow.org/job-name"
-VERDICTS = ("JobSucceeded", "JobFailed")
 TTL = 30
 
 
 @pytest.fixture()
 def api(tmp_path: Path) -> Iterator[tuple[Cluster, Any]]:
-    cluster = Cluster()
-    server = Server(cluster).start()
-    config = tmp_path / "kubeconfig"
-    config.write_text(json.dumps(server.kubeconfig(NAMESPACE)))
-    react(cluster)
-    yield cluster, kube.connect(str(config), None)
-    server.shutdown()
+    with served(tmp_path, NAMESPACE) as both:
+        yield both
 
 
 def objects_of(cluster: Cluster, job: str) -> list[dict[str, Any]]:
-    selector = f"{JOB_NAME}={job}"
-    return [o for collection in (("v1", "pods"), ("v1", "services"), ("batch/v1", "jobs"))
-            for o in cluster.listing(collection, NAMESPACE, selector)[0]]
+    return job_objects(cluster, NAMESPACE, job)
 
 
 def verdicts(cluster: Cluster) -> Counter[str]:
-    return Counter(w.body["reason"] for w in cluster.writes
-                   if w.kind == "Event" and w.method == "POST" and w.result is not None
-                   and w.body["reason"] in VERDICTS)
+    return Counter(w.body["reason"] for w in verdict_events(cluster))
 
 
 def ended_long_ago(cluster: Cluster, name: str, exit_code: int, seconds: float) -> None:
@@ -107,8 +96,6 @@ def test_an_indexed_job_whose_ttl_passed_before_it_was_seen_is_announced_once(ap
     for _ in range(3):  # until the Jobs are gone (a job with no workload left is not reconciled)
         if any(o["kind"] == "Job" for o in objects_of(cluster, "j")):
             controller.reconcile_job(client, NAMESPACE, "j", objects_of(cluster, "j"), said.append, writes=writes)
-    events = Counter((w.body["involvedObject"]["name"], w.body["reason"]) for w in cluster.writes
-                     if w.kind == "Event" and w.method == "POST" and w.result is not None
-                     and w.body["reason"] in VERDICTS)
+    events = Counter((w.body["involvedObject"]["name"], w.body["reason"]) for w in verdict_events(cluster))
     assert events and set(events.values()) == {1} and {r for _, r in events} == {"JobSucceeded"}, said
     assert not [o for o in objects_of(cluster, "j") if o["kind"] == "Job"], said

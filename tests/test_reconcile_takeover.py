@@ -22,14 +22,13 @@ import pytest
 from msgen.reconcile import controller, kube, published
 from msgen.reconcile.writes import Writes
 
-from .fake_api import Cluster, Server
-from .fake_kubelet import end, msjob, place, react, rendered, start
+from .fake_api import Cluster
+from .fake_api_client import job_objects, served, verdict_events
+from .fake_kubelet import end, msjob, place, rendered, start
 
 pytest.importorskip("lightkube")
 
 NAMESPACE = "takeover"
-JOB_NAME = "training.kubeflow.org/job-name"
-VERDICTS = ("JobSucceeded", "JobFailed")
 
 
 class Killed(Exception):
@@ -38,20 +37,12 @@ class Killed(Exception):
 
 @pytest.fixture()
 def api(tmp_path: Path) -> Iterator[tuple[Cluster, Any]]:
-    cluster = Cluster()
-    server = Server(cluster).start()
-    config = tmp_path / "kubeconfig"
-    config.write_text(json.dumps(server.kubeconfig(NAMESPACE)))
-    react(cluster)
-    yield cluster, kube.connect(str(config), None)
-    server.shutdown()
+    with served(tmp_path, NAMESPACE) as both:
+        yield both
 
 
 def objects_of(cluster: Cluster, job: str) -> list[dict[str, Any]]:
-    """The job's objects as a replica's watches show them once they caught up."""
-    selector = f"{JOB_NAME}={job}"
-    return [o for collection in (("v1", "pods"), ("v1", "services"), ("batch/v1", "jobs"))
-            for o in cluster.listing(collection, NAMESPACE, selector)[0]]
+    return job_objects(cluster, NAMESPACE, job)
 
 
 def reconcile(cluster: Cluster, client: Any, job: str) -> None:
@@ -60,9 +51,7 @@ def reconcile(cluster: Cluster, client: Any, job: str) -> None:
 
 
 def verdicts(cluster: Cluster) -> Counter[tuple[str, str]]:
-    return Counter((w.body["involvedObject"]["name"], w.body["reason"]) for w in cluster.writes
-                   if w.kind == "Event" and w.method == "POST" and w.result is not None
-                   and w.body["reason"] in VERDICTS)
+    return Counter((w.body["involvedObject"]["name"], w.body["reason"]) for w in verdict_events(cluster))
 
 
 @pytest.mark.parametrize(("target", "clean", "ends"), [

@@ -75,16 +75,21 @@ def _pass(view: _View, workers: Workers, said: list[str], phases: dict[tuple[str
                                 writes=Writes(), recorder=NOTHING, phases=phases, workers=workers)
 
 
+def _one_pass(view: _View, count: int, said: list[str], phases: dict[tuple[str, str], str]) -> None:
+    """A pass with `count` workers of its own, closed after it."""
+    workers = Workers(count)
+    try:
+        _pass(view, workers, said, phases)
+    finally:
+        workers.close()
+
+
 def test_the_writes_of_several_jobs_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _Reconciles(threading.Barrier(4, timeout=PATIENCE))
     monkeypatch.setattr(controller, "reconcile_job", fake)
     jobs = [("ns", f"j{n}") for n in range(8)]
     view, said, phases = _View(jobs), [], {}  # type: ignore[var-annotated]
-    workers = Workers(4)
-    try:
-        _pass(view, workers, said, phases)
-    finally:
-        workers.close()
+    _one_pass(view, 4, said, phases)
     assert said == []  # no barrier broke: four writes waited at once, twice
     assert fake.peak == 4
     assert phases == {key: "Running" for key in jobs}
@@ -96,7 +101,7 @@ def test_one_worker_reconciles_one_job_at_a_time(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(controller, "reconcile_job", fake)
     jobs = [("ns", f"j{n}") for n in range(5)]
     phases: dict[tuple[str, str], str] = {}
-    _pass(_View(jobs), Workers(1), [], phases)
+    _one_pass(_View(jobs), 1, [], phases)
     assert fake.peak == 1 and len(phases) == 5
 
 
@@ -145,11 +150,7 @@ def test_a_failing_job_does_not_stop_the_others(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(controller, "reconcile_job", fake)
     jobs = [("ns", f"j{n}") for n in range(4)]
     view, said, phases = _View(jobs), [], {}  # type: ignore[var-annotated]
-    workers = Workers(4)
-    try:
-        _pass(view, workers, said, phases)
-    finally:
-        workers.close()
+    _one_pass(view, 4, said, phases)
     assert phases == {("ns", "j0"): "Running", ("ns", "j2"): "Running", ("ns", "j3"): "Running"}
     assert said == ["ns/j1: skipped: internal error: ZeroDivisionError: 'a bug in one job'"]
     assert view.queue.next_in() is not None  # j1 tried again later, with backoff
