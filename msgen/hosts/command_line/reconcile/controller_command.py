@@ -6,7 +6,7 @@ from typing import Any, NoReturn
 
 import click
 
-from ...model.names import dns1123_problem
+from ....model.names import dns1123_problem
 from .command_line import CONTEXT, EXIT_USAGE, cluster_options, connect, fail
 
 
@@ -60,15 +60,15 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
     watched = namespaces_of(namespaces)
     signal.signal(signal.SIGTERM, _interrupted)
     client = connect(kwargs)
-    from ...reconcile import controller as loop
-    from ...reconcile import kube, metrics
-    from ...reconcile.lease import Elector
+    from ....reconcile import controller as loop
+    from ....reconcile import kube, metrics
+    from ....reconcile.lease import Elector
 
     health = loop.Health(interval)
     recorder = metrics.NOTHING
     if health_port:
-        from ... import __version__
-        from ...reconcile.probes import serve
+        from .... import __version__
+        from ....reconcile.probes import serve
 
         try:
             recorder = counted = metrics.Metrics(__version__, lease_name, workers)
