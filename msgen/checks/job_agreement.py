@@ -50,7 +50,9 @@ ADVICE = {
         "a generated ConfigMap or Secret (configMapGenerator, secretGenerator) got a hashed name that "
         "kustomize did not follow into the job's pods; list msgen's " + CONFIGURATION + " under "
         "configurations: in the overlay that runs msgen, spell the job's roles as its operator does "
-        "(Worker, Scheduler), or set generatorOptions: {disableNameSuffixHash: true}"),
+        "(Worker, Scheduler), or set generatorOptions: {disableNameSuffixHash: true}; kustomize follows "
+        "a generated name only into objects of the same namespace, so where msgen puts a namespace on "
+        "the job's objects (Argo CD's application namespace), set namespace: in the overlay too"),
     SIZED: (
         "resized after msgen compiled it (replicas:, or a patch of parallelism, completions, a "
         "replicated Job's or task's replicas or numNodes, above msgen): MS_WORKER_NUM, the ranks and "
