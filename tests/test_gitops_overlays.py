@@ -301,3 +301,91 @@ def test_a_builtin_transformer_leaves_a_job_that_agrees(case: str, host: str, po
 
 def test_the_shipped_configuration_is_the_generated_one() -> None:
     assert kustomize_configuration.stale() == [], f"run {kustomize_configuration.COMMAND}"
+
+
+def test_the_cases_kustomize_broke_break_without_the_configuration(tmp_path: Path) -> None:
+    """What msgen-kustomize.yaml is for: without it, each TODAY case builds with exit 0 and a
+    job that disagrees with itself, and msgen-krm warns that the configuration is missing."""
+    for i, (case, (targets, _positions)) in enumerate(sorted(TODAY.items())):
+        for target in sorted(targets):
+            tmp = tmp_path / f"{case}-{target}"
+            tmp.mkdir()
+            directory = lay_out(tmp, case, "krm-transformer", "above", target, MODES[i % 2])
+            kustomization = tmp / "run" / "kustomization.yaml"
+            kustomization.write_text(kustomization.read_text().replace("- msgen-kustomize.yaml", "[]")
+                                     .replace("configurations:\n[]", "configurations: []"))
+            status, stdout, stderr = build(tmp, "krm-transformer", directory, MODES[i % 2], "4.5.4")
+            assert status == 0, stderr
+            assert disagreements(objects(stdout)) != [], (case, target)
+            assert "lists no msgen-kustomize.yaml under configurations:" in stderr
+
+
+@pytest.mark.parametrize(("target", "refusal"), [("statefulset", kustomize_configuration.RESIZED),
+                                                 ("jobset", kustomize_configuration.UNSIZABLE)])
+def test_replicas_after_msgen_fails_the_build_saying_what_to_do(target: str, refusal: str, tmp_path: Path) -> None:
+    directory = lay_out(tmp_path, "images", "krm-transformer", "above", target, "cluster-ip")
+    name = "resnet50-worker" if target == "statefulset" else "resnet50"
+    kustomization = directory / "kustomization.yaml"
+    kustomization.write_text(kustomization.read_text() + f"replicas: [{{name: {name}, count: 7}}]\n")
+    status, stdout, stderr = build(tmp_path, "krm-transformer", directory, "cluster-ip", "4.5.4")
+    assert status != 0 and stdout == ""
+    assert refusal in stderr
+
+
+@pytest.mark.parametrize("version", ("4.5.4", "5.5.0"))
+def test_replicas_naming_the_job_where_msgen_runs_sizes_its_workers(version: str, tmp_path: Path) -> None:
+    directory = lay_out(tmp_path, "images", "krm-transformer", "msgen", "statefulset", "dns")
+    kustomization = directory / "kustomization.yaml"
+    kustomization.write_text(kustomization.read_text() + "replicas: [{name: resnet50, count: 3}]\n")
+    status, stdout, stderr = build(tmp_path, "krm-transformer", directory, "dns", version)
+    assert status == 0, stderr
+    built = objects(stdout)
+    assert disagreements(built) == []
+    workers = [o for o in built if o["metadata"]["name"] == "resnet50-worker"]
+    assert workers[0]["spec"]["replicas"] == 3
+    env = {e["name"]: e.get("value") for e in workers[0]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["MS_WORKER_NUM"] == "3"
+
+
+RESIZE = {"op": "replace", "path": "/spec/replicatedJobs/1/template/spec/parallelism", "value": 5}
+
+
+def resized_above(tmp_path: Path, check: bool) -> Path:
+    directory = lay_out(tmp_path, "images", "krm-transformer", "above", "jobset", "cluster-ip")
+    data = yaml.safe_load((directory / "kustomization.yaml").read_text())
+    data["patches"] = [{"target": {"kind": "JobSet"}, "patch": yaml.safe_dump([RESIZE])}]
+    if check:
+        shutil.copy(OVERLAYS / "production" / "msgen-check.yaml", directory)
+        data["transformers"] = ["msgen-check.yaml"]
+    (directory / "kustomization.yaml").write_text(yaml.safe_dump(data))
+    return directory
+
+
+def test_a_patch_that_resizes_after_msgen_is_caught_by_msgen_check_and_argo_cd(tmp_path: Path) -> None:
+    """No configuration can teach kustomize what a patch means: plain kustomize builds it (exit
+    0, a job whose Workers wait for peers that never come); msgen-check.yaml listed last in the
+    top overlay, and the Argo CD plugin, fail it saying why."""
+    plain = resized_above(tmp_path / "plain", check=False)
+    status, stdout, _ = build(tmp_path / "plain", "krm-transformer", plain, "cluster-ip", "4.5.4")
+    assert status == 0
+    assert {d.cause for d in disagreements(objects(stdout))} == {"sized"}
+    checked = resized_above(tmp_path / "checked", check=True)
+    for host in ("krm-transformer", "argocd"):
+        status, stdout, stderr = build(tmp_path / "checked", host, checked, "cluster-ip", "5.5.0")
+        assert status != 0 and stdout == ""
+        assert "parallelism 5 and completions 2 differ" in stderr
+        assert "resized after msgen compiled it" in stderr
+    status, stdout, stderr = build(tmp_path / "plain", "argocd", plain, "cluster-ip", "4.5.4")
+    assert status != 0 and stdout == "" and "resized after msgen compiled it" in stderr
+
+
+def test_msgen_check_passes_every_object_through_unchanged(tmp_path: Path) -> None:
+    directory = lay_out(tmp_path, "commonLabels", "krm-transformer", "above", "volcano", "dns")
+    status, without, stderr = build(tmp_path, "krm-transformer", directory, "dns", "4.5.4")
+    assert status == 0, stderr
+    shutil.copy(OVERLAYS / "production" / "msgen-check.yaml", directory)
+    kustomization = directory / "kustomization.yaml"
+    kustomization.write_text(kustomization.read_text() + "transformers: [msgen-check.yaml]\n")
+    status, checked, stderr = build(tmp_path, "krm-transformer", directory, "dns", "4.5.4")
+    assert status == 0, stderr
+    assert checked == without
