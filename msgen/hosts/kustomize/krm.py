@@ -32,6 +32,7 @@ from ...model.diagnostics import (
 )
 from ...yamlio.emit import to_yaml
 from ...compile.driver import Driver
+from ...checks.output_bound import OutputBound
 from ...yamlio.origin import OriginFiles, find_original, yaml_files
 from ...model.plan import Options
 from ...model.source import Document, Source
@@ -136,20 +137,28 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
     if has_errors(config_found):  # no item is compiled with options the user did not mean
         return _failed(config_found, sources, [])
     if not any(isinstance(i, dict) and _is_job(i) for i in items):
-        return _passed_through(text, items, config_found, sources)
+        return _passed_through(text, resource_list, items, options, config_found, sources)
     missing = krm_checks.configuration_missing()
     config_found += [missing] if missing is not None else []
     return _compile_items(resource_list, items, options, cwd, config_found, where.document)
 
 
-def _passed_through(text: str, items: list[Any], found: list[Diagnostic],
-                    sources: dict[str, Source]) -> tuple[int, str, list[str]]:
+def _passed_through(text: str, resource_list: Document, items: list[Any], options: Options,
+                    found: list[Diagnostic], sources: dict[str, Source]) -> tuple[int, str, list[str]]:
     """No job to compile (msgen-krm listed above the overlay that compiled the jobs, to check
     them): the ResourceList back as it came, byte for byte, once the objects msgen compiled
-    earlier are found to agree with themselves."""
-    found = found + krm_checks.compiled_problems([i for i in items if isinstance(i.get("metadata"), dict)])
+    earlier are found to agree with themselves. A list that came without `items` goes back
+    with an empty one (kustomize reads `items` from every reply), and the reply is held to the
+    run's output bound as a compiled one is."""
+    found = found + krm_checks.compiled_problems(items)
     if has_errors(found):
         return _failed(found, sources, [])
+    if not isinstance(resource_list.data.get("items"), list):
+        reply = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": []}
+        text = to_yaml([reply])
+    too_much = OutputBound(options).check_text(len(text))
+    if too_much is not None:
+        return _failed(found + [resource_list.diagnostic(("items",), too_much)], sources, [])
     return 0, text, report_lines(found, _texts(sources))
 
 
@@ -182,7 +191,7 @@ def _compile_items(
     unshown = (compilation.unshown_findings, compilation.unshown_errors)
     if compilation.ok:  # what an overlay in between did to objects compiled earlier
         compilation.diagnostics += krm_checks.compiled_problems(
-            [i for i in items if isinstance(i, dict) and not _is_job(i) and isinstance(i.get("metadata"), dict)])
+            [i for i in items if isinstance(i, dict) and not _is_job(i)])
     if not compilation.ok:
         found = config_found + compilation.diagnostics
         return _failed(found, compilation.sources, results, unshown)
