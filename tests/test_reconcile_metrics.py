@@ -238,10 +238,11 @@ def test_the_controllers_trimmed_copies_decide_as_the_full_objects(target: str) 
         for o in objects:
             o["metadata"].setdefault("uid", f"uid-{o['kind']}-{o['metadata']['name']}")
         objects += [{"apiVersion": "v1", "kind": "Pod", "metadata": {
-            "name": f"{o['metadata']['name']}-{i}", "namespace": "ns",
+            "name": f"{o['metadata']['name']}-{i}-x{i:04d}", "namespace": "ns",
             "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": o["metadata"]["name"],
                                  "uid": o["metadata"]["uid"], "controller": True}],
-            "labels": {**o["spec"]["template"]["metadata"]["labels"], "batch.kubernetes.io/job-completion-index": str(i)}},
+            "labels": {**o["spec"]["template"]["metadata"]["labels"], "batch.kubernetes.io/job-completion-index": str(i),
+                       "batch.kubernetes.io/controller-uid": o["metadata"]["uid"]}},
             "spec": o["spec"]["template"]["spec"]} for o in list(objects) if o["kind"] == "Job"
             for i in range(o["spec"]["completions"])]
     for n, obj in enumerate(o for o in objects if o["kind"] == "Pod"):
