@@ -123,15 +123,17 @@ def test_the_controller_acts_once_per_action_through_a_restart_and_counts_it(
     react(cluster)
     pods = {"bare": place(cluster, rendered(msjob("bare", 3, ttl=2), "big", "pod")),
             "indexed": place(cluster, rendered(msjob("indexed", 2), "big", "indexed-job"))}
-    port = free_port()
+    port, health = free_port(), free_port()
+    while health == port:
+        health = free_port()
     log = tmp_path / "controller.log"
     with log.open("w") as out:
         controller = subprocess.Popen(
             [sys.executable, "-m", "msgen", "controller", "--no-leader-elect", "--interval", "3",
-             "--health-port", str(port), "--kubeconfig", str(config)],
+             "--metrics-port", str(port), "--health-port", str(health), "--kubeconfig", str(config)],
             stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
-        wait_for("/readyz", lambda: _ready(port))
+        wait_for("/readyz", lambda: _ready(health))
         for each in pods.values():
             for pod in each:
                 start(cluster, "big", pod["metadata"]["name"])
