@@ -112,7 +112,7 @@ def test_the_controller_overlay_is_valid_kubernetes_at_every_supported_version()
     kinds = sorted(f"{d['kind']}/{d['metadata']['name']}" for d in documents)
     policies = [f"{kind}/msgen-controller-{name}" for name in (
         "changes-annotations-only", "completes-volcano-jobs-only", "deletes-msgen-objects-only",
-        "suspends-jobs-only") for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")]
+        "suspends-jobs-only", "creates-its-events-only", "creates-its-lease-only") for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")]
     assert kinds == sorted(["ClusterRole/msgen-controller", "ClusterRoleBinding/msgen-controller",
                             "Deployment/msgen-controller", "Namespace/msgen-system", "Role/msgen-controller-lease",
                             "RoleBinding/msgen-controller-lease", "Service/msgen-controller-metrics",
