@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from msgen.reconcile import actions, status, watch
+from msgen.reconcile import actions, ownership, status, watch
 from msgen.targets import NAMES as TARGETS
 from msgen.targets import facts_of
 
@@ -213,3 +213,23 @@ def test_each_chain_begins_with_the_workload_msgen_renders_and_ends_with_a_pod(t
     assert {(w["apiVersion"], w["kind"]) for w in workloads} == {(chain[0].api_version, chain[0].kind)}
     assert (chain[-1].api_version, chain[-1].kind) == ("v1", "Pod")
     assert chain[0].named == "rendered" and all(link.named != "rendered" for link in chain[1:])
+
+
+LONG = "a" * 50 + "-worker"  # 57 characters: `<Job>-<i>-` is longer than a generated name's 58
+
+
+@pytest.mark.parametrize(("name", "job", "completions", "made"), [
+    ("j-worker-0-bcdfg", "j-worker", 3, True),
+    ("j-worker-2-24567", "j-worker", 3, True),  # the random part may be digits only
+    ("j-worker-3-bcdfg", "j-worker", 3, False),  # no such index
+    ("j-worker-00-bcdfg", "j-worker", 3, False),  # not as Kubernetes writes it
+    ("j-worker-0-bcdf", "j-worker", 3, False),
+    ("j-worker-0-BCDFG", "j-worker", 3, False),
+    ("j-worker-x-0-bcdfg", "j-worker", 3, False),
+    ("j-workers-0-bcdfg", "j-worker", 3, False),
+    (LONG[:55] + "-0-bcdfg", LONG, 1, True),  # cut as podGenerateNameWithIndex cuts it
+    (LONG + "-0-bcdfg", LONG, 1, False),
+    (LONG[:54] + "-12-bcdfg", LONG, 13, True),
+])  # fmt: skip
+def test_the_job_controllers_pod_names(name: str, job: str, completions: int, made: bool) -> None:
+    assert ownership._generated_from(name, job, completions) is made

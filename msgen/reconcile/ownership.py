@@ -44,6 +44,7 @@ JOB_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
 #: The longest `generateName` the API server keeps (a name is 63 at most, 5 random added).
 _MAX_GENERATED_PREFIX = 58
 _RANDOM_SUFFIX = 5
+_RANDOM_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
@@ -218,7 +219,7 @@ def _generated_from(name: str, job: str, completions: int) -> bool:
     `<job>-<i>-` (cut to 58 characters, keeping `-<i>-`: podGenerateNameWithIndex), i below
     `completions`, and five random characters."""
     prefix, suffix = name[:-_RANDOM_SUFFIX], name[-_RANDOM_SUFFIX:]
-    if len(name) <= _RANDOM_SUFFIX or not (suffix.isascii() and suffix.isalnum() and suffix.islower()):
+    if len(name) <= _RANDOM_SUFFIX or not all(c in _RANDOM_CHARACTERS for c in suffix):
         return False
     index = _rendered_index(prefix[:-1], prefix[:-1].rpartition("-")[0] + "-", completions) if prefix.endswith("-") \
         else None
