@@ -225,7 +225,8 @@ def test_live_the_controllers_token_cannot_change_an_image_nor_create_a_pod(tmp_
                     "spec": {**nowhere, "containers": [{"name": "c", "image": "busybox:1"}]}}
         victims = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "victim", "labels": {
                         "app.kubernetes.io/managed-by": "msgen"}}, "spec": template["spec"]},
-                   {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "victim"},
+                   {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "victim", "labels": {
+                        "app.kubernetes.io/managed-by": "msgen"}},
                     "spec": {"serviceName": "victim", "selector": {"matchLabels": {"app": "victim"}},
                              "replicas": 0, "template": template}}]  # fmt: skip
         kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",
