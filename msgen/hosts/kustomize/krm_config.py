@@ -17,11 +17,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..options import text as option_text
-from ..model.diagnostics import Diagnostic, Severity
-from ..yamlio.origin import OriginFiles, find_original, yaml_files
-from ..model.plan import Options
-from ..model.source import Document, Path
+from ...options import text as option_text
+from ...model.diagnostics import Diagnostic, Severity
+from ...yamlio.origin import OriginFiles, find_original, yaml_files
+from ...model.plan import Options
+from ...model.source import Document, Path
 
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
 
@@ -80,7 +80,7 @@ def options(where: ConfigPlace, data: Any) -> tuple[Options, list[Diagnostic]]:
     and the choices of the host whose build runs this function (Argo CD's plugin hands them
     over in MSGEN_HOST_OPTIONS; see msgen.options.option_layers). A value that loses to the host's, or
     wins over it, is a warning at its key."""
-    from ..options.option_layers import Layer, from_env, with_function_config
+    from ...options.option_layers import Layer, from_env, with_function_config
 
     values = {str(k): (str(v).strip() if v is not None else "", f"functionConfig.data.{k}")
               for k, v in (data or {}).items()}  # fmt: skip
@@ -123,9 +123,9 @@ def build_roots() -> list[str]:
 def kustomization_files(roots: list[str]) -> list[str]:
     """The files a kustomization at each of `roots` names as generators or transformers, and
     the YAML files beside it, through its local resources, bases and components."""
-    from ..model.diagnostics import InputError
-    from ..model.source import Source
-    from ..yamlio.yaml_loader import load_documents
+    from ...model.diagnostics import InputError
+    from ...model.source import Source
+    from ...yamlio.yaml_loader import load_documents
 
     files: list[str] = []
     pending, seen = list(roots), set[str]()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..cli import render_options
+from ...click_options import render_options
 from .command_line import (
     CONTEXT,
     cluster_options,
@@ -30,7 +30,7 @@ def jobs_named(given: tuple[str, ...], kwargs: dict[str, Any], client: Any) -> l
     """(job, namespace) for each argument: a job name (in -n, else the kubeconfig's
     namespace), or a file or directory of jobs, rendered with the render options given to
     find them (in -n, else the namespace the file names, else the kubeconfig's)."""
-    from ...targets.labels import JOB_NAME
+    from ....targets.labels import JOB_NAME
 
     out: list[tuple[str, str]] = []
     for arg in given:
@@ -69,10 +69,10 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
     import yaml
 
     client = connect(kwargs)
-    from ...model import run_policy
-    from ...reconcile import kube, published, snapshot
-    from ...reconcile import status as aggregate
-    from ...reconcile import watch as watching
+    from ....model import run_policy
+    from ....reconcile import kube, published, snapshot
+    from ....reconcile import status as aggregate
+    from ....reconcile import watch as watching
 
     started = time.monotonic()
     shown: dict[str, Any] = {}
@@ -112,7 +112,7 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
 
 def _table(client: Client, namespace: str, found: Any, shown: dict[str, Any]) -> None:
     """Progress, conditions, why it ended, each failed pod and its last log lines."""
-    from ...reconcile import watch as watching
+    from ....reconcile import watch as watching
 
     click.echo(watching.progress(found) if shown["phase"] == found.phase
                else f"{found.job}: {shown['phase']} (published by msgen controller)")
@@ -137,7 +137,7 @@ def _conditions(shown: dict[str, Any]) -> str:
 
 
 def _has_workload(objects: list[dict[str, Any]]) -> bool:
-    from ...model import run_policy
+    from ....model import run_policy
 
     return any(run_policy.ANNOTATION in ((o.get("metadata") or {}).get("annotations") or {}) for o in objects)
 
@@ -145,7 +145,7 @@ def _has_workload(objects: list[dict[str, Any]]) -> bool:
 def _published_ends(client: Any, keys: list[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
     """The status `msgen controller` left on a Service of each job whose workloads a policy
     deleted (bare Pods, cleanPodPolicy All); jobs with none are left out."""
-    from ...reconcile import kube, published, snapshot
+    from ....reconcile import kube, published, snapshot
 
     if not keys:
         return {}

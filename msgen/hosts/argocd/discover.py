@@ -3,26 +3,23 @@
 Argo CD picks this plugin for an application when `discover` prints anything. A directory is
 msgen's when one of its manifests (`*.yaml`, `*.yml`, `*.json`, as Argo CD's own directory
 source reads them) holds a job kind msgen compiles, at the top level or as an item of a
-`kind: List`. A directory with a kustomization is built with kustomize (argocd_kustomize.py);
+`kind: List`. A directory with a kustomization is built with kustomize (kustomize_build.py);
 it is msgen's when what it reaches holds a job or runs msgen-krm, and discover prints its
 kustomization file.
 
-Each candidate file is parsed (a regular expression missed `apiVersion: x # comment`, JSON,
-and List items); a file that is not YAML is still claimed when its text names a job kind, so
-that `generate` reports its error with a position instead of the application silently
-matching no plugin. Options are read by `argocd_env`.
+Each candidate file is parsed (`msgen.hosts.job_text`); a file that is not YAML is still
+claimed when its text names a job kind, so that `generate` reports its error with a position
+instead of the application silently matching no plugin. Options are read by `argocd_env`.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
-from typing import Any
 
-from .. import kinds
-from .argocd_kustomize import files_reached, kustomization_in
-from ..yamlio.inputs import KUSTOMIZATION_FILES, MANIFEST_SUFFIXES
+from ..job_text import holds_job
+from .kustomize_build import files_reached, kustomization_in
+from ...yamlio.inputs import KUSTOMIZATION_FILES, MANIFEST_SUFFIXES
 
 #: Larger files are read this far only (a plugin's discovery runs on every refresh).
 _READ_AT_MOST = 8 << 20
@@ -69,45 +66,3 @@ def _read(path: str) -> str:
             return stream.read(_READ_AT_MOST)
     except OSError:
         return ""
-
-
-def holds_job(text: str) -> bool:
-    """Whether a manifest file's text holds a job kind msgen compiles."""
-    known = kinds.known_kinds()
-    if not any(kind in text for _api, kind in known):
-        return False
-    from ..model.diagnostics import InputError
-    from ..model.source import Source
-    from ..yamlio.yaml_loader import load_documents
-
-    try:  # read as `generate` will read it, by msgen's own loader
-        documents = load_documents(Source("<discover>", text))
-    except InputError:
-        return _names_a_job(text, known)
-    return any(_is_job(item) for document in documents for item in _objects(document.data))
-
-
-def _objects(document: Any) -> list[Any]:
-    """A document's objects: itself, or the items of a List."""
-    if isinstance(document, dict) and document.get("kind") == "List":
-        items = document.get("items")
-        return items if isinstance(items, list) else []
-    return [document]
-
-
-def _is_job(item: Any) -> bool:
-    return isinstance(item, dict) and kinds.lookup(item.get("apiVersion"), item.get("kind")) is not None
-
-
-def _names_a_job(text: str, known: list[tuple[str, str]]) -> bool:
-    """For text that is not YAML: an `apiVersion` and a `kind` of one job kind, written in
-    YAML (indented, in a list, quoted, with a comment after) or in JSON."""
-
-    def field(name: str, value: str) -> re.Pattern[str]:
-        quoted = rf"['\"]?{re.escape(value)}['\"]?"
-        return re.compile(
-            rf"^[ \t-]*{name}:[ \t]*{quoted}[ \t]*(?:#.*)?$|\"{name}\"\s*:\s*\"{re.escape(value)}\"",
-            re.MULTILINE,
-        )
-
-    return any(field("apiVersion", api).search(text) and field("kind", kind).search(text) for api, kind in known)

@@ -32,13 +32,13 @@ from typing import Any, Callable
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from .. import kinds
-from ..yamlio.atomic_file import OutputError, write_whole
-from ..model.diagnostics import Diagnostic, InputError, format_diagnostic, has_errors
-from ..yamlio.inputs import MissingPath, expand_paths, read_source
-from ..model.plan import Options
-from ..model.source import Source
-from ..yamlio.yaml_loader import load_documents, tokens
+from ... import kinds
+from ...yamlio.atomic_file import OutputError, write_whole
+from ...model.diagnostics import Diagnostic, InputError, format_diagnostic, has_errors
+from ...yamlio.inputs import MissingPath, expand_paths, read_source
+from ...model.plan import Options
+from ...model.source import Source
+from ...yamlio.yaml_loader import load_documents, tokens
 
 LEGACY_MSJOB = ("kubeflow.org/v1", "MSJob")
 OLD_MXJOBS = (("mxnet.mlkube.io/v1beta1", "MxJob"), ("mlkube.io/v1beta1", "MxJob"))

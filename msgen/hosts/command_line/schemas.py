@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..kinds import JobKind
+    from ...kinds import JobKind
 
 
 def schema_for(job_kind: JobKind) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def schema_for(job_kind: JobKind) -> dict[str, Any]:
 
 
 def _describe(schema: dict[str, Any]) -> None:
-    from ..checks.field_docs import FIELDS, ROOT, TYPES, kubernetes_docs
+    from ...checks.field_docs import FIELDS, ROOT, TYPES, kubernetes_docs
 
     kubernetes = kubernetes_docs()
     for name, definition in schema.get("$defs", {}).items():

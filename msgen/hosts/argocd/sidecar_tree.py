@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-#: The kinds of the plug-in config msgen's function becomes (see kustomize_plugin.install_for_build).
+#: The kinds of the plug-in config msgen's function becomes (see plugin_home.install_for_build).
 STEP_API_VERSION = "sidecar.msgen/v1"
 STEP_KIND = "Function"
 #: Where kyaml (`runtimeutil.GetFunctionSpec`) finds that a config is a function.
@@ -137,9 +137,9 @@ def _within(path: Path, root: Path) -> bool:
 
 
 def _read_kustomization(path: Path) -> Any:
-    from ..model.diagnostics import InputError
-    from ..model.source import Source
-    from ..yamlio.yaml_loader import load_documents
+    from ...model.diagnostics import InputError
+    from ...model.source import Source
+    from ...yamlio.yaml_loader import load_documents
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -255,9 +255,9 @@ def function_of(obj: Any) -> Any:
 
 
 def _spec(text: Any) -> Any:
-    from ..model.diagnostics import InputError
-    from ..model.source import Source
-    from ..yamlio.yaml_loader import load_documents
+    from ...model.diagnostics import InputError
+    from ...model.source import Source
+    from ...yamlio.yaml_loader import load_documents
 
     try:
         documents = load_documents(Source("function", str(text)))
@@ -324,9 +324,9 @@ def _rewritten(objects: list[Any], where: list[str], field: str) -> tuple[list[A
 
 
 def _load(path: Path) -> Any:
-    from ..model.diagnostics import InputError
-    from ..model.source import Source
-    from ..yamlio.yaml_loader import load_documents
+    from ...model.diagnostics import InputError
+    from ...model.source import Source
+    from ...yamlio.yaml_loader import load_documents
 
     try:
         return load_documents(Source(str(path), path.read_text(encoding="utf-8")))
@@ -335,7 +335,7 @@ def _load(path: Path) -> Any:
 
 
 def _rewrite_file(path: Path, field: str, root: Path, into: Path) -> list[str]:
-    from ..yamlio.emit import to_yaml
+    from ...yamlio.emit import to_yaml
 
     documents = _load(path)
     if not documents or all(function_of(d.data) is None for d in documents):
@@ -348,7 +348,7 @@ def _rewrite_file(path: Path, field: str, root: Path, into: Path) -> list[str]:
 
 
 def _rewrite_inline(kustomization: Path, field: str, index: int, root: Path, into: Path) -> list[str]:
-    from ..yamlio.emit import to_yaml
+    from ...yamlio.emit import to_yaml
 
     documents = _load(kustomization)
     if not documents:
@@ -365,9 +365,9 @@ def _rewrite_inline(kustomization: Path, field: str, index: int, root: Path, int
 
 
 def _inline_objects(text: str) -> list[Any]:
-    from ..model.diagnostics import InputError
-    from ..model.source import Source
-    from ..yamlio.yaml_loader import load_documents
+    from ...model.diagnostics import InputError
+    from ...model.source import Source
+    from ...yamlio.yaml_loader import load_documents
 
     try:
         return [d.data for d in load_documents(Source("inline", text))]

@@ -5,10 +5,8 @@ command definitions are about a fifth of that start-up. `render_argv` reads a pl
 command line exactly as click would, and the render runs through `compile_command`, the code
 click's `render` command runs too. Any other command line goes to click (`cli.run`).
 
-The console script (`main`) also ends a render without the interpreter's clean-up: once the
-output is flushed, tearing down some 200 modules and collecting their objects is work
-that nothing needs (msgen registers no exit handlers, holds no files open for
-writing, and starts no threads on the render path), so it leaves with `os._exit`.
+The console script (`main`) also ends a render without the interpreter's clean-up
+(`msgen.hosts.fast_exit`).
 """
 
 from __future__ import annotations
@@ -16,7 +14,9 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import Callable, NoReturn
+from typing import Callable
+
+from ..fast_exit import leave, render_modules_loaded
 
 
 def main() -> None:
@@ -35,17 +35,6 @@ def main() -> None:
         gc.enable()
 
 
-def render_modules_loaded() -> None:
-    """Load the bulk of a render's modules, then freeze them and resume collecting (see `main`;
-    the collector is off until then)."""
-    import gc
-
-    from ..compile import driver, pipeline  # noqa: F401 - the bulk of the render's modules (and its loader)
-
-    gc.freeze()
-    gc.enable()
-
-
 def run(leave_fast: bool = False, loaded: Callable[[], None] | None = None) -> None:
     """The `msgen` command line; `leave_fast` ends a plain render with `leave`; `loaded` is
     called before a render starts."""
@@ -61,7 +50,7 @@ def run(leave_fast: bool = False, loaded: Callable[[], None] | None = None) -> N
             gc.enable()
         run_with_click()
         return
-    from .compile_command import guarded
+    from ..compile_command import guarded
 
     if loaded is not None:
         loaded()
@@ -84,32 +73,11 @@ def run(leave_fast: bool = False, loaded: Callable[[], None] | None = None) -> N
         leave(0)
 
 
-def leave(code: object) -> NoReturn:
-    """Exit with `code` as `sys.exit(code)` would, skipping the interpreter's clean-up.
-
-    Both streams are flushed first; one whose reader has gone makes the status 1, as click
-    gives a closed pipe (without this, the interpreter would report it while shutting down).
-    """
-    if code is None:
-        status = 0
-    elif isinstance(code, int):
-        status = code
-    else:
-        sys.stderr.write(f"{code}\n")
-        status = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            status = status or 1
-    os._exit(status)
-
-
 def _render_as_click_does(
     output: str | None, output_format: str, params: dict[str, object], sources: dict[str, str]
 ) -> None:
     """`compile_command.render`, with click's exit for a closed pipe (status 1, no traceback)."""
-    from .compile_command import render
+    from ..compile_command import render
 
     try:
         render(output, output_format, params, sources)

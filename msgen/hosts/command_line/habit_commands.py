@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from .click_settings import CONTEXT
+from ..click_options import CONTEXT
 
 SHELLS = ("bash", "zsh", "fish")
 #: The MindSpore release whose wheel the contract was verified against (contracts §2).
@@ -53,9 +53,9 @@ def version() -> None:
     """
     import platform
 
-    from .. import __version__
-    from ..frameworks.mindspore import PS_RELEASES
-    from ..model import versions
+    from ... import __version__
+    from ...frameworks.mindspore import PS_RELEASES
+    from ...model import versions
 
     newest = versions.show(versions.NEWEST)
     click.echo(f"msgen {__version__}")

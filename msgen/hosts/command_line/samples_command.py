@@ -11,12 +11,12 @@ from pathlib import Path
 
 import click
 
-from .click_settings import CONTEXT
+from ..click_options import CONTEXT
 
 
 def samples_root() -> Path | None:
     """The samples directory: inside the installed package, else a source checkout's."""
-    here = Path(__file__).resolve().parents[1]
+    here = Path(__file__).resolve().parents[2]  # msgen/
     if (here / "samples").is_dir():
         return here / "samples"
     checkout = here.parent

@@ -1,6 +1,6 @@
 """msgen's KRM function run as a legacy kustomize plug-in, for the Argo CD sidecar's builds.
 
-The sidecar builds without exec functions (msgen.hosts.sidecar_tree) and turns each
+The sidecar builds without exec functions (msgen.hosts.argocd.sidecar_tree) and turns each
 `exec: {path: msgen-krm}` config into a `sidecar.msgen/v1` `Function` that kustomize hands
 to the plug-in msgen wrote for the build: a generator's gets nothing on stdin, a
 transformer's gets the resources so far as a YAML stream, and both give back a stream. This
@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model.diagnostics import InputError, format_diagnostic
-from ..model.source import Source
-from ..yamlio.emit import to_yaml
-from ..yamlio.yaml_loader import load_documents
+from ...model.diagnostics import InputError, format_diagnostic
+from ...model.source import Source
+from ...yamlio.emit import to_yaml
+from ...yamlio.yaml_loader import load_documents
 
 
 def run_step(config_text: str, resources: str, cwd: str) -> tuple[int, str, list[str]]:
     """(exit status, the YAML stream for kustomize, stderr lines)."""
-    from . import krm
+    from ..kustomize import krm
 
     try:
         config = load_documents(Source("<function config>", config_text))

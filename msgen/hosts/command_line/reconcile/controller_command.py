@@ -6,7 +6,7 @@ from typing import Any, NoReturn
 
 import click
 
-from ...model.names import dns1123_problem
+from ....model.names import dns1123_problem
 from .command_line import CONTEXT, EXIT_USAGE, cluster_options, connect, fail
 
 
@@ -66,15 +66,15 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
     watched = namespaces_of(namespaces)
     signal.signal(signal.SIGTERM, _interrupted)
     client = connect(kwargs)
-    from ...reconcile import controller as loop
-    from ...reconcile import kube, metrics
-    from ...reconcile.lease import Elector
+    from ....reconcile import controller as loop
+    from ....reconcile import kube, metrics
+    from ....reconcile.lease import Elector
 
     health = loop.Health(interval)
     recorder = metrics.NOTHING
     if metrics_port:
-        from ... import __version__
-        from ...reconcile.probes import serve_metrics
+        from .... import __version__
+        from ....reconcile.probes import serve_metrics
 
         try:
             recorder = counted = metrics.Metrics(__version__, lease_name, workers)
@@ -87,7 +87,7 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
             fail(f"--metrics-port {metrics_port}: {exc}", EXIT_USAGE)
         kube.recorder = recorder
     if health_port:
-        from ...reconcile.probes import serve
+        from ....reconcile.probes import serve
 
         try:
             serve(health, health_port)

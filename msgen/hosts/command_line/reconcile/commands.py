@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from ..cli import compile_options
+from ...click_options import compile_options
 from .command_line import CONTEXT as _CONTEXT
 from .command_line import (
     EXIT_USAGE,
@@ -79,9 +79,9 @@ def apply(prune: bool, set_name: str | None, wait: bool, timeout: float | None, 
       msgen apply jobs/ --applyset team-a --prune   # needs a cluster and jobs/
     """
     client = connect(kwargs)
-    from ...reconcile import applyset, kube
-    from ...reconcile.run import Settings, Stop, apply_all, check_parent, preflight, resume_stopped
-    from ...reconcile.run import prune as prune_members
+    from ....reconcile import applyset, kube
+    from ....reconcile.run import Settings, Stop, apply_all, check_parent, preflight, resume_stopped
+    from ....reconcile.run import prune as prune_members
 
     objects, namespace = rendered(kwargs, client, ask_server=True, say=click.echo)
     name = set_name or applyset.default_name(objects)
@@ -109,7 +109,7 @@ def apply(prune: bool, set_name: str | None, wait: bool, timeout: float | None, 
     except kube.KubeError as exc:
         fail(str(exc), 1)
     if wait and not settings.dry_run:
-        from ...reconcile.actions import job_of
+        from ....reconcile.actions import job_of
 
         jobs = sorted({job for o in objects if (job := job_of(o))})  # objects of no job (a ConfigMap) too
         for job in jobs:
@@ -123,9 +123,9 @@ def diff(**kwargs: Any) -> None:
     """Show what `msgen apply` would change: a server-side dry run, diffed against the live
     objects. Exits as kubectl diff: 0 no difference, 1 differences, 2 an error."""
     require_client()
-    from ...reconcile import applyset, kube
-    from ...reconcile.run import Stop, served_kinds
-    from ...reconcile.run import diff as unified
+    from ....reconcile import applyset, kube
+    from ....reconcile.run import Stop, served_kinds
+    from ....reconcile.run import diff as unified
 
     try:
         client = connect(kwargs)
@@ -161,8 +161,8 @@ def delete(paths: tuple[str, ...], set_name: str | None, wait: bool, no_wait: bo
     """
     wait = wait and not no_wait
     client = connect(kwargs)
-    from ...reconcile import applyset, kube
-    from ...reconcile.run import Stop, check_parent, members, wait_gone
+    from ....reconcile import applyset, kube
+    from ....reconcile.run import Stop, check_parent, members, wait_gone
 
     objects = render_paths(list(paths), kwargs) if paths else []
     namespace = job_namespace(objects, kwargs["namespace"], client)

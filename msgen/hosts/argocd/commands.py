@@ -1,8 +1,8 @@
-"""The commands plug-in hosts run: kustomize's legacy exec plugin and Argo CD's CMP plugin.
+"""The commands Argo CD's Config Management Plugin runs: `argocd-discover`, `argocd-generate`,
+and `krm-step`, which the sidecar's own kustomize build runs for msgen's KRM function.
 
-They share `msgen render`'s options and all-or-nothing output, but each reads its input the
-way its host hands it over (a config file kustomize names, Argo CD's environment and
-application directory), so they live apart from the commands a user types.
+They share `msgen render`'s options and all-or-nothing output, but read their input the way
+Argo CD hands it over (its environment and the application's directory).
 """
 
 from __future__ import annotations
@@ -12,71 +12,21 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .cli import compile_options
-from .click_settings import CONTEXT as _CONTEXT
-from .compile_command import EXIT_INPUT, compile_paths, no_documents, options_from, report
+from ..click_options import CONTEXT as _CONTEXT
+from ..compile_command import EXIT_INPUT, compile_paths, no_documents, report
 
 if TYPE_CHECKING:
-    from ..compile.driver import Compilation, Sink
-    from ..model.plan import Options
-
-
-@click.command("install-kustomize-plugin", context_settings=_CONTEXT)
-@click.option(
-    "--plugin-home",
-    type=click.Path(file_okay=False),
-    help="kustomize's plugin directory. Default: the first that exists of "
-    "$KUSTOMIZE_PLUGIN_HOME, $XDG_CONFIG_HOME/kustomize/plugin, ~/.config/kustomize/plugin, "
-    "~/kustomize/plugin (kustomize's own search order), else the first of those it would use.",
-)
-def install_kustomize_plugin(plugin_home: str | None) -> None:
-    """Install msgen as kustomize's legacy exec plugin for every kind it compiles.
-
-    This is the exec route `kubectl kustomize` runs. Afterwards, list a job file under
-    `generators:` in a kustomization and build with --enable-alpha-plugins.
-
-    \b
-    Example:
-      msgen install-kustomize-plugin
-      kustomize build --enable-alpha-plugins overlays/legacy-plugin   # needs kustomize and a kustomization
-    """
-    from pathlib import Path
-
-    from .kustomize_plugin import default_home, install
-
-    home = Path(plugin_home) if plugin_home else default_home(os.environ)
-    for path in install(home):
-        click.echo(f"installed {path}")
-    hint = "" if plugin_home is None else f"KUSTOMIZE_PLUGIN_HOME={home} "
-    click.echo(
-        "\nList a job file under `generators:` in kustomization.yaml, then run:\n"
-        f"  {hint}kustomize build --enable-alpha-plugins DIR\n"
-        f"  {hint}kubectl kustomize --enable-alpha-plugins DIR"
-    )
-
-
-@click.command("kustomize-plugin", hidden=True, context_settings=_CONTEXT)
-@compile_options
-def kustomize_plugin(**kwargs: Any) -> None:
-    """What the installed kustomize plugin runs: render the config file kustomize passes."""
-    from .kustomize_plugin import locate_in
-    from ..yamlio.spool import Spool
-
-    root = os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd()
-    paths = list(kwargs.pop("paths"))
-    _only_inside(root, paths[1:])
-    with Spool() as spool:  # written whole or not at all, memory bounded (spool.py)
-        compile_paths(paths, _with_host_options(kwargs), locate_in(root), sink=spool.add)
-        spool.deliver()
+    from ...compile.driver import Compilation, Sink
+    from ...model.plan import Options
 
 
 @click.command("krm-step", hidden=True, context_settings=_CONTEXT)
 @click.argument("config", type=click.Path(exists=True, dir_okay=False))
 def krm_step(config: str) -> None:
-    """What the Argo CD sidecar's build runs for msgen's own KRM function (msgen.hosts.krm_step)."""
+    """What the Argo CD sidecar's build runs for msgen's own KRM function (msgen.hosts.argocd.sidecar_step)."""
     import sys
 
-    from .krm_step import run_step
+    from .sidecar_step import run_step
 
     with open(config, encoding="utf-8") as stream:
         config_text = stream.read()
@@ -94,7 +44,7 @@ def _in_repository(directory: str) -> str:
     """The repository directory a directory of the sidecar's copy stands for, so that the
     function config's findings point into the file the user wrote (the copy's was rewritten
     into msgen's step); any other directory as it is."""
-    from .argocd_kustomize import ROOT_VARIABLE, TREE_VARIABLE
+    from .kustomize_build import ROOT_VARIABLE, TREE_VARIABLE
 
     tree, root = os.environ.get(TREE_VARIABLE), os.environ.get(ROOT_VARIABLE)
     if not tree or not root:
@@ -103,52 +53,6 @@ def _in_repository(directory: str) -> str:
     if real != tree and not real.startswith(tree + os.sep):
         return directory
     return os.path.join(root, os.path.relpath(real, tree))
-
-
-def _only_inside(root: str, paths: list[str]) -> None:
-    """The paths after the config kustomize wrote come from the config's `argsOneLiner`,
-    which a repository writes: files outside the kustomization's root are refused unread, so
-    no message shows a line of them."""
-    inside = os.path.realpath(root)
-    for path in paths:
-        real = os.path.realpath(os.path.join(root, path))
-        if real != inside and not real.startswith(inside + os.sep):
-            click.echo(
-                f"msgen: {path}: outside the kustomization's directory {root}, not read; "
-                "accepted: files inside it (the plug-in's argsOneLiner names them)",
-                err=True,
-            )
-            raise SystemExit(EXIT_INPUT)
-
-
-def _with_host_options(kwargs: dict[str, Any]) -> Options:
-    """The plugin's flags (`argsOneLiner`), between the facts and the choices of the host
-    whose build runs it (the Argo CD plugin's MSGEN_HOST_OPTIONS, msgen.options.option_layers)."""
-    from ..options import option_table
-    from ..options import text as option_text
-    from ..model import versions
-    from ..options.option_layers import Layer, from_env, with_function_config
-
-    ctx = click.get_current_context()
-    try:
-        handoff = from_env(os.environ)
-    except option_text.OptionError as exc:
-        click.echo(f"msgen: {exc}", err=True)
-        raise SystemExit(EXIT_INPUT) from None
-    if handoff is None:
-        return options_from(kwargs)
-    given = {}
-    for field, value in kwargs.items():
-        row = option_table.BY_FIELD.get(field)
-        if row is not None and value is not None and (
-            ctx.get_parameter_source(field) is click.core.ParameterSource.COMMANDLINE
-        ):
-            text = versions.show(value) if isinstance(value, tuple) else str(value)
-            given[row.name] = (text.lower() if isinstance(value, bool) else text, f"--{row.name}")
-    options, overrides = with_function_config(handoff, Layer(given, "cli"))
-    for override in overrides:
-        click.echo(f"msgen: warning: {override.message()}", err=True)
-    return options
 
 
 @click.command("argocd-generate", context_settings=_CONTEXT)
@@ -173,11 +77,11 @@ def argocd_generate(directory: str) -> None:
     Example (what the cmp-server runs, in the application's directory):
       ARGOCD_APP_NAMESPACE=training KUBE_VERSION=1.31.2 msgen argocd-generate   # needs job files here
     """
-    from ..options import text as option_text
-    from ..options.argocd_env import options_from_env
-    from .argocd_kustomize import KustomizeError, kustomization_in
-    from .argocd_kustomize import build as build_kustomization
-    from ..options.option_layers import to_env
+    from ...options import text as option_text
+    from ...options.argocd_env import options_from_env
+    from .kustomize_build import KustomizeError, kustomization_in
+    from .kustomize_build import build as build_kustomization
+    from ...options.option_layers import to_env
 
     try:
         options, overrides, handoff = options_from_env(os.environ)
@@ -186,7 +90,7 @@ def argocd_generate(directory: str) -> None:
         raise SystemExit(EXIT_INPUT) from None
     for override in overrides:
         click.echo(f"msgen: warning: {override.message()}", err=True)
-    from ..yamlio.spool import Spool
+    from ...yamlio.spool import Spool
 
     # Written job by job to a spool, shown only when every job compiled: the memory of one
     # job however many the application holds, and never a partial stream (spool.py).
@@ -214,7 +118,7 @@ def _names_agree(directory: str, objects: list[dict[str, Any]]) -> None:
     """Exit 1 when a job msgen compiled inside the build cannot find its Scheduler any more:
     an overlay above the one that runs msgen-krm renamed its objects (namePrefix, nameSuffix)
     and the overlay does not list msgen-renamed.yaml, which would have failed the build."""
-    from ..checks.name_references import problems
+    from ...checks.name_references import problems
 
     found = problems(objects, config_maps=False)
     if not found:
@@ -234,9 +138,9 @@ def _names_agree(directory: str, objects: list[dict[str, Any]]) -> None:
 def compile_built(name: str, text: str, options: Options, sink: Sink) -> Compilation:
     """Compile a stream another tool built, into `sink`; report; exit 1 on errors or an
     empty stream."""
-    from ..compile import collector
-    from ..compile.driver import compile_stream
-    from ..model.source import Source
+    from ...compile import collector
+    from ...compile.driver import compile_stream
+    from ...model.source import Source
 
     source = Source(name, text)
     compilation = compile_stream([source], options, sink, around_document=collector.paused)
@@ -258,13 +162,13 @@ def argocd_discover(directory: str) -> None:
     Example:
       msgen argocd-discover "$(msgen samples --path)/mindspore"
     """
-    from .argocd import discover
+    from .discover import discover
 
     for path in discover(directory):
         click.echo(path)
 
 
 def register(main: click.Group) -> None:
-    """Add the plug-in hosts' commands to the `msgen` group."""
-    for command in (install_kustomize_plugin, kustomize_plugin, krm_step, argocd_generate, argocd_discover):
+    """Add Argo CD's commands to the `msgen` group."""
+    for command in (krm_step, argocd_generate, argocd_discover):
         main.add_command(command)

@@ -3,7 +3,7 @@
 Argo CD's own kustomize would need build options and `msgen-krm` in the repo server. The
 plugin instead runs `kustomize build --enable-alpha-plugins` itself, on a copy of the tree
 in which msgen's function configs became msgen's own plug-in steps and any other function
-the repository declares was refused (msgen.hosts.sidecar_tree): kustomize runs no exec function, and
+the repository declares was refused (msgen.hosts.argocd.sidecar_tree): kustomize runs no exec function, and
 no program a repository names. Then it compiles whatever MSJobs the build still holds (a base
 the overlay did not compile) with the application's options. An administrator who wants the
 repositories' exec functions run sets MSGEN_ARGOCD_EXEC_FUNCTIONS=allow on the sidecar: the
@@ -25,8 +25,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..yamlio.inputs import KUSTOMIZATION_FILES, MANIFEST_SUFFIXES
-from ..options.option_layers import HANDOFF_VARIABLE
+from ...yamlio.inputs import KUSTOMIZATION_FILES, MANIFEST_SUFFIXES
+from ...options.option_layers import HANDOFF_VARIABLE
 
 #: The variable that names the kustomize binary; else `kustomize` on PATH.
 KUSTOMIZE_VARIABLE = "MSGEN_KUSTOMIZE"
@@ -117,7 +117,7 @@ def build(directory: str, env: Mapping[str, str], handoff: str | None = None) ->
     if allowed:
         return _build_with_exec(binary, directory, child_env)
     with tempfile.TemporaryDirectory(prefix="msgen-build-") as scratch:
-        from .kustomize_plugin import install_for_build
+        from .plugin_home import install_for_build
 
         home, tree = Path(scratch) / "plugins", Path(scratch) / "tree"
         try:
@@ -141,7 +141,7 @@ def _build_with_exec(binary: str, directory: str, child_env: dict[str, str]) -> 
     child_env["PATH"] = bin_dir + os.pathsep + child_env.get("PATH", "")
     with tempfile.TemporaryDirectory(prefix="msgen-plugins-") as home:
         if not child_env.get("KUSTOMIZE_PLUGIN_HOME"):
-            from .kustomize_plugin import install
+            from ..kustomize.legacy_plugin import install
 
             install(Path(home))
             child_env["KUSTOMIZE_PLUGIN_HOME"] = home

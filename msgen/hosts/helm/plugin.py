@@ -5,7 +5,7 @@ Helm 4 finds a plug-in as `<plugins dir>/<name>/plugin.yaml` (helm.sh/helm/v4
 command in `runtimeConfig.platformCommand`), runs that command with the rendered manifests on
 stdin and `--post-renderer-args` appended, and installs its stdout. The command is a small
 script beside plugin.yaml that runs the msgen installed with it, else the msgen on PATH, as
-the kustomize plug-in does (`msgen.hosts.kustomize_plugin.plugin_script`).
+the kustomize plug-in does (`msgen.hosts.plugin_script`).
 
 Helm 3 reads every plugin.yaml of its plugins directory strictly and refuses a Helm 4 one
 ("failed to load plugins", and then loads none of them): the directory must be Helm 4's.
@@ -17,8 +17,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from .. import __version__
-from .kustomize_plugin import installed_script, plugin_script
+from ... import __version__
+from ..plugin_script import installed_script, plugin_script
 
 NAME = "msgen"
 COMMAND = "post-renderer"

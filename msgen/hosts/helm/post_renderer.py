@@ -20,11 +20,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..model.source import Source
+from ...model.source import Source
 
 if TYPE_CHECKING:
-    from ..compile.driver import AroundDocument, Compilation
-    from ..model.plan import Options
+    from ...compile.driver import AroundDocument, Compilation
+    from ...model.plan import Options
 
 #: A YAML document marker line: `---` alone or followed by a space and more.
 _MARKER = re.compile(r"---(?:[ \t].*)?\r?\n?\Z")
@@ -91,7 +91,7 @@ def _piece(lines: list[str], first: int) -> Piece:
 def holds_job(piece: Piece) -> bool:
     """Whether msgen compiles this document (a job kind, at the top or in a `kind: List`; a
     document that is not YAML but names a job kind too, so that its error is reported)."""
-    from .argocd import holds_job as text_holds_job
+    from ..job_text import holds_job as text_holds_job
 
     return text_holds_job(piece.body)
 
@@ -108,8 +108,8 @@ def post_render(text: str, options: Options, around_document: AroundDocument | N
     Compilation says whether that succeeded (when not, `text` must not be used)."""
     from contextlib import nullcontext
 
-    from ..compile.driver import Driver
-    from ..yamlio.emit import to_yaml
+    from ...compile.driver import Driver
+    from ...yamlio.emit import to_yaml
 
     pieces = split(text)
     compiled: dict[int, list[dict[str, Any]]] = {}

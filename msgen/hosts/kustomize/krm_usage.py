@@ -36,7 +36,7 @@ def command_line(argv: list[str]) -> None:
         sys.stdout.write(USAGE)
         raise SystemExit(0)
     if argv == ["--version"]:
-        from .. import __version__
+        from ... import __version__
 
         sys.stdout.write(f"msgen-krm, version {__version__}\n")
         raise SystemExit(0)

@@ -10,13 +10,14 @@ everything else (help, other commands, any command line it does not read itself)
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import click
 
-from .. import __version__
-from .click_settings import CONTEXT as _CONTEXT
-from .compile_command import (
+from ... import __version__
+from ..click_options import CONTEXT as _CONTEXT
+from ..click_options import PATHS, compile_options
+from ..compile_command import (
     EXIT_INPUT,
     EXIT_INTERNAL,
     compile_paths,
@@ -30,7 +31,7 @@ __all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "compile_paths", "main", "report", "ru
 
 def _output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """--output: a file in a directory that exists; `-` is standard output (the default)."""
-    from ..yamlio.output_name import output_problem
+    from ...yamlio.output_name import output_problem
 
     problem = output_problem(value)
     if problem is not None:
@@ -38,47 +39,24 @@ def _output(ctx: click.Context, param: click.Parameter, value: str | None) -> st
     return None if value == "-" else value
 
 
-#: PATH arguments: files, directories or - (stdin). Typed as paths so that shell completion
-#: offers file names; nothing is checked here (`inputs.expand_paths` reports a missing one).
-PATHS = click.Path(readable=False, allow_dash=True)
-
-
-def compile_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The options every compiling command shares, and its PATH arguments."""
-    return click.argument("paths", nargs=-1, metavar="[PATH]...", type=PATHS)(render_options(func))
-
-
-def render_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The render options alone: for commands that take other arguments as well as files
-    (`msgen status JOB-OR-PATH...`) and must accept what `apply` accepts, so a script can
-    pass the same options to `apply`, `status` and `delete`. They are generated from
-    `msgen.options.option_table` (see `msgen.options.option_cli`)."""
-    from ..options.option_cli import click_options
-
-    decorators = click_options()
-    for decorator in reversed(decorators):
-        func = decorator(func)
-    return func
-
-
 #: Commands written in other modules, by name: the module whose `register(main)` adds them.
 #: They load when named (or listed, by --help), so a render does not build their options.
 ELSEWHERE = {
-    "install-kustomize-plugin": "msgen.hosts.plugin_commands",
-    "kustomize-plugin": "msgen.hosts.plugin_commands",
-    "krm-step": "msgen.hosts.plugin_commands",
-    "argocd-generate": "msgen.hosts.plugin_commands",
-    "argocd-discover": "msgen.hosts.plugin_commands",
-    "helm-post-renderer": "msgen.hosts.helm_commands",
-    "install-helm-plugin": "msgen.hosts.helm_commands",
-    "apply": "msgen.hosts.reconcile.commands",
-    "diff": "msgen.hosts.reconcile.commands",
-    "status": "msgen.hosts.reconcile.commands",
-    "delete": "msgen.hosts.reconcile.commands",
-    "controller": "msgen.hosts.reconcile.commands",
-    "samples": "msgen.hosts.samples_command",
-    "completion": "msgen.hosts.habit_commands",
-    "version": "msgen.hosts.habit_commands",
+    "install-kustomize-plugin": "msgen.hosts.kustomize.commands",
+    "kustomize-plugin": "msgen.hosts.kustomize.commands",
+    "krm-step": "msgen.hosts.argocd.commands",
+    "argocd-generate": "msgen.hosts.argocd.commands",
+    "argocd-discover": "msgen.hosts.argocd.commands",
+    "helm-post-renderer": "msgen.hosts.helm.commands",
+    "install-helm-plugin": "msgen.hosts.helm.commands",
+    "apply": "msgen.hosts.command_line.reconcile.commands",
+    "diff": "msgen.hosts.command_line.reconcile.commands",
+    "status": "msgen.hosts.command_line.reconcile.commands",
+    "delete": "msgen.hosts.command_line.reconcile.commands",
+    "controller": "msgen.hosts.command_line.reconcile.commands",
+    "samples": "msgen.hosts.command_line.samples_command",
+    "completion": "msgen.hosts.command_line.habit_commands",
+    "version": "msgen.hosts.command_line.habit_commands",
 }
 
 
@@ -162,7 +140,7 @@ def render(output: str | None, output_format: str, **kwargs: Any) -> None:
       msgen render --target jobset --gang-scheduler volcano --kueue-queue team-a job.yaml
       msgen render jobs/ -o out.yaml   # needs jobs/: a directory of job files
     """
-    from .compile_command import render as render_to
+    from ..compile_command import render as render_to
 
     render_to(output, output_format, kwargs)
 
@@ -215,7 +193,7 @@ def schema(kind: str, list_kinds: bool) -> None:
     """
     import json
 
-    from .. import kinds
+    from ... import kinds
     from .schemas import schema_for
 
     if list_kinds:

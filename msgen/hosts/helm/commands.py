@@ -3,7 +3,7 @@
 Helm 3 runs an executable: `helm install --post-renderer msgen --post-renderer-args
 helm-post-renderer`. Helm 4 runs only plug-ins of type `postrenderer/v1`, named by
 `--post-renderer msgen`; `install-helm-plugin` writes one into Helm's plugins directory. Both
-end in `helm-post-renderer` (`msgen.hosts.helm_post_renderer`), whose options are `msgen render`'s,
+end in `helm-post-renderer` (`msgen.hosts.helm.post_renderer`), whose options are `msgen render`'s,
 from its arguments (`--post-renderer-args`) or the environment (`HELM_MSGEN_<OPTION>`).
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import click
 
-from .cli import render_options
-from .click_settings import CONTEXT as _CONTEXT
-from .compile_command import EXIT_INPUT, report
+from ..click_options import render_options
+from ..click_options import CONTEXT as _CONTEXT
+from ..compile_command import EXIT_INPUT, report
 
 
 @click.command("helm-post-renderer", context_settings=_CONTEXT)
@@ -39,9 +39,9 @@ def helm_post_renderer(**kwargs: Any) -> None:
       helm template train ./chart | msgen helm-post-renderer --kube-version 1.31   # needs helm and a chart
       msgen install-helm-plugin && helm install train ./chart --post-renderer msgen   # needs helm 4 and a chart
     """
-    from ..compile import collector
-    from .helm_post_renderer import post_render
-    from ..yamlio.inputs import read_source
+    from ...compile import collector
+    from .post_renderer import post_render
+    from ...yamlio.inputs import read_source
 
     options = _options(kwargs)
     source, error = read_source("-")
@@ -60,11 +60,11 @@ def helm_post_renderer(**kwargs: Any) -> None:
 
 def _options(kwargs: dict[str, Any]) -> Any:
     """The environment's options, then those given as arguments; overrides are reported."""
-    from ..model import versions
-    from ..options import option_table
-    from ..options import text as option_text
-    from ..options.helm_env import env_layer
-    from ..options.option_layers import Layer, resolve
+    from ...model import versions
+    from ...options import option_table
+    from ...options import text as option_text
+    from ...options.helm_env import env_layer
+    from ...options.option_layers import Layer, resolve
 
     ctx = click.get_current_context()
     given = {}
@@ -110,7 +110,7 @@ def install_helm_plugin(plugins_dir: str | None) -> None:
     """
     from pathlib import Path
 
-    from .helm_plugin import default_plugins_dir, install
+    from .plugin import default_plugins_dir, install
 
     directory = Path(plugins_dir) if plugins_dir else default_plugins_dir(os.environ)
     for path in install(directory):

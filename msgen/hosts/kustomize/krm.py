@@ -18,10 +18,10 @@ import os
 import sys
 from typing import Any
 
-from ..compile import collector
-from .. import kinds
+from ...compile import collector
+from ... import kinds
 from . import krm_config
-from ..model.diagnostics import (
+from ...model.diagnostics import (
     MAX_REPORTED,
     Diagnostic,
     InputError,
@@ -30,15 +30,15 @@ from ..model.diagnostics import (
     has_errors,
     report_lines,
 )
-from ..yamlio.emit import to_yaml
-from ..compile.driver import Driver
-from ..yamlio.origin import OriginFiles, find_original, yaml_files
-from ..model.plan import Options
-from ..model.source import Document, Source
-from ..yamlio.inputs import decoded
-from ..yamlio.yaml_loader import load_documents
-from ..yamlio.terminal import note_terminal_stdin
-from .compile_command import EXIT_INTERNAL, internal_error
+from ...yamlio.emit import to_yaml
+from ...compile.driver import Driver
+from ...yamlio.origin import OriginFiles, find_original, yaml_files
+from ...model.plan import Options
+from ...model.source import Document, Source
+from ...yamlio.inputs import decoded
+from ...yamlio.yaml_loader import load_documents
+from ...yamlio.terminal import note_terminal_stdin
+from ..compile_command import EXIT_INTERNAL, internal_error
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
 PATH_ANNOTATIONS = krm_config.PATH_ANNOTATIONS
@@ -46,10 +46,10 @@ PATH_ANNOTATIONS = krm_config.PATH_ANNOTATIONS
 
 def main() -> None:
     """The `msgen-krm` console script: `run`, then leave without the interpreter's clean-up
-    (kustomize starts msgen-krm afresh for every build; see `msgen.hosts.entry`)."""
+    (kustomize starts msgen-krm afresh for every build; see `msgen.hosts.command_line.entry`)."""
     import gc
 
-    from .entry import leave, render_modules_loaded
+    from ..fast_exit import leave, render_modules_loaded
     from .krm_usage import command_line
 
     try:
@@ -57,7 +57,7 @@ def main() -> None:
     except SystemExit as exc:
         leave(exc.code)
 
-    gc.disable()  # while the modules load, as `msgen.hosts.entry.main` does
+    gc.disable()  # while the modules load, as `msgen.hosts.command_line.entry.main` does
     render_modules_loaded()
     try:
         run_function()

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ...model import run_policy, versions
-from ..click_settings import CONTEXT as CONTEXT
-from ..compile_command import compile_paths, options_from
+from ....model import run_policy, versions
+from ...click_options import CONTEXT as CONTEXT
+from ...compile_command import compile_paths, options_from
 
 if TYPE_CHECKING:
     from lightkube import Client
@@ -71,8 +71,8 @@ def require_client() -> None:
 def connect(kwargs: dict[str, Any]) -> Client:
     """The client for --kubeconfig/--context (popped from `kwargs`)."""
     require_client()
-    from ...reconcile.kube import KubeError
-    from ...reconcile.kube import connect as client_for
+    from ....reconcile.kube import KubeError
+    from ....reconcile.kube import connect as client_for
 
     try:
         return client_for(kwargs.pop("kubeconfig"), kwargs.pop("context"))
@@ -85,7 +85,7 @@ def rendered(kwargs: dict[str, Any], client: Client, *, ask_server: bool = False
     """The inputs rendered as `msgen render` does, placed in their namespace; with
     `ask_server`, for the cluster's Kubernetes version unless --kube-version (or
     KUBE_VERSION) names one, and for the APIs it serves."""
-    from ...reconcile.run import place
+    from ....reconcile.run import place
 
     served = None
     if ask_server:
@@ -116,8 +116,8 @@ def _given(ctx: click.Context, name: str) -> bool:
 def cluster_version(client: Client) -> tuple[int, int]:
     """The server's MAJOR.MINOR, within what msgen renders for: a newer cluster gets the
     newest msgen knows (its fields stay valid there), an older one is an error."""
-    from ...reconcile.discovery import server_version
-    from ...reconcile.kube import KubeError
+    from ....reconcile.discovery import server_version
+    from ....reconcile.kube import KubeError
 
     try:
         text = server_version(client)
@@ -132,8 +132,8 @@ def cluster_version(client: Client) -> tuple[int, int]:
 def served_apis(client: Client) -> frozenset[str]:
     """What the cluster serves: a render that needs more (a JobSet without its CRD, a Kueue
     queue without Kueue) is an error naming what to install, before anything is applied."""
-    from ...reconcile.discovery import served_api_versions
-    from ...reconcile.kube import KubeError
+    from ....reconcile.discovery import served_api_versions
+    from ....reconcile.kube import KubeError
 
     try:
         return served_api_versions(client)
@@ -147,8 +147,8 @@ def render_paths(paths: list[str], kwargs: dict[str, Any]) -> list[dict[str, Any
 
 
 def follow_job(client: Client, job: str, namespace: str, timeout: float | None, started: float) -> None:
-    from ...reconcile import kube, watch
-    from ...reconcile.witness import Witness
+    from ....reconcile import kube, watch
+    from ....reconcile.witness import Witness
 
     echo = click.echo
     out = sys.stdout
