@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,7 +41,13 @@ NOT_ON_THE_RENDER_PATH = {
 }
 
 _WRAPPER = """
-import io, json, sys
+import builtins, io, json, sys
+compiled = []
+def counting_compile(source, *args, _compile=builtins.compile, **kwargs):
+    if isinstance(source, str):  # not a module's bytes, which imports compile without a .pyc
+        compiled.append(source)
+    return _compile(source, *args, **kwargs)
+builtins.compile = counting_compile
 entry, out = sys.argv[1], sys.argv[2]
 sys.argv = [entry, *sys.argv[3:]]
 module, _, function = {"msgen": "msgen.hosts.command_line.entry:run", "msgen-krm": "msgen.hosts.kustomize.krm:run_function",
@@ -54,14 +61,15 @@ else:
 with open(out, "w") as stream:
     import gc
     json.dump({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules}),
-               "collecting": gc.isenabled()}, stream)
+               "collecting": gc.isenabled(), "compiled": compiled}, stream)
 """
 
 
-def imported(
+def run_entry(
     tmp_path: Path, entry: str, *args: str, stdin: bytes = b"", top_level: bool = True
-) -> tuple[object, set[str], bytes]:
-    """The exit code, the (top-level) modules loaded and stderr of one `entry ARGS` process."""
+) -> tuple[dict[str, Any], bytes]:
+    """What one `entry ARGS` process reported (exit code, the (top-level) modules loaded,
+    whether it collects, the sources it compiled) and its stderr."""
     out = tmp_path / "modules.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MSGEN_")}
     wrapper = _WRAPPER if top_level else _WRAPPER.replace('m.split(".")[0] for m', "m for m")
@@ -70,8 +78,16 @@ def imported(
         input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env,
         check=False,
     )
-    found = json.loads(out.read_text())
-    return found["code"], set(found["modules"]), done.stderr
+    found: dict[str, Any] = json.loads(out.read_text())
+    return found, done.stderr
+
+
+def imported(
+    tmp_path: Path, entry: str, *args: str, stdin: bytes = b"", top_level: bool = True
+) -> tuple[object, set[str], bytes]:
+    """The exit code, the (top-level) modules loaded and stderr of one `entry ARGS` process."""
+    found, stderr = run_entry(tmp_path, entry, *args, stdin=stdin, top_level=top_level)
+    return found["code"], set(found["modules"]), stderr
 
 
 def _unwanted(modules: set[str]) -> dict[str, str]:
@@ -102,6 +118,31 @@ def test_the_krm_function_imports_nothing_heavy(tmp_path: Path) -> None:
     code, modules, _ = imported(tmp_path, "msgen-krm", stdin=resource_list.encode())
     assert code in (0, None)
     assert _unwanted(modules) == {}
+
+
+@pytest.mark.parametrize(
+    "args", [("render", str(TYPICAL)), *[("render", str(path)) for path in sample_files() if path != TYPICAL]],
+    ids=lambda args: Path(args[-1]).name,
+)
+def test_a_render_compiles_no_source(tmp_path: Path, args: tuple[str, ...]) -> None:
+    # Python's first `compile()` of a text in a process builds the AST's ~120 types (about 10 M
+    # instructions, 4 % of a cold render), and each later one parses its text. `typing` compiles
+    # every string annotation of a NamedTuple and every bound or argument named by its text into
+    # a ForwardRef: modules declaring records evaluate their annotations (see msgen.model.plan).
+    found, _ = run_entry(tmp_path, "msgen", *args)
+    assert found["code"] in (0, None)
+    assert found["compiled"] == []
+
+
+def test_the_krm_function_compiles_no_source(tmp_path: Path) -> None:
+    job = TYPICAL.read_text().replace("\n", "\n    ")
+    resource_list = (
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+        f"functionConfig:\n    {job}\n"
+    )
+    found, _ = run_entry(tmp_path, "msgen-krm", stdin=resource_list.encode())
+    assert found["code"] in (0, None)
+    assert found["compiled"] == []
 
 
 def test_decimal_is_loaded_only_for_a_podgroup_that_sums_requests(tmp_path: Path) -> None:
