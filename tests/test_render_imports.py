@@ -8,6 +8,7 @@ valid input is rendered. Each check runs msgen in a fresh interpreter and lists 
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -143,6 +144,57 @@ def test_the_krm_function_compiles_no_source(tmp_path: Path) -> None:
     found, _ = run_entry(tmp_path, "msgen-krm", stdin=resource_list.encode())
     assert found["code"] in (0, None)
     assert found["compiled"] == []
+
+
+#: The console scripts' entry points (pyproject.toml) and the modules importing each may load:
+#: their `main` turns the cycle collector off only once they are loaded (msgen.hosts.fast_exit).
+CONSOLE_SCRIPTS = {
+    "msgen": ("msgen.hosts.command_line.entry", {"msgen", "msgen.hosts", "msgen.hosts.command_line", "msgen.hosts.command_line.entry", "msgen.hosts.fast_exit", "errno"}),
+    "msgen-krm": ("msgen.hosts.kustomize.krm_entry", {"msgen", "msgen.hosts", "msgen.hosts.kustomize", "msgen.hosts.kustomize.krm_entry"}),
+}
+
+
+@pytest.mark.parametrize("script", sorted(CONSOLE_SCRIPTS))
+def test_a_console_scripts_entry_point_loads_little(script: str) -> None:
+    # What loads before `main` runs does so with the collector on; typing alone made collections.
+    entry, allowed = CONSOLE_SCRIPTS[script]
+    code = f"import sys; before = set(sys.modules); import {entry}; print(sorted(set(sys.modules) - before))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert set(ast.literal_eval(done.stdout)) <= allowed
+
+
+_COLLECTIONS = """
+import gc, json, os, sys
+entry, out = sys.argv[1], sys.argv[2]
+late = []
+def while_loading(phase, info):
+    if phase == "start" and entry in sys.modules and gc.get_freeze_count() == 0:
+        late.append(info["generation"])
+gc.callbacks.append(while_loading)
+real_exit = os._exit
+def record_and_exit(status):
+    with open(out, "w") as stream:
+        json.dump(late, stream)
+    real_exit(status)
+os._exit = record_and_exit
+sys.argv = [entry, *sys.argv[3:]]
+__import__(entry, fromlist=["main"]).main()
+"""
+
+
+@pytest.mark.parametrize("script", sorted(CONSOLE_SCRIPTS))
+def test_a_console_script_loads_a_renders_modules_without_collecting(tmp_path: Path, script: str) -> None:
+    # Collections started after the entry point loaded and before `render_modules_loaded` froze
+    # what loaded: none, the collector is off for all of it.
+    entry, _ = CONSOLE_SCRIPTS[script]
+    out = tmp_path / "late.json"
+    job = TYPICAL.read_text().replace("\n", "\n    ")
+    resource_list = f"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n    {job}\n"
+    args = ["render", str(TYPICAL)] if script == "msgen" else []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MSGEN_")}
+    subprocess.run([sys.executable, "-c", _COLLECTIONS, entry, str(out), *args], input=resource_list.encode(),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env, check=True)
+    assert json.loads(out.read_text()) == []
 
 
 def test_decimal_is_loaded_only_for_a_podgroup_that_sums_requests(tmp_path: Path) -> None:
