@@ -125,8 +125,8 @@ KRM_MODULES = (
     RENDER_MODULES
     - {"msgen.hosts.fast_exit", "msgen.hosts.command_line", "msgen.hosts.command_line.entry",
        "msgen.hosts.command_line.render_argv", "msgen.yamlio.spool"}
-    | {"msgen.hosts.kustomize", "msgen.hosts.kustomize.krm", "msgen.hosts.kustomize.krm_config",
-       "msgen.options.option_layers", "msgen.yamlio.origin"}
+    | {"msgen.hosts.kustomize", "msgen.hosts.kustomize.krm", "msgen.hosts.kustomize.krm_checks",
+       "msgen.hosts.kustomize.krm_config", "msgen.options.option_layers", "msgen.yamlio.origin"}
 )
 #: The other modules a render may load (top-level names), and what for; some Python versions
 #: load fewer of them (3.13 no `warnings`), 3.10 its own names for `re`'s parts.
