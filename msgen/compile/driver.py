@@ -29,7 +29,7 @@ from ..yamlio.yaml_loader import iter_documents
 
 #: Receives the objects of each compiled document, in output order; a sink that writes them
 #: returns the size of the text it wrote (counted against the run's bound, `output_bound`).
-Sink = Callable[[list[dict[str, Any]]], "int | None"]
+Sink = Callable[[list[dict[str, Any]]], int | None]
 #: How many objects of a document the sink gets at a time (`Driver._compile`).
 _SINK_PIECE = 64
 #: What each document compiles and is written within (a console command's collector pause).

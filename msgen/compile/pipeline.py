@@ -12,13 +12,12 @@ from typing import Any
 
 from ..checks import apirules
 from .. import devices, frameworks, kinds, launchers, targets
-from . import lifecycle, list_items, served
+from . import list_items
 from ..model import run_policy
 from ..options import text as option_text
 from ..model.diagnostics import Diagnostic, Severity, has_errors, position_key
 from ..yamlio.emit import canonical
 from ..checks import pod_schema
-from ..kinds.near_miss import near_miss
 from ..model.memo import CompileMemos
 from ..checks.output_size import RepeatedEnv
 from ..model.patch import Patch, apply_patches
@@ -60,6 +59,8 @@ def compile_document(
     if plan is None or has_errors(diagnostics):
         return [], diagnostics, True
     if options.gitops or options.run_name != "job":
+        from . import lifecycle  # GitOps hosts and content-named runs only
+
         plan, found = lifecycle.adapt(plan, options)
         diagnostics.extend(found)
     diagnostics.extend(apirules.check_plan(plan, options))
@@ -69,6 +70,8 @@ def compile_document(
     objects, found = render_plan(plan, options)
     diagnostics.extend(found)
     if options.served_apis is not None and not has_errors(diagnostics):
+        from . import served  # where the host knows what the cluster serves
+
         diagnostics.extend(served.check(document, objects, options.served_apis))
     if has_errors(diagnostics):
         return [], diagnostics, True
@@ -227,6 +230,8 @@ _NOT_AN_OBJECT = (
 
 def _unknown_job_like(document: Document, data: dict[str, Any]) -> list[Diagnostic]:
     """A near miss of a compiled kind is an error; other job-like kinds pass with a warning."""
+    from ..kinds.near_miss import near_miss
+
     known = ", ".join(f"{api} {kind}" for api, kind in kinds.known_kinds())
     meant = near_miss(str(data["apiVersion"]), str(data["kind"]))
     if meant is not None:

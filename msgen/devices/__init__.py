@@ -8,8 +8,6 @@ containers of a GPU job that asked for none (with the NVIDIA runtime as the node
 would otherwise see every GPU on the node).
 """
 
-from __future__ import annotations
-
 import importlib
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 

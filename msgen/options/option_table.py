@@ -14,8 +14,6 @@ The documents that repeat the table are generated from it: `python -m tests.gene
 annotations with this table and must start fast.
 """
 
-from __future__ import annotations
-
 import typing
 from typing import Any, NamedTuple
 

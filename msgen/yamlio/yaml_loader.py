@@ -13,12 +13,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import yaml
-
 from ..model.diagnostics import Diagnostic, InputError, Position, Severity
 from ..model.memo import CompileMemos, Memo
 from ..model.source import Document, Source, StreamedSource
 from .yaml_builder import MAX_DEPTH, DocumentBuilder, too_deep
+from .pyyaml import yaml
 from .yaml_go import resolve_plain
 
 try:  # libyaml is several times faster; fall back to the pure-Python parser where it is missing
