@@ -87,7 +87,7 @@ def test_the_build_context_builds_msgen(dockerfile: Path, tmp_path: Path) -> Non
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
                            "-q", "-w", str(tmp_path / "wheel"), str(source)], capture_output=True, text=True)
     assert done.returncode == 0, f"{dockerfile.relative_to(ROOT)}: pip cannot build msgen from its context:\n{done.stderr[-3000:]}"
-    wheel = next((tmp_path / "wheel").glob("msgen-*.whl"))
+    wheel = next((tmp_path / "wheel").glob("msgen_k8s-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert any(n.startswith("msgen/samples/") and n.endswith(".yaml") for n in names), "the samples are missing from the wheel"
 

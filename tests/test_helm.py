@@ -77,7 +77,7 @@ def rendered(job_text: str, *args: str) -> list[dict[str, Any]]:
 
 # ---- Helm 3: --post-renderer runs msgen ----------------------------------------------------------
 
-POST_RENDER = ["--post-renderer", "msgen", "--post-renderer-args", "helm-post-renderer"]
+POST_RENDER = ["--post-renderer", "msgen-k8s", "--post-renderer-args", "helm-post-renderer"]
 
 
 def test_helm3_installs_the_job_compiled_and_the_rest_as_written(helm3: str) -> None:

@@ -172,7 +172,7 @@ def test_without_the_apply_extra_the_command_says_what_to_install(command: list[
                "from msgen.hosts.command_line.entry import main; main()")
     done = subprocess.run([sys.executable, "-c", blocked, *command], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2, done.stderr
-    assert "pip install 'msgen[apply]'" in done.stderr and f"msgen {command[0]} talks to a cluster" in done.stderr
+    assert "pip install 'msgen-k8s[apply]'" in done.stderr and f"msgen {command[0]} talks to a cluster" in done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
 
 

@@ -1,7 +1,7 @@
 """The Helm commands: the post-renderer Helm runs, and the Helm 4 plug-in that runs it.
 
-Helm 3 runs an executable: `helm install --post-renderer msgen --post-renderer-args
-helm-post-renderer`. Helm 4 runs only plug-ins of type `postrenderer/v1`, named by
+Helm 3 runs an executable it looks up on PATH: `helm install --post-renderer msgen-k8s
+--post-renderer-args helm-post-renderer` (`msgen-k8s`: GNU gettext has a `msgen` of its own). Helm 4 runs only plug-ins of type `postrenderer/v1`, named by
 `--post-renderer msgen`; `install-helm-plugin` writes one into Helm's plugins directory. Both
 end in `helm-post-renderer` (`msgen.hosts.helm.post_renderer`), whose options are `msgen render`'s,
 from its arguments (`--post-renderer-args`) or the environment (`HELM_MSGEN_<OPTION>`).
@@ -34,7 +34,7 @@ def helm_post_renderer(**kwargs: Any) -> None:
 
     \b
     Examples:
-      helm install train ./chart --post-renderer msgen \\
+      helm install train ./chart --post-renderer msgen-k8s \\
         --post-renderer-args helm-post-renderer --post-renderer-args=--target=jobset   # needs helm 3 and a chart
       helm template train ./chart | msgen helm-post-renderer --kube-version 1.31   # needs helm and a chart
       msgen install-helm-plugin && helm install train ./chart --post-renderer msgen   # needs helm 4 and a chart

@@ -1,7 +1,7 @@
 """`msgen apply`, `diff` and `delete`: the reconciler's command line (`status` and
 `controller` are in their own modules; what they share is in `command_line`).
 
-The Kubernetes client is imported only when one of these commands runs (`msgen[apply]`),
+The Kubernetes client is imported only when one of these commands runs (`msgen-k8s[apply]`),
 so `msgen render` and the plug-in hosts never load it.
 
 Exit status: as `command_line` says (apply --wait: 0 the job succeeded, 1 it failed).

@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 import click
 
 from ....model.names import dns1123_problem
-from .command_line import CONTEXT, EXIT_USAGE, cluster_options, connect, fail
+from .command_line import CONTEXT, EXIT_USAGE, INSTALL_APPLY, cluster_options, connect, fail
 
 
 def _interrupted(signum: int, frame: object) -> NoReturn:
@@ -74,7 +74,7 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
             recorder = counted = metrics.Metrics(__version__, lease_name, workers)
         except ImportError as exc:
             fail(f"--health-port serves /metrics with prometheus_client, which is not installed ({exc}): "
-                 "pip install 'msgen[apply]'", EXIT_USAGE)
+                 f"{INSTALL_APPLY}", EXIT_USAGE)
         try:
             serve(health, health_port, metrics=counted.exposition)
         except OSError as exc:
