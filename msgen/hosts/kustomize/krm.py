@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from ...compile import collector
-from ... import kinds
+from ...kinds.near_miss import compiled_or_near
 from . import krm_config
 from ...model.diagnostics import (
     MAX_REPORTED,
@@ -321,7 +321,9 @@ def _is_resource_list(data: Any) -> bool:
 
 
 def _is_job(data: dict[str, Any]) -> bool:
-    return kinds.lookup(data.get("apiVersion"), data.get("kind")) is not None
+    """A job kind, or a near miss of one: compiled, so that the near miss is an error rather
+    than an uncompiled job in the build's output."""
+    return compiled_or_near(data.get("apiVersion"), data.get("kind"))
 
 
 def _same(a: Any, b: dict[str, Any]) -> bool:
