@@ -134,3 +134,40 @@ def test_a_namespace_option_beside_the_jobs_own_namespace_says_which_is_kept(arg
         " the job's own namespace 'training' is kept: --namespace='other' is for jobs whose metadata names none" in run.stderr  # fmt: skip
     assert "namespace: other" not in run.stdout and "namespace: training" in run.stdout
     assert "warning" not in msgen_process("render", str(job), "-n", "training").stderr
+
+
+@pytest.mark.parametrize("indent", ["\t", "  \t"])
+def test_a_tab_used_for_indentation_is_named_and_shown(indent: str) -> None:
+    run = msgen("render", "-", input=f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n{indent}name: x\n")
+    assert run.exit_code == 1 and run.stdout == ""
+    column = len(indent)
+    assert run.stderr.startswith(f"<stdin>:4:{column}: error: not valid YAML: a tab character"), run.stderr
+    assert "YAML indents with spaces only" in run.stderr and "accepted: spaces" in run.stderr
+    shown = indent.replace("\t", "\u2192")
+    assert f"    4 | {shown}name: x\n      | {' ' * (column - 1)}^" in run.stderr, run.stderr
+
+
+def test_validate_quiet_prints_nothing_for_valid_input_and_only_errors_otherwise() -> None:
+    sample = str(SAMPLES / "mindspore" / "widedeep-gpu-dataparallel.yaml")  # valid, with a warning
+    quiet = msgen_process("validate", "-q", sample)
+    assert quiet.exit_code == 0 and quiet.stdout == "" and quiet.stderr == "", quiet.stderr
+    loud = msgen_process("validate", sample)
+    assert "warning:" in loud.stderr and "msgen: valid: 1 job(s)" in loud.stderr
+    bad = msgen_process("validate", "-q", "-", input="apiVersion: mindspore.gitee.com/v1\nkind: MSJob\nmetadata: {name: x}\n")
+    assert bad.exit_code == 1 and "error:" in bad.stderr and "valid: " not in bad.stderr.replace("invalid: ", "")
+
+
+def test_the_readmes_option_table_says_how_the_command_line_takes_each_flag() -> None:
+    """A flag takes no value on the command line (`--quiet=true` is refused): the table says
+    so rather than listing `true`, `false` as if `--quiet=true` worked."""
+    from msgen.options import option_table
+
+    readme = (ROOT / "README.md").read_text().split("<!-- msgen:options -->", 1)[1]
+    for row in option_table.ROWS:
+        if "cli" not in row.hosts or not option_table.is_flag(row):
+            continue
+        line = next(line for line in readme.splitlines() if line.startswith(f"| `--{row.name}` |"))
+        accepted = line.rstrip(" |").rsplit(" | ", 1)[1]
+        assert "flag" in accepted or f"`--{row.name}` alone" in accepted, line
+        refused = msgen("validate", f"--{row.name}=true", str(SAMPLES / "mindspore" / "lenet-cpu.yaml"))
+        assert refused.exit_code == 2 and "does not take a value" in refused.stderr
