@@ -42,7 +42,7 @@ def duration(ctx: click.Context, param: click.Parameter, value: str | None) -> f
 def cluster_options(func: Any) -> Any:
     for decorator in reversed([
         click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig file (default: the files $KUBECONFIG lists, merged as kubectl does; ~/.kube/config; in a pod, its service account)."),
-        click.option("--context", help="The kubeconfig context to use."),
+        click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
     ]):  # fmt: skip
         func = decorator(func)
     return func
@@ -129,6 +129,8 @@ def cluster_version(client: Client) -> tuple[int, int]:
         text = server_version(client)
         found = versions.parse(text)
     except KubeError as exc:
+        if exc.code == 0:  # no answer: a version given would not reach the server either
+            fail(str(exc), 1)
         fail(f"{exc}; name the cluster's version with --kube-version to render without asking", 1)
     except ValueError as exc:
         fail(f"the cluster's version: {exc}", 1)
