@@ -114,7 +114,7 @@ def check(plan: Plan) -> list[Diagnostic]:
                         out.append(
                             plan.document.diagnostic(
                                 path + (section, resource),
-                                f"{resource}: {values[resource]!r} is not accepted; "
+                                f"{values[resource]!r} is not accepted; "
                                 "accepted: a whole number of devices",
                             )
                         )
