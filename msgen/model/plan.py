@@ -155,6 +155,9 @@ class Options(NamedTuple):
     accelerator_type: str | None = None
     #: a volume of the pod template that holds MindSpore's disaster-recovery state
     recovery_volume: str | None = None
+    #: the MindSpore release the job's image installs (msgen.model.mindspore_versions): which
+    #: of MindSpore's environment it reads
+    mindspore_version: tuple[int, int, int] = (2, 10, 0)
     #: the output is applied by a GitOps tool (Argo CD, Flux) that re-creates what is deleted:
     #: nothing may delete a finished job's objects (no TTL), see msgen.compile.lifecycle
     gitops: bool = False

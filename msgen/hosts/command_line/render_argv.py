@@ -45,6 +45,7 @@ RENDER: dict[str, dict[str, Any]] = {
     'shm_size': {'opts': ['--shm-size'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
     'accelerator_type': {'opts': ['--accelerator-type'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
     'recovery_volume': {'opts': ['--recovery-volume'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
+    'mindspore_version': {'opts': ['--mindspore-version'], 'flag': False, 'choices': None, 'default': '2.10.0', 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
     'max_output_objects': {'opts': ['--max-output-objects'], 'flag': False, 'choices': None, 'default': '200000', 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
     'quiet': {'opts': ['--quiet', '-q'], 'flag': True, 'choices': None, 'default': False, 'envvar': None, 'type': None, 'check': None},
     'max_output_size': {'opts': ['--max-output-size'], 'flag': False, 'choices': None, 'default': '256Mi', 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
