@@ -122,11 +122,14 @@ ROWS: tuple[Row, ...] = (
         help="Gang-schedule the job's pods with a PodGroup <job>: volcano = "
         "scheduling.volcano.sh PodGroup, pods on schedulerName volcano; scheduler-plugins "
         "= scheduling.x-k8s.io PodGroup, pods on scheduler-plugins-scheduler unless the "
-        "template names one. Sized from runPolicy.schedulingPolicy (minAvailable, else "
-        "every pod; minResources, else the pods' requests). --target volcano gangs itself.",
+        "template names one; kubernetes = Kubernetes' own Workload and PodGroup "
+        "(scheduling.k8s.io/v1beta1, 1.37+ with the GenericWorkload feature gate on), pods "
+        "naming it in spec.schedulingGroup, for the default scheduler. Sized from "
+        "runPolicy.schedulingPolicy (minAvailable, else every pod; minResources, else the "
+        "pods' requests). --target volcano gangs itself.",
         title="Gang scheduler",
-        tooltip="none (the default), volcano or scheduler-plugins: a PodGroup for jobs with a "
-        "schedulingPolicy",
+        tooltip="none (the default), volcano, scheduler-plugins or kubernetes (the Workload API, "
+        "1.37+): a PodGroup for jobs with a schedulingPolicy",
         help_order=50,
     ),
     Row(

@@ -34,7 +34,7 @@ RENDER: dict[str, dict[str, Any]] = {
     'kube_version': {'opts': ['--kube-version'], 'flag': False, 'choices': None, 'default': '1.37', 'envvar': 'KUBE_VERSION', 'type': None, 'check': 'msgen.options.option_cli:_kube_version'},
     'namespace': {'opts': ['--namespace', '-n'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
     'scheduler_address': {'opts': ['--scheduler-address'], 'flag': False, 'choices': ['cluster-ip', 'dns'], 'default': 'cluster-ip', 'envvar': None, 'type': None, 'check': None},
-    'gang_scheduler': {'opts': ['--gang-scheduler'], 'flag': False, 'choices': ['none', 'volcano', 'scheduler-plugins'], 'default': 'none', 'envvar': None, 'type': None, 'check': None},
+    'gang_scheduler': {'opts': ['--gang-scheduler'], 'flag': False, 'choices': ['none', 'volcano', 'scheduler-plugins', 'kubernetes'], 'default': 'none', 'envvar': None, 'type': None, 'check': None},
     'kueue_queue': {'opts': ['--kueue-queue'], 'flag': False, 'choices': None, 'default': None, 'envvar': None, 'type': None, 'check': 'msgen.options.option_cli:_option_text'},
     'argocd_sync_waves': {'opts': ['--argocd-sync-waves'], 'flag': True, 'choices': None, 'default': False, 'envvar': None, 'type': None, 'check': None},
     'allow_env_override': {'opts': ['--allow-env-override'], 'flag': True, 'choices': None, 'default': False, 'envvar': None, 'type': None, 'check': None},
