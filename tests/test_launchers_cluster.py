@@ -6,12 +6,16 @@ MindSpore's are docs/targets.md ("Kueue's timeout and MindSpore's").
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
+
 import pytest
 
 from msgen.launchers.cluster import KUEUE_PODS_READY_TIMEOUT
 from msgen.model import mindspore_versions
 
-from .conftest import SAMPLES, msgen
+from .conftest import ROOT, SAMPLES, msgen
 from .test_mindspore_contract import env_of, main_container, pod_templates, render, role_of
 
 MS = SAMPLES / "mindspore"
@@ -114,3 +118,22 @@ def test_an_unknown_release_is_refused_at_the_annotation() -> None:
     run = msgen("render", "-", input=text)
     assert run.exit_code == 1 and run.stdout == ""
     assert "msgen/mindspore-version" in run.stderr and "MindSpore 2.6 is not a release msgen knows" in run.stderr
+
+
+def _pinned_kueue() -> Path | None:
+    """The Kueue release tests/live/go/kueue pins, in the Go module cache (None when absent)."""
+    version = re.search(r"^\s*sigs\.k8s\.io/kueue (v\S+)", (ROOT / "tests/live/go/kueue/go.mod").read_text(), re.M)
+    cache = os.environ.get("GOMODCACHE") or str(Path.home() / "go" / "pkg" / "mod")
+    found = Path(cache) / "sigs.k8s.io" / f"kueue@{version.group(1)}" if version else None
+    return found if found is not None and found.is_dir() else None
+
+
+def test_the_timeout_is_the_pinned_kueues_default() -> None:
+    found = _pinned_kueue()
+    if found is None:
+        pytest.skip("the Kueue release tests/live/go/kueue pins is not in the Go module cache (tests/live/cluster up --with kueue)")
+    defaults = (found / "apis/config/v1beta2/defaults.go").read_text()
+    minutes = re.search(r"DefaultWaitForPodsReadyTimeout\s*=\s*(\d+)\s*\*\s*time\.Minute", defaults)
+    assert minutes is not None and int(minutes.group(1)) * 60 == KUEUE_PODS_READY_TIMEOUT
+    # ... and on by default: an absent waitForPodsReady is defaulted to a value, not left nil
+    assert "cfg.WaitForPodsReady = cmp.Or(" in defaults
