@@ -67,10 +67,10 @@ def test_recovery_sets_what_each_mindspore_release_reads() -> None:
             if path is None:
                 assert "MS_RECOVERY_PATH" not in env, f"{release}: no file of the package names it"
             else:
-                assert env["MS_RECOVERY_PATH"]["value"] == path, "2.7.0 refuses recovery without it"
+                assert env["MS_RECOVERY_PATH"]["value"] == path, "2.7.0's RecoveryContext reads it"
     text = one_line(README)
     assert "From 2.7.1 on MindSpore reads only `MS_ENABLE_RECOVERY`" in text
-    assert "2.7.0 also needs `MS_RECOVERY_PATH` (its RecoveryContext refuses recovery without it)" in text
+    assert "2.7.0 also reads `MS_RECOVERY_PATH` (its RecoveryContext keeps recovery's state there" in text
 
 
 def test_recovery_with_dns_addressing_warns_at_the_scheduler() -> None:

@@ -2,9 +2,11 @@
 
 - `--recovery-volume NAME`: `MS_ENABLE_RECOVERY=1` on every role, and where the job's release
   reads it (`--mindspore-version`, `mindspore_versions.FACTS["RecoveryPath"]`: 2.7.0)
-  `MS_RECOVERY_PATH` = where container `mindspore` mounts that volume. 2.7.0 keeps its
-  RecoveryContext there and refuses recovery without it; from 2.7.1 no file of the package
-  names `MS_RECOVERY_PATH`, and `MS_ENABLE_RECOVERY` alone makes the Scheduler take back a
+  `MS_RECOVERY_PATH` = where container `mindspore` mounts that volume. 2.7.0's RecoveryContext
+  (recovery's persisted state: the Scheduler's metadata, checkpoints) keeps its files there and
+  stops when it starts without it ("The recovery path is empty"); from 2.7.1 no file of the
+  package names `MS_RECOVERY_PATH`. In every release `MS_ENABLE_RECOVERY` alone makes the
+  Scheduler take back a
   node that registers again under the same `MS_NODE_ID` ("have been recovered") where it
   would reject it ("registered repeatedly") and fail the cluster. Both need the same
   `MS_NODE_ID` after a restart: msgen's ids are the pod's index or name, which a restarted

@@ -26,10 +26,10 @@ ACCEPTED = (
 
 #: fact → (first release that has it, first release that no longer has it); None: open.
 FACTS: dict[str, tuple[Release | None, Release | None]] = {
-    # MS_ENABLE_RECOVERY=1 needs MS_RECOVERY_PATH, where RecoveryContext keeps its state
-    # (libmindspore_backend_common.so: "The recovery path is empty, please export
-    # MS_RECOVERY_PATH correctly"); from 2.7.1 no file of the package names MS_RECOVERY_PATH,
-    # and MS_ENABLE_RECOVERY alone turns on repeated registration (NodeBase).
+    # MS_RECOVERY_PATH: where RecoveryContext keeps recovery's persisted state, and stops
+    # without it (libmindspore_backend_common.so: "The recovery path is empty, please export
+    # MS_RECOVERY_PATH correctly"); from 2.7.1 no file of the package names it. Repeated
+    # registration (a restarted node taken back) needs MS_ENABLE_RECOVERY alone, in every release.
     "RecoveryPath": (None, (2, 7, 1)),
     # A Worker retries a failed heartbeat for MS_HEARTBEAT_RETRY_TIMEOUT seconds (default 20)
     # before it gives up (libmindspore_cluster.so, compute_graph_node.cc); 2.7 retries by count.
