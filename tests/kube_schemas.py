@@ -137,8 +137,8 @@ def core_parts(obj: dict[str, Any]) -> list[dict[str, Any]]:
             {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": f"{name}-{t['name']}"}, "template": t["template"]}
             for t in obj["spec"]["tasks"]
         ]
-    if obj["kind"] in ("PodGroup", "TrainJob"):
-        return []  # a CRD only: checked against its schema
+    if (obj["apiVersion"], obj["kind"]) in OUTPUT_CRDS:
+        return []  # a CRD only: checked against its schema (Kubernetes' own PodGroup is not one)
     return [obj]
 
 

@@ -48,6 +48,11 @@ KIT_IMAGES = {
     "swr.cn-south-1.myhuaweicloud.com/mindspore/mindspore:2.4.0-ascend",
 }
 IMAGE = os.environ.get("MSGEN_LIVE_IMAGE", "localhost/mindspore-cpu:2.10.0")
+#: The MindSpore release the training suite runs (MSGEN_LIVE_MINDSPORE, a release the cluster
+#: has an image of: `tests/live/cluster up --mindspore-version X` builds it): every job's main
+#: container gets `localhost/mindspore-cpu:<release>`, and msgen `--mindspore-version <release>`.
+#: Unset: the kit's default image (2.10.0, also under the samples' image names).
+MINDSPORE = os.environ.get("MSGEN_LIVE_MINDSPORE", "").strip()
 #: Annotations naming components the test cluster does not run (they would win over the
 #: command line and leave the pods unscheduled): dropped, as an edit.
 ABSENT_COMPONENTS = ("msgen/kueue-queue", "msgen/gang-scheduler", "msgen/accelerator-type")
@@ -121,7 +126,10 @@ def prepare(text: str) -> Prepared:
             edits[f"Worker replicas {spec['replicas']} -> {most}{why}"] = None
             spec["replicas"] = most
         main = next(c for c in pod["containers"] if c["name"] == MAIN)
-        if main["image"].removeprefix("docker.io/") not in KIT_IMAGES:
+        if MINDSPORE:
+            edits[f"image {main['image']} -> localhost/mindspore-cpu:{MINDSPORE} (MSGEN_LIVE_MINDSPORE)"] = None
+            main["image"] = f"localhost/mindspore-cpu:{MINDSPORE}"
+        elif main["image"].removeprefix("docker.io/") not in KIT_IMAGES:
             edits[f"image {main['image']} (not on the test cluster) -> {IMAGE}"] = None
             main["image"] = IMAGE
         _mount_script(pod, main)
@@ -310,7 +318,7 @@ def run_job(namespace: str, prepared: Prepared, tmp_path: Path, *options: str, w
     path.write_text(yaml.safe_dump(prepared.job))
     env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
     argv = [sys.executable, "-m", "msgen", "apply", str(path), "-n", namespace, "--kube-version",
-            server_version(), *options]
+            server_version(), *(["--mindspore-version", MINDSPORE] if MINDSPORE else []), *options]
     if wait:
         argv += ["--wait", "--timeout", f"{int(timeout)}s"]
     logs = PodLogs(namespace)
@@ -342,7 +350,7 @@ def report(row: dict[str, Any]) -> None:
     target = os.environ.get("MSGEN_LIVE_REPORT")
     if target:
         with open(target, "a", encoding="utf-8") as f:
-            f.write(json.dumps(row, sort_keys=True) + "\n")
+            f.write(json.dumps({**row, "mindspore": MINDSPORE or "2.10.0"}, sort_keys=True) + "\n")
 
 
 def copy_job(prepared: Prepared) -> Prepared:

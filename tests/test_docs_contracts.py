@@ -103,7 +103,13 @@ def _cell(version: tuple[int, int] | None, cell: str) -> bool:
     meets: none at all, or one before the oldest version msgen supports."""
     if version is None:
         return cell in ("", "—") or tuple(int(n) for n in cell.split(".")) < versions.OLDEST
-    return cell == versions.show(version)
+    return cell in (versions.show(version), f"{versions.show(version)}, off by default")
+
+
+def test_the_betas_that_are_off_by_default_say_so() -> None:
+    rows = _gate_rows()
+    off = {gate for gate, (_, beta, _) in rows.items() if beta.endswith(", off by default")}
+    assert off == set(versions.OFF_BY_DEFAULT)
 
 
 def test_the_version_gate_table_equals_the_code() -> None:

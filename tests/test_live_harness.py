@@ -85,3 +85,30 @@ def test_every_component_has_the_interface() -> None:
             assert callable(getattr(module, function)), f"{name}.{function}"
     with pytest.raises(harness("core").HarnessError, match="no component 'no-such'"):
         components.load("no-such")
+
+
+def test_feature_gates_reach_the_control_plane_and_the_api_versions_they_serve(tmp_path: Path) -> None:
+    core, features = harness("core"), harness("features")
+    h = core.Harness(home=tmp_path, node_ip="192.0.2.7")
+    assert [features.flags(h, c) for c in features.COMPONENTS] == [[], [], []], "none chosen: the defaults"
+    features.choose(h, type("Args", (), {"feature_gates": "GenericWorkload=true"})())
+    assert features.flags(h, "kube-apiserver") == [
+        "--feature-gates=GenericWorkload=true", "--runtime-config=scheduling.k8s.io/v1beta1=true"]
+    assert features.flags(h, "kube-scheduler") == features.flags(h, "kube-controller-manager") == [
+        "--feature-gates=GenericWorkload=true"]
+    assert features.flags(h, "kubelet") == []
+    features.choose(h, type("Args", (), {"feature_gates": "GenericWorkload=false"})())
+    assert features.flags(h, "kube-apiserver") == ["--feature-gates=GenericWorkload=false"], "off: no API"
+    with pytest.raises(core.HarnessError, match="accepted: Name=true|false"):
+        features.choose(h, type("Args", (), {"feature_gates": "GenericWorkload"})())
+    features.choose(h, type("Args", (), {"feature_gates": ""})())
+    assert features.flags(h, "kube-apiserver") == []
+
+
+def test_the_mindspore_images_are_the_releases_msgen_knows() -> None:
+    from msgen.model import mindspore_versions
+
+    releases = harness("images").MINDSPORE_RELEASES
+    known = {mindspore_versions.parse(r) for r in releases}
+    assert known == set(mindspore_versions.KNOWN), "an image for every release msgen renders for"
+    assert harness("images").MINDSPORE_RELEASE == mindspore_versions.show(mindspore_versions.NEWEST)

@@ -21,14 +21,27 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_a_ps_job_is_warned_at_its_ps_spec_that_it_trains_nothing_on_mindspore_2_10() -> None:
-    run = msgen("render", str(MS / "widedeep-ps.yaml"))
+def _ps_warning(*args: str) -> str:
+    run = msgen("render", str(MS / "widedeep-ps.yaml"), *args)
     assert run.exit_code == 0
     line = next(line for line in run.stderr.splitlines() if "warning: spec.msReplicaSpecs.PS:" in line)
     assert line.startswith(f"{MS / 'widedeep-ps.yaml'}:31:7: warning: spec.msReplicaSpecs.PS: ")
-    assert f"parameter servers only in releases {PS_RELEASES}" in line
-    assert "2.10 has no set_param_ps, so there the PS pods train nothing" in line
     assert "ranks the nodes by host IP and node id, so a Worker's rank need not be its index" in line
+    return line
+
+
+def test_a_ps_job_is_warned_at_its_ps_spec_that_it_trains_nothing_on_mindspore_2_10() -> None:
+    line = _ps_warning()
+    assert "MindSpore 2.10.0 has no set_param_ps, so the PS pods train nothing" in line
+    assert f"(parameter-server training: releases {PS_RELEASES})" in line
+    assert "2.7.1 has no set_param_ps" in _ps_warning("--mindspore-version", "2.7.1")
+
+
+def test_on_mindspore_2_7_0_a_ps_job_is_told_how_its_ps_pods_train() -> None:
+    # 2.7.0's wheel still has Parameter.set_param_ps; 2.7.1's has not.
+    line = _ps_warning("--mindspore-version", "2.7.0")
+    assert "MindSpore 2.7.0 trains with them only under set_ps_context(enable_ps=True) with set_param_ps" in line
+    assert "train nothing" not in line
 
 
 def test_a_job_without_ps_gets_no_ps_warning() -> None:
@@ -39,19 +52,25 @@ def test_a_job_without_ps_gets_no_ps_warning() -> None:
 def test_readme_states_the_ps_releases_and_the_ranks_of_ps_jobs() -> None:
     text = one_line(README)
     assert f"parameter servers only in releases {PS_RELEASES}" in text
+    assert PS_RELEASES == "0.6 to 2.7.0"
     assert "in a job without PS pods a Worker's rank is its index" in text
     assert "With PS pods the Scheduler ranks every role's nodes by (host IP, node id)" in text
     assert "ranks stay the same from run to run" not in text, "not for PS jobs"
 
 
 def test_recovery_sets_what_each_mindspore_release_reads() -> None:
-    for _, template, _ in pod_templates(render(str(MS / "gpu-2x8-msrun.yaml"))):
-        env = env_of(template)
-        assert env["MS_ENABLE_RECOVERY"]["value"] == "1", "the only variable MindSpore 2.10 reads"
-        assert env["MS_RECOVERY_PATH"]["value"] == "/checkpoints", "required by 1.7-2.5 with recovery on"
+    for release, path in (("2.7.0", "/checkpoints"), ("2.7.1", None), ("2.10", None), (None, None)):
+        args = ("--mindspore-version", release) if release else ()
+        for _, template, _ in pod_templates(render(str(MS / "gpu-2x8-msrun.yaml"), *args)):
+            env = env_of(template)
+            assert env["MS_ENABLE_RECOVERY"]["value"] == "1", "every release reads it"
+            if path is None:
+                assert "MS_RECOVERY_PATH" not in env, f"{release}: no file of the package names it"
+            else:
+                assert env["MS_RECOVERY_PATH"]["value"] == path, "2.7.0's RecoveryContext reads it"
     text = one_line(README)
-    assert "MindSpore 2.10 reads only `MS_ENABLE_RECOVERY`" in text
-    assert "(1.7 to 2.5) also need it (they refuse to start without it when recovery is on)" in text
+    assert "From 2.7.1 on MindSpore reads only `MS_ENABLE_RECOVERY`" in text
+    assert "2.7.0 also reads `MS_RECOVERY_PATH` (its RecoveryContext keeps recovery's state there" in text
 
 
 def test_recovery_with_dns_addressing_warns_at_the_scheduler() -> None:

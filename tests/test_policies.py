@@ -332,7 +332,7 @@ def test_scheduler_plugins_pod_group() -> None:
 def test_scheduling_policy_without_a_gang_scheduler_is_reported() -> None:
     objects, stderr = render(job(run_policy="{schedulingPolicy: {minAvailable: 2}}"))
     assert not [o for o in objects if o["kind"] == "PodGroup"]
-    assert "pass --gang-scheduler volcano or --gang-scheduler scheduler-plugins" in stderr
+    assert "pass --gang-scheduler volcano, scheduler-plugins or kubernetes" in stderr
 
 
 def test_volcano_job_is_its_own_gang() -> None:

@@ -15,6 +15,15 @@ def test_gates_follow_contracts_table() -> None:
     assert versions.GATES["JobPodReplacementPolicy"] == ((1, 28), (1, 29), (1, 34))
     assert versions.GATES["JobManagedBy"] == ((1, 30), (1, 32), (1, 35))
     assert versions.GATES["PodIndexLabel"] == (None, (1, 28), (1, 32))
+    assert versions.GATES["GenericWorkload"] == ((1, 35), (1, 37), None)
+
+
+def test_a_beta_that_is_off_by_default_is_not_enabled_but_served() -> None:
+    # Kubernetes v1.37.2: GenericWorkload {1.35 Alpha false, 1.37 Beta false}
+    assert "GenericWorkload" in versions.OFF_BY_DEFAULT
+    assert not versions.enabled("GenericWorkload", (1, 37))
+    assert versions.served("GenericWorkload", (1, 37)) and not versions.served("GenericWorkload", (1, 36))
+    assert versions.since("GenericWorkload") == "1.37"
 
 
 @pytest.mark.parametrize(

@@ -194,7 +194,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
 #: Output order by kind (lower first; workloads after); these kinds also get sync wave -1.
 #: A TrainingRuntime is the configuration of the TrainJob that refers to it (Trainer's
 #: webhook refuses a TrainJob whose runtime does not exist yet).
-KIND_RANK = {"ServiceAccount": 0, "ConfigMap": 0, "Service": 1, "PodGroup": 2, "TrainingRuntime": 2}
+KIND_RANK = {"ServiceAccount": 0, "ConfigMap": 0, "Service": 1, "Workload": 2, "PodGroup": 2, "TrainingRuntime": 2}
 
 
 #: Argo CD applies lower waves first: configuration and Services before the workloads.

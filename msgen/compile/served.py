@@ -23,6 +23,9 @@ PROVIDERS = {
     "scheduling.volcano.sh": "Volcano (https://volcano.sh/en/docs/installation/)",
     "scheduling.x-k8s.io": "the scheduler-plugins coscheduling plugin and its PodGroup CRD "
     "(https://scheduler-plugins.sigs.k8s.io)",
+    "scheduling.k8s.io": "Kubernetes' own Workload API (1.37 or newer: the GenericWorkload feature gate "
+    "on kube-apiserver, kube-scheduler and kube-controller-manager, and "
+    "--runtime-config=scheduling.k8s.io/v1beta1=true)",
     "kueue.x-k8s.io": "Kueue (https://kueue.sigs.k8s.io/docs/installation/)",
     "trainer.kubeflow.org": "Kubeflow Trainer (https://www.kubeflow.org/docs/components/trainer/operator-guides/installation/)",
 }

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..model import mindspore_versions
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.patch import EnvValue, Patch, field_ref, literal
 from ..model.plan import Options, Plan, PodSlot, Role
@@ -50,8 +51,9 @@ ENV_NAMES = (
 )  # fmt: skip
 #: Where MindSpore trained with parameter servers: `set_ps_context(enable_ps=True)` plus
 #: `Parameter.set_param_ps()`, in graph mode on Ascend or GPU. Its Parameter Server guide is
-#: published for these releases; 2.10 has no `set_param_ps` and deprecates `set_ps_context`.
-PS_RELEASES = "0.6 to 2.5"
+#: published for 0.6 to 2.5; 2.7.0's wheel still has `set_param_ps`, 2.7.1's and later ones
+#: have not (`mindspore_versions.FACTS["ParameterServerTraining"]`).
+PS_RELEASES = "0.6 to 2.7.0"
 
 
 def endpoints(plan: Plan) -> list[Endpoint]:
@@ -85,15 +87,19 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
         )
     ps = plan.role("PS")
     if has_scheduler and ps is not None and ps.replicas > 0:
+        release = mindspore_versions.show(options.mindspore_version)
+        if mindspore_versions.has("ParameterServerTraining", options.mindspore_version):
+            serves = (f"MindSpore {release} trains with them only under set_ps_context(enable_ps="
+                      "True) with set_param_ps, in graph mode on Ascend or GPU, not on CPU")
+        else:
+            serves = (f"MindSpore {release} has no set_param_ps, so the PS pods train nothing "
+                      f"(parameter-server training: releases {PS_RELEASES})")
         out.append(
             plan.document.diagnostic(
                 ps.path,
-                "PS pods join MindSpore's cluster (MS_SERVER_NUM counts them), but MindSpore "
-                f"trained with parameter servers only in releases {PS_RELEASES} (set_ps_context"
-                "(enable_ps=True) with set_param_ps, graph mode on Ascend or GPU, not CPU); "
-                "2.10 has no set_param_ps, so there the PS pods train nothing. With PS pods the "
-                "Scheduler also ranks the nodes by host IP and node id, so a Worker's rank need "
-                "not be its index",
+                f"PS pods join MindSpore's cluster (MS_SERVER_NUM counts them), but {serves}. "
+                "With PS pods the Scheduler also ranks the nodes by host IP and node id, so a "
+                "Worker's rank need not be its index",
                 severity=Severity.WARNING,
             )
         )

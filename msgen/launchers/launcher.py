@@ -167,7 +167,7 @@ class Msrun:
                 contributor="launcher msrun",
                 volumes=({"name": MSRUN_LOG_VOLUME, "emptyDir": {}},),
                 mounts=((main, {"name": MSRUN_LOG_VOLUME, "mountPath": MSRUN_LOG_DIR}),),
-                command_wrap=((main, _msrun(plan, role)),),
+                command_wrap=((main, _msrun(plan, role, options)),),
             )
         ]
 
@@ -226,7 +226,7 @@ def _check_msrun(plan: Plan, role: Role, options: Options) -> list[Diagnostic]:
     return out
 
 
-def _msrun(plan: Plan, role: Role) -> CommandWrap:
+def _msrun(plan: Plan, role: Role, options: Options) -> CommandWrap:
     command = [
         "msrun",
         f"--worker_num={worker_processes(plan)}",
@@ -237,16 +237,16 @@ def _msrun(plan: Plan, role: Role) -> CommandWrap:
         "--join=True",
         f"--log_dir={MSRUN_LOG_DIR}",
     ]
-    if _sets_topo_timeout(plan, role):
+    if _sets_topo_timeout(plan, role, options):
         # msrun overwrites MS_TOPO_TIMEOUT with --cluster_time_out (default 600 s).
         command.append("--cluster_time_out=$(MS_TOPO_TIMEOUT)")
     return CommandWrap(tuple(command))
 
 
-def _sets_topo_timeout(plan: Plan, role: Role) -> bool:
-    from .cluster import LARGE_CLUSTER, total_processes
+def _sets_topo_timeout(plan: Plan, role: Role, options: Options) -> bool:
+    from .cluster import topo_timeout
 
-    if total_processes(plan) > LARGE_CLUSTER:
+    if topo_timeout(plan, options) is not None:
         return True
     main = next(c for c in role.containers() if c["name"] == plan.main_container)
     return any(e.get("name") == "MS_TOPO_TIMEOUT" for e in main.get("env") or [])

@@ -21,7 +21,7 @@ RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
 CleanPodPolicy = Literal["All", "Running", "None"]
 AddressMode = Literal["cluster-ip", "dns"]
 TargetName = Literal["indexed-job", "pod", "statefulset", "jobset", "volcano", "trainjob"]
-GangScheduler = Literal["none", "volcano", "scheduler-plugins"]
+GangScheduler = Literal["none", "volcano", "scheduler-plugins", "kubernetes"]
 LauncherName = Literal["per-device", "msrun", "none"]
 RankTableMode = Literal["none", "operator"]
 RunName = Literal["job", "content"]
@@ -155,6 +155,9 @@ class Options(NamedTuple):
     accelerator_type: str | None = None
     #: a volume of the pod template that holds MindSpore's disaster-recovery state
     recovery_volume: str | None = None
+    #: the MindSpore release the job's image installs (msgen.model.mindspore_versions): which
+    #: of MindSpore's environment it reads
+    mindspore_version: tuple[int, int, int] = (2, 10, 0)
     #: the output is applied by a GitOps tool (Argo CD, Flux) that re-creates what is deleted:
     #: nothing may delete a finished job's objects (no TTL), see msgen.compile.lifecycle
     gitops: bool = False

@@ -52,11 +52,27 @@ GATES: dict[str, tuple[tuple[int, int] | None, tuple[int, int] | None, tuple[int
     "JobSuccessPolicy": ((1, 30), (1, 31), (1, 33)),
     "JobManagedBy": ((1, 30), (1, 32), (1, 35)),
     "PodIndexLabel": (None, (1, 28), (1, 32)),
+    # the Workload API (scheduling.k8s.io/v1beta1 Workload, PodGroup) and pods'
+    # spec.schedulingGroup, gang-scheduled by kube-scheduler's GangScheduling plug-in, KEP-4671
+    "GenericWorkload": ((1, 35), (1, 37), None),
 }
+#: Beta features that are not on by default: a cluster serves them only when its
+#: administrator turns the gate on (and, for an API, its version with --runtime-config). msgen
+#: uses them only when asked to (`--gang-scheduler kubernetes`), from their beta on.
+OFF_BY_DEFAULT = frozenset({"GenericWorkload"})
 
 
 def enabled(feature: str, version: tuple[int, int]) -> bool:
-    """Whether `feature` is on by default at `version` (beta or GA)."""
+    """Whether `feature` is on by default at `version` (beta or GA, but a beta in
+    OFF_BY_DEFAULT only once it is GA)."""
+    _alpha, beta, ga = GATES[feature]
+    since = ga if feature in OFF_BY_DEFAULT else beta or ga
+    return since is not None and version >= since
+
+
+def served(feature: str, version: tuple[int, int]) -> bool:
+    """Whether a cluster of `version` can serve `feature` at all, when its gate is on: from its
+    beta (an alpha API is for trying out, and changes between releases)."""
     _alpha, beta, ga = GATES[feature]
     since = beta or ga
     return since is not None and version >= since

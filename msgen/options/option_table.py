@@ -42,8 +42,8 @@ class Row(NamedTuple):
     #: where `--help` lists it (ascending); the table's own order is the order messages,
     #: plugin.yaml and the README list options in
     help_order: int
-    #: how free text is checked (`msgen.options.text`): version, dns-label, quantity, label-value,
-    #: count (a whole number, 1 or more)
+    #: how free text is checked (`msgen.options.text`): version (Kubernetes'), mindspore-version,
+    #: dns-label, quantity, label-value, count (a whole number, 1 or more)
     check: str | None = None
     #: an empty text unsets it (a job's annotation opting out of the run's value); the command
     #: line refuses an empty value all the same
@@ -120,11 +120,14 @@ ROWS: tuple[Row, ...] = (
         help="Gang-schedule the job's pods with a PodGroup <job>: volcano = "
         "scheduling.volcano.sh PodGroup, pods on schedulerName volcano; scheduler-plugins "
         "= scheduling.x-k8s.io PodGroup, pods on scheduler-plugins-scheduler unless the "
-        "template names one. Sized from runPolicy.schedulingPolicy (minAvailable, else "
-        "every pod; minResources, else the pods' requests). --target volcano gangs itself.",
+        "template names one; kubernetes = Kubernetes' own Workload and PodGroup "
+        "(scheduling.k8s.io/v1beta1, 1.37+ with the GenericWorkload feature gate on), pods "
+        "naming it in spec.schedulingGroup, for the default scheduler. Sized from "
+        "runPolicy.schedulingPolicy (minAvailable, else every pod; minResources, else the "
+        "pods' requests). --target volcano gangs itself.",
         title="Gang scheduler",
-        tooltip="none (the default), volcano or scheduler-plugins: a PodGroup for jobs with a "
-        "schedulingPolicy",
+        tooltip="none (the default), volcano, scheduler-plugins or kubernetes (the Workload API, "
+        "1.37+): a PodGroup for jobs with a schedulingPolicy",
         help_order=50,
     ),
     Row(
@@ -180,6 +183,16 @@ ROWS: tuple[Row, ...] = (
         title="Recovery volume",
         tooltip="MindSpore disaster recovery, its state on this volume of the template",
         help_order=150, check="dns-label", metavar="VOLUME",
+    ),
+    Row(
+        "mindspore-version", "mindspore_version",
+        help="MindSpore release of the job's image (2.7 to 2.10; a patch such as 2.7.2 where "
+        "releases of one minor differ): msgen writes the environment that release reads "
+        "(MS_RECOVERY_PATH for 2.7.0) and refuses settings it cannot run with "
+        "(MS_HEARTBEAT_RETRY_TIMEOUT not below MS_NODE_TIMEOUT, 2.8 and newer).",
+        title="MindSpore version",
+        tooltip="the MindSpore release of the job's image, 2.7.0 to 2.10.0 (default: the newest)",
+        help_order=155, check="mindspore-version",
     ),
     Row(
         "gitops", "gitops",

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..model import quantity, versions
+from ..model import mindspore_versions, quantity, versions
 from ..model.diagnostics import Diagnostic, Severity, did_you_mean
 from ..model.names import dns1123_problem, label_value_problem
 from .option_table import BY_NAME, Row, choices, names
@@ -195,6 +195,11 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
     if row.check == "version":
         try:
             return versions.parse(text)
+        except ValueError as exc:
+            raise _refused(key, str(exc)) from None
+    if row.check == "mindspore-version":
+        try:
+            return mindspore_versions.parse(text)
         except ValueError as exc:
             raise _refused(key, str(exc)) from None
     if row.check == "count":

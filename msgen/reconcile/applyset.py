@@ -29,11 +29,12 @@ NAMESPACES = "applyset.kubernetes.io/additional-namespaces"
 TOOL = f"msgen/v{__version__}"
 FIELD_MANAGER = "msgen"
 
-#: Configuration first, then Services, then PodGroups, then workloads: pods never start
+#: Configuration first, then Services, then Workloads and PodGroups (Kubernetes' own, the
+#: Workload first, as its PodGroup names it), then workloads: pods never start
 #: before what they mount, resolve or wait to be scheduled with.
 _APPLY_RANK = {
     "Namespace": 0, "ServiceAccount": 1, "ConfigMap": 1, "Secret": 1,
-    "Service": 2, "PodGroup": 3,
+    "Service": 2, "Workload": 3, "PodGroup": 3,
     "TrainingRuntime": 3,  # before the TrainJob that refers to it (Trainer's webhook checks)
 }  # fmt: skip
 

@@ -25,6 +25,8 @@ _CRD_HINTS = {
     "batch.volcano.sh": "Volcano Job (batch.volcano.sh): install Volcano",
     "scheduling.volcano.sh": "Volcano PodGroup (scheduling.volcano.sh): install Volcano",
     "scheduling.x-k8s.io": "PodGroup (scheduling.x-k8s.io): install the scheduler-plugins CRDs",
+    "scheduling.k8s.io": "Workload and PodGroup (scheduling.k8s.io/v1beta1): Kubernetes 1.37 or newer "
+    "with the GenericWorkload feature gate on and --runtime-config=scheduling.k8s.io/v1beta1=true",
     "trainer.kubeflow.org": "TrainJob and TrainingRuntime (trainer.kubeflow.org): install Kubeflow "
     "Trainer (its CRDs, controller manager and JobSet)",
 }
@@ -179,6 +181,8 @@ _API_VERSIONS = {
     "Job.batch.volcano.sh": "batch.volcano.sh/v1alpha1",
     "PodGroup.scheduling.volcano.sh": "scheduling.volcano.sh/v1beta1",
     "PodGroup.scheduling.x-k8s.io": "scheduling.x-k8s.io/v1alpha1",
+    "Workload.scheduling.k8s.io": "scheduling.k8s.io/v1beta1",
+    "PodGroup.scheduling.k8s.io": "scheduling.k8s.io/v1beta1",
     "TrainJob.trainer.kubeflow.org": "trainer.kubeflow.org/v1alpha1",
     "TrainingRuntime.trainer.kubeflow.org": "trainer.kubeflow.org/v1alpha1",
 }  # fmt: skip

@@ -4,7 +4,11 @@ A distributed job whose pods start one at a time can deadlock a busy cluster: ha
 workers hold their GPUs and wait for the other half forever. `schedulingPolicy` asks for
 gang scheduling; msgen expresses it as a PodGroup of the scheduler the user names with
 `--gang-scheduler` (Volcano, or the scheduler-plugins coscheduling plugin), with pods joined
-the way that scheduler expects. The Volcano target needs none of this: a Volcano Job is its
+the way that scheduler expects; or, with `--gang-scheduler kubernetes`, as Kubernetes' own
+Workload and PodGroup (`scheduling.k8s.io/v1beta1`, 1.37 with the `GenericWorkload` gate on),
+which each pod names in `spec.schedulingGroup` for the default scheduler's GangScheduling
+plug-in: it lets no pod of the group bind until `minCount` of them have a place (its Permit
+stage holds the placed ones). The Volcano target needs none of this: a Volcano Job is its
 own gang (see `volcano.py`). `priorityClass` also becomes the pods' `priorityClassName`, and
 `--kueue-queue` hands the workloads to Kueue, which admits them by label. They are not
 written suspended: Kueue's admission webhook suspends a labelled Job or JobSet when it is
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..model import versions
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.plan import Options, Plan, PodSlot, SchedulingPolicy
 
@@ -31,6 +36,11 @@ PLUGINS_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KUEUE_POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
+#: Kubernetes' own Workload API (`--gang-scheduler kubernetes`), contracts §8.
+WORKLOAD_API = "scheduling.k8s.io/v1beta1"
+#: The one PodGroupTemplate of a job's Workload (the job is one gang), a DNS label.
+WORKLOAD_TEMPLATE = "job"
+DEFAULT_SCHEDULER = "default-scheduler"
 
 
 
@@ -120,10 +130,12 @@ def gang_objects(plan: Plan, options: Options, target: Target) -> tuple[list[dic
                 plan,
                 _policy_path(plan),
                 f"it asks for gang scheduling, which target {target.name} expresses as "
-                "a PodGroup of the scheduler you name: pass --gang-scheduler volcano or "
-                "--gang-scheduler scheduler-plugins; until then pods are scheduled one by one",
+                "a PodGroup of the scheduler you name: pass --gang-scheduler volcano, "
+                "scheduler-plugins or kubernetes; until then pods are scheduled one by one",
             )
         ]
+    if options.gang_scheduler == "kubernetes":
+        return _workload(plan, options)
     resources, diagnostics = min_resources(plan)
     spec: dict[str, Any] = {"minMember": min_member(plan)}
     if resources is not None:
@@ -155,6 +167,70 @@ def gang_objects(plan: Plan, options: Options, target: Target) -> tuple[list[dic
     return [group], diagnostics
 
 
+def _workload(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    """The job's Workload and its PodGroup (`scheduling.k8s.io/v1beta1`): one gang of
+    `minCount` pods; refused below the version that serves the API."""
+    where = _policy_path(plan) if plan.run_policy.scheduling is not None else ("kind",)
+    if not versions.served("GenericWorkload", options.kube_version):
+        return [], [plan.document.diagnostic(
+            where,
+            f"--gang-scheduler kubernetes needs Kubernetes {versions.since('GenericWorkload')} or "
+            f"newer (its Workload API, {WORKLOAD_API}, behind the GenericWorkload feature gate); "
+            f"--kube-version is {versions.show(options.kube_version)}; accepted: --kube-version "
+            f"{versions.since('GenericWorkload')} or newer, or --gang-scheduler volcano or scheduler-plugins",
+        )]
+    chosen = policy(plan)
+    count = min_member(plan)
+    if count < 1:
+        return [], [plan.document.diagnostic(
+            where + ("minAvailable",) if plan.run_policy.scheduling is not None else where,
+            f"a Kubernetes PodGroup's minCount must be 1 or more, and the job gives {count}; "
+            "accepted: minAvailable of 1 or more",
+        )]
+    diagnostics = []
+    if chosen.queue is not None:
+        diagnostics.append(warn(plan, _policy_path(plan) + ("queue",),
+                                "a Kubernetes PodGroup has no queue: the queue is not expressed; use "
+                                "--kueue-queue for queueing"))
+    if chosen.min_resources is not None:
+        diagnostics.append(warn(plan, _policy_path(plan) + ("minResources",),
+                                "a Kubernetes PodGroup has no minResources: the scheduler places the "
+                                "gang when minCount of its pods fit, whatever they request"))
+    gang = {"minCount": count}
+    template: dict[str, Any] = {"name": WORKLOAD_TEMPLATE, "schedulingPolicy": {"gang": gang}}
+    group_spec: dict[str, Any] = {
+        "workloadRef": {"workloadName": plan.name, "templateName": WORKLOAD_TEMPLATE},
+        "schedulingPolicy": {"gang": dict(gang)},
+    }
+    if chosen.priority_class is not None:
+        template["priorityClassName"] = group_spec["priorityClassName"] = chosen.priority_class
+    workload = {"apiVersion": WORKLOAD_API, "kind": "Workload", "metadata": {"name": plan.name},
+                "spec": {"podGroupTemplates": [template]}}
+    group = {"apiVersion": WORKLOAD_API, "kind": "PodGroup", "metadata": {"name": plan.name}, "spec": group_spec}
+    return [workload, group], diagnostics
+
+
+def _join_workload(plan: Plan, slot: PodSlot, spec: dict[str, Any]) -> list[Diagnostic]:
+    """A pod of the job's Kubernetes PodGroup: `spec.schedulingGroup` names it; the default
+    scheduler (its GangScheduling plug-in) is the one that honours it."""
+    at = slot.role.path + ("template", "spec")
+    own = spec.get("schedulingGroup")
+    if own is not None and own != {"podGroupName": plan.name}:
+        return [plan.document.diagnostic(
+            at + ("schedulingGroup",),
+            f"--gang-scheduler kubernetes joins every pod of the job to its PodGroup {plan.name!r}, "
+            "and this template names another scheduling group; accepted: no schedulingGroup",
+        )]
+    spec["schedulingGroup"] = {"podGroupName": plan.name}
+    scheduler = spec.get("schedulerName")
+    if scheduler is not None and scheduler != DEFAULT_SCHEDULER:
+        return [warn(plan, at + ("schedulerName",),
+                     f"schedulerName {scheduler!r} is kept, but the pods' PodGroup is Kubernetes' own, "
+                     "which kube-scheduler's GangScheduling plug-in honours: these pods are gang-"
+                     "scheduled only if that scheduler runs the plug-in")]
+    return []
+
+
 def join_pod(
     plan: Plan, options: Options, slot: PodSlot, template: dict[str, Any], target: Target
 ) -> list[Diagnostic]:
@@ -178,6 +254,8 @@ def join_pod(
             )
     if target.facts.own_gang or options.gang_scheduler == "none":
         return diagnostics
+    if options.gang_scheduler == "kubernetes":
+        return diagnostics + _join_workload(plan, slot, spec)
     scheduler = VOLCANO_SCHEDULER if options.gang_scheduler == "volcano" else PLUGINS_SCHEDULER
     own_scheduler = spec.get("schedulerName")
     if own_scheduler is None:

@@ -36,7 +36,9 @@ Trainer writes into that Job's `parallelism` and `completions`. Worker pods are 
 `<job>-node-0-<i>`; the other roles keep their names, `<job>-<rt>-0-<i>`. Gang scheduling is
 Trainer's `podGroupPolicy` (`volcano`, its queue as the template annotation Trainer reads;
 `coscheduling` for scheduler-plugins): Trainer makes the PodGroup `<job>`, so msgen emits
-none; the pods still name the gang scheduler, as on the other targets.
+none; the pods still name the gang scheduler, as on the other targets. Kubernetes' own
+Workload and PodGroup (`--gang-scheduler kubernetes`) are msgen's, as on the other targets:
+Trainer copies the pods' `spec.schedulingGroup` through the JobSet to them.
 
 What Trainer (v2.3) and the JobSet controller label: the JobSet gets the labels and
 annotations of the runtime template's `metadata` (and of the TrainJob's `runtimePatches`; a
@@ -132,8 +134,10 @@ class TrainJobTarget(JobSetTarget):
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
         objects, diagnostics = super().render(plan, pods, addressing, options)
         jobset = objects.pop()  # the JobSet, last: what Trainer will build from the runtime
-        groups = [o for o in objects if o["kind"] == "PodGroup"]  # Trainer makes it instead
-        objects = [o for o in objects if o["kind"] != "PodGroup"]
+        # Trainer makes a Volcano or scheduler-plugins PodGroup itself; Kubernetes' own Workload
+        # and PodGroup (--gang-scheduler kubernetes) stay msgen's: the pods name it themselves.
+        groups = [o for o in objects if o["kind"] == "PodGroup" and o["apiVersion"] != scheduling.WORKLOAD_API]
+        objects = [o for o in objects if not any(o is group for group in groups)]
         spec = dict(jobset["spec"])
         trainer = trainer_role(plan)
         if trainer is not None:

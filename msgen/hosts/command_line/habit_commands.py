@@ -13,8 +13,9 @@ import click
 from ..click_options import CONTEXT
 
 SHELLS = ("bash", "zsh", "fish")
-#: The MindSpore release whose wheel the contract was verified against (contracts §2).
-MINDSPORE_VERIFIED = "2.10.0"
+#: The MindSpore releases whose contract was run on a cluster, beyond what was read from every
+#: release's wheel (contracts §2, "MindSpore releases 2.7 to 2.10").
+MINDSPORE_RUN = ("2.7.0", "2.8.0", "2.10.0")
 
 
 def register(main: click.Group) -> None:
@@ -55,7 +56,7 @@ def version() -> None:
 
     from ... import __version__
     from ...frameworks.mindspore import PS_RELEASES
-    from ...model import versions
+    from ...model import mindspore_versions, versions
 
     newest = versions.show(versions.NEWEST)
     click.echo(f"msgen {__version__}")
@@ -63,9 +64,12 @@ def version() -> None:
         f"Kubernetes: {versions.show(versions.OLDEST)} to {newest} (--kube-version, default "
         f"{newest}; a newer 1.x renders as {newest}, with a warning)"
     )
+    ms_newest = mindspore_versions.show(mindspore_versions.NEWEST)
     click.echo(
-        "MindSpore: the dynamic cluster's environment (MS_ROLE, MS_SCHED_HOST, MS_WORKER_NUM, "
-        f"...) as ms-operator set it, verified with MindSpore {MINDSPORE_VERIFIED}; its msrun "
-        f"launcher; parameter servers train on MindSpore {PS_RELEASES}"
+        f"MindSpore: {mindspore_versions.show(mindspore_versions.OLDEST)} to {ms_newest} "
+        f"(--mindspore-version, default {ms_newest}): the dynamic cluster's environment "
+        "(MS_ROLE, MS_SCHED_HOST, MS_WORKER_NUM, ...) as ms-operator set it, read from each "
+        f"release's wheel and run with {', '.join(MINDSPORE_RUN)}; its msrun launcher; "
+        f"parameter servers train on MindSpore {PS_RELEASES}"
     )
     click.echo(f"Python: {platform.python_version()}")

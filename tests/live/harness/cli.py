@@ -1,4 +1,5 @@
-"""`tests/live/cluster up [--with a,b] | down | status`: the command line of the harness."""
+"""`tests/live/cluster up [--with a,b] [--mindspore-version X,Y] [--feature-gates G=true]
+| down | status`: the command line of the harness."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import sys
 import time
 
-from . import components, node
+from . import components, features, images, node
 from .core import Harness, HarnessError
 
 
@@ -17,6 +18,10 @@ def main(argv: list[str]) -> int:
     up = commands.add_parser("up", help="build what is missing, start the cluster and the named components")
     up.add_argument("--with", dest="with_", default="", metavar="A,B,C",
                     help=f"components to install as well: {', '.join(components.available()) or '(none yet)'}")
+    up.add_argument("--mindspore-version", default="", metavar="X,Y",
+                    help="MindSpore images to build and import as well, localhost/mindspore-cpu:<release>: "
+                    f"{', '.join(images.MINDSPORE_RELEASES)}")
+    features.arguments(up)
     commands.add_parser("down", help="stop what up started and remove its containers")
     commands.add_parser("status", help="say what runs")
     args = parser.parse_args(argv)
@@ -26,7 +31,13 @@ def main(argv: list[str]) -> int:
     h = Harness()
     try:
         if args.command == "up":
-            return _up(h, [name for name in args.with_.split(",") if name.strip()])
+            releases = [release.strip() for release in args.mindspore_version.split(",") if release.strip()]
+            unknown = [release for release in releases if release not in images.MINDSPORE_RELEASES]
+            if unknown:  # before anything starts
+                raise HarnessError(f"--mindspore-version {','.join(unknown)}: accepted: "
+                                   f"{', '.join(images.MINDSPORE_RELEASES)}")
+            features.choose(h, args)
+            return _up(h, [name for name in args.with_.split(",") if name.strip()], releases)
         if args.command == "down":
             return _down(h)
         print(_status(h))
@@ -36,11 +47,13 @@ def main(argv: list[str]) -> int:
         return 1
 
 
-def _up(h: Harness, wanted: list[str]) -> int:
+def _up(h: Harness, wanted: list[str], releases: list[str] | None = None) -> int:
     began = time.monotonic()
     chosen = [components.load(name.strip()) for name in wanted]  # unknown names fail before anything starts
     node.build(h)
     values = node.up(h)  # the components' images are imported into the node's containerd as they are built
+    if releases:
+        values["MSGEN_TEST_MINDSPORE_IMAGES"] = images.mindspore_releases(h, releases)
     building = time.monotonic()
     for component in chosen:
         component.build(h)

@@ -6,7 +6,10 @@
   installing into the system Python allowed);
 - `localhost/mindspore-cpu:2.10.0`: MindSpore 2.10.0's CPU wheel from PyPI with numpy<2
   (its C++ extension is built against NumPy 1.x's C API and fails to start with numpy 2), also
-  tagged under the image names the samples use, so they run unchanged;
+  tagged under the image names the samples use, so they run unchanged; and
+  `localhost/mindspore-cpu:<release>` for each other release `up --mindspore-version` names
+  (every release 2.7.0 to 2.10.0 the package index serves; 2.7 also needs numpy<2), made the
+  same way from that release's wheels, for the training suite's `MSGEN_LIVE_MINDSPORE`;
 - msgen's own images, built by buildah from `overlays/controller/Dockerfile` and
   `overlays/argocd/Dockerfile` exactly as a user builds them, on the base above.
 
@@ -20,15 +23,17 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .core import GO_MODULES, Harness
+from .core import GO_MODULES, Harness, HarnessError
 
 PAUSE = "registry.k8s.io/pause:3.10.1"
 DEBIAN = "localhost/msgen-debian:bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 DEBIAN_PACKAGES = "python3,python3-pip,python-is-python3,ca-certificates,procps,iproute2,libgomp1"
 LOCAL_CAS = "/usr/local/share/ca-certificates"
-MINDSPORE = "localhost/mindspore-cpu:2.10.0"
-MINDSPORE_REQUIREMENTS = ("mindspore==2.10.0", "numpy<2")
+MINDSPORE_RELEASE = "2.10.0"
+MINDSPORE = f"localhost/mindspore-cpu:{MINDSPORE_RELEASE}"
+#: The releases `up --mindspore-version` builds an image of (the package index's, Python 3.11).
+MINDSPORE_RELEASES = ("2.7.0", "2.7.1", "2.7.1.post1", "2.7.2", "2.8.0", "2.9.0", "2.10.0")
 #: The names the samples (and tests/live_cluster.py) use for a MindSpore image.
 MINDSPORE_ALIASES = (
     "docker.io/mindspore/mindspore-cpu:2.2.14",
@@ -118,25 +123,48 @@ def debian(h: Harness) -> None:
                   ["update-ca-certificates"] if local_cas else None)
 
 
-def mindspore(h: Harness) -> Path:
-    """MindSpore's CPU image: the wheels downloaded by the host's pip, installed offline."""
-    tarball = h.images / (MINDSPORE.rsplit("/", 1)[-1].replace(":", "-") + ".tar")
+def mindspore_image(release: str) -> str:
+    return f"localhost/mindspore-cpu:{release}"
+
+
+def mindspore(h: Harness, release: str = MINDSPORE_RELEASE) -> Path:
+    """MindSpore's CPU image of `release`: its wheels downloaded by the host's pip, installed
+    offline (`containerfiles/mindspore`)."""
+    if release not in MINDSPORE_RELEASES:
+        raise HarnessError(f"MindSpore {release}: accepted: {', '.join(MINDSPORE_RELEASES)}")
+    ref = mindspore_image(release)
+    tarball = h.images / (ref.rsplit("/", 1)[-1].replace(":", "-") + ".tar")
     if tarball.exists():
         return tarball
     debian(h)
-    wheels = h.images / "wheels-mindspore"
+    # the default's directory keeps its first name, so a harness built before keeps its wheels
+    name = "wheels-mindspore" if release == MINDSPORE_RELEASE else f"wheels-mindspore-{release}"
+    wheels = h.images / name
     wheels.mkdir(exist_ok=True)
-    h.log("downloading MindSpore's wheels from PyPI")
+    h.log(f"downloading MindSpore {release}'s wheels from PyPI")
     h.sh(["python3", "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--python-version", "3.11",
           "--implementation", "cp", "--abi", "cp311", "--platform", "manylinux2014_x86_64",
           "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux_2_28_x86_64", "--platform", "linux_x86_64",
-          "-d", str(wheels), *MINDSPORE_REQUIREMENTS], log="wheels-mindspore")
+          "-d", str(wheels), f"mindspore=={release}", "numpy<2"], log=name)
     h.sh(["buildah", "bud", "--isolation", "chroot", "--pull=never", "--layers=false",
-          "--build-arg", f"BASE={DEBIAN}", "-f", str(CONTAINERFILES / "mindspore"), "-t", MINDSPORE, str(h.images)],
-         log="image-mindspore")
-    h.sh(["buildah", "push", MINDSPORE, f"docker-archive:{tarball}.new:{MINDSPORE}"], log="image-mindspore")
+          "--build-arg", f"BASE={DEBIAN}", "--build-arg", f"WHEELS={name}", "--build-arg", f"MINDSPORE={release}",
+          "-f", str(CONTAINERFILES / "mindspore"), "-t", ref, str(h.images)], log=f"image-mindspore-{release}")
+    h.sh(["buildah", "push", ref, f"docker-archive:{tarball}.new:{ref}"], log=f"image-mindspore-{release}")
     Path(f"{tarball}.new").rename(tarball)
     return tarball
+
+
+def mindspore_releases(h: Harness, releases: list[str]) -> str:
+    """The images of `releases` built and imported into the node's containerd (`up
+    --mindspore-version`); their names, comma-separated, for MSGEN_TEST_MINDSPORE_IMAGES."""
+    refs = []
+    for release in releases:
+        tarball = mindspore(h, release)
+        ref = mindspore_image(release)
+        if not h.image_present(ref):
+            h.import_image(tarball)
+        refs.append(ref)
+    return ",".join(refs)
 
 
 KUSTOMIZE = "localhost/kustomize:v5.5.0"

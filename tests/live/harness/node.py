@@ -22,7 +22,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from . import binaries, images, pki
+from . import binaries, features, images, pki
 from .core import Harness, HarnessError, have
 
 PACKAGES = {"containerd": "containerd", "runc": "runc", "iptables": "iptables", "conntrack": "conntrack",
@@ -119,7 +119,7 @@ def _control_plane(h: Harness) -> None:
         "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
         "--requestheader-extra-headers-prefix=X-Remote-Extra-", f"--proxy-client-cert-file={p}/front-proxy-client.crt",
         f"--proxy-client-key-file={p}/front-proxy-client.key", "--enable-aggregator-routing=true",
-        "--allow-privileged=true", "--profiling=false", "--event-ttl=1h"])
+        "--allow-privileged=true", "--profiling=false", "--event-ttl=1h", *features.flags(h, "kube-apiserver")])
     h.wait_for("kube-apiserver ready", lambda: _https_ok(h, "https://127.0.0.1:6443/readyz"), 240)
     for name, extra in (("kube-controller-manager", [
             "--use-service-account-credentials=true", f"--service-account-private-key-file={p}/sa.key",
@@ -130,7 +130,7 @@ def _control_plane(h: Harness) -> None:
         kubeconfig = h.etc / f"{name}.kubeconfig"
         h.spawn(name, [str(bin_ / name), f"--kubeconfig={kubeconfig}", f"--authentication-kubeconfig={kubeconfig}",
                        f"--authorization-kubeconfig={kubeconfig}", "--bind-address=127.0.0.1", "--leader-elect=false",
-                       "--profiling=false", *extra])
+                       "--profiling=false", *extra, *features.flags(h, name)])
     h.wait_for("kube-controller-manager healthy", lambda: _http_ok("https://127.0.0.1:10257/healthz", True), 120)
     h.wait_for("kube-scheduler healthy", lambda: _http_ok("https://127.0.0.1:10259/healthz", True), 120)
 

@@ -14,6 +14,12 @@ configurations before it stops Kueue, so a stopped Kueue blocks nobody.
 Integrations: `batch/job`, `jobset.x-k8s.io/jobset`, `pod` (msgen's `indexed-job`, `jobset` and
 `pod` targets) and `trainer.kubeflow.org/trainjob`, which Kueue sets up once Trainer's CRDs are
 there. No queues: each test makes the ResourceFlavor, ClusterQueue and LocalQueue it needs.
+
+Kueue 0.19 turns `waitForPodsReady` on by default (`timeout` 30 minutes, `recoveryTimeout` the
+same, `blockAdmission` false, requeued after a 60 s backoff doubling to an hour): the
+configuration below leaves it out, so the harness runs those defaults, as a cluster installed
+from the release does. msgen's `MS_TOPO_TIMEOUT` for a queued job follows that timeout
+(docs/targets.md, "Kueue's timeout and MindSpore's").
 """
 
 from __future__ import annotations
