@@ -6,13 +6,17 @@ names), where the golden files would show a diff of every sample that uses it.
 
 from __future__ import annotations
 
-from msgen import devices, launchers
+import pytest
+
+from msgen import devices, kinds, launchers
 from msgen.devices import ascend, gpu
 from msgen.model.patch import field_ref, literal
 from msgen.model.plan import Options, Plan, PodSlot, Role
 from msgen.launchers import ascend as ascend_settings
 from msgen.launchers import launcher
 from msgen.launchers import mindspore as mindspore_processes
+from msgen.model.source import Source
+from msgen.yamlio.yaml_loader import load_documents
 
 from .plugin_plans import job, plan
 
@@ -94,3 +98,27 @@ def _slot(made: Plan, role: str) -> PodSlot:
     found = made.role(role)
     assert found is not None
     return PodSlot(found, None)
+
+
+#: a device quantity as written -> the devices it counts (None: refused), read by Kubernetes'
+#: quantity grammar as the API server reads it
+DEVICE_COUNTS = {
+    "2": 2, "1e0": 1, "1E1": 10, "1000m": 1, "+2": 2, "0": 0, "2.0": 2,
+    "1.5": None, "500m": None, "-1": None, "two": None, "1Ki": 1024, "9" * 1001: None,
+}
+
+
+@pytest.mark.parametrize("written", DEVICE_COUNTS, ids=lambda w: w[:12])
+def test_a_device_count_is_a_whole_quantity(written: str) -> None:
+    text = job(resources=f'{{limits: {{nvidia.com/gpu: "{written}"}}}}')
+    (document,) = load_documents(Source("tiny.yaml", text))
+    kind = kinds.lookup("mindspore.gitee.com/v1", "MSJob")
+    assert kind is not None
+    made, _ = kind.to_plan(document, Options())
+    assert made is not None
+    worker = made.role("Worker")
+    assert worker is not None
+    refused = [d.message for d in devices.check(made) if "whole number of devices" in d.message]
+    expected = DEVICE_COUNTS[written]
+    assert bool(refused) == (expected is None), refused
+    assert devices.role_request(made, worker).count == (expected or 0)

@@ -16,6 +16,7 @@ from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 from ..model.diagnostics import Diagnostic
 from ..model.patch import Patch
 from ..model.plan import Plan, PodSlot, Role
+from ..model.quantity import amount
 
 DeviceKind = Literal["cpu", "gpu", "ascend"]
 
@@ -162,10 +163,9 @@ def contribute(plan: Plan, slot: PodSlot) -> list[Patch]:
 
 
 def _count(quantity: Any) -> int | None:
-    if isinstance(quantity, bool):
+    """A number of devices: a whole quantity, 0 or more, read by Kubernetes' grammar
+    (`msgen.model.quantity`): `2`, `"2"`, `"1e0"` and `"1000m"` each count; None otherwise."""
+    exact = amount(quantity)
+    if exact is None or exact.negative or not exact.whole:
         return None
-    if isinstance(quantity, int):
-        return quantity if quantity >= 0 else None
-    if isinstance(quantity, str) and quantity.isdigit():
-        return int(quantity)
-    return None
+    return exact.numerator // exact.denominator
