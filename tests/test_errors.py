@@ -144,12 +144,15 @@ def test_name_that_makes_a_derived_name_too_long() -> None:
     assert msgen("render", "-", input=job(GOOD_SCHEDULER + GOOD_WORKER, name="a" * 50)).exit_code == 0
     err = fails(job(GOOD_SCHEDULER + GOOD_WORKER, name="b" * 52))
     assert "<stdin>:4:9: error: metadata.name:" in err
-    assert f"makes the name '{'b' * 52}-scheduler-0', which is 64 characters long; accepted: at most 63" in err
+    assert f"makes the name '{'b' * 52}-scheduler-0', which is not accepted: must be no more than 63 characters" in err
 
 
 def test_name_that_is_not_a_dns_label() -> None:
     err = fails(job(GOOD_WORKER, name="Wide_Deep"))
-    assert "<stdin>:4:9: error: metadata.name: job name 'Wide_Deep' is not a DNS-1035 label" in err
+    assert (
+        "<stdin>:4:9: error: metadata.name: job name 'Wide_Deep' is not accepted: must be a DNS-1035 "
+        "label: lower-case letters, digits and '-', starting with a letter and ending with a letter or digit"
+    ) in err
 
 
 def test_missing_name() -> None:
@@ -280,7 +283,7 @@ def test_every_error_is_reported_and_nothing_is_written(tmp_path: Path) -> None:
     [
         (["render", "--kube-version", "1.19"], "older than msgen supports; accepted: 1.25 to 1.37 (a newer 1.x renders as 1.37, with a warning)"),
         (["render", "--kube-version", "latest"], "is not a Kubernetes version; accepted: MAJOR.MINOR"),
-        (["render", "--namespace", "Bad_NS"], "is not a DNS-1123 label"),
+        (["render", "--namespace", "Bad_NS"], "'Bad_NS' is not accepted: must be a lowercase RFC 1123 label"),
         (["render", "no/such/file.yaml"], "no such file or directory: no/such/file.yaml"),
         (["render", "--target", "deployment"], "'deployment' is not one of"),
         (["schema", "TFJob"], "unknown kind 'TFJob'; accepted: kubeflow.org/v1/MSJob, kubeflow.org/v1/MXJob"),
@@ -314,7 +317,7 @@ def test_jobset_host_names_are_longer_and_checked() -> None:
     name = "c" * 50
     assert msgen("render", "-", input=job(GOOD_SCHEDULER + GOOD_WORKER, name=name)).exit_code == 0
     err = fails(job(GOOD_SCHEDULER + GOOD_WORKER, name=name), "--target", "jobset")
-    assert f"makes the name '{name}-scheduler-0-0', which is 64 characters long" in err
+    assert f"makes the name '{name}-scheduler-0-0', which is not accepted: must be no more than 63 characters" in err
 
 
 @pytest.mark.parametrize(
@@ -332,7 +335,7 @@ def test_each_target_checks_the_pod_host_names_it_derives(target: str, length: i
     assert err.count(": error: ") == 1, err
     assert (
         f"<stdin>:4:9: error: metadata.name: job name '{name}' makes the name "
-        f"'{host.format(name=name)}', which is 64 characters long; accepted: at most 63"
+        f"'{host.format(name=name)}', which is not accepted: must be no more than 63 characters"
     ) in err
 
 

@@ -61,7 +61,7 @@ def test_bad_option_values() -> None:
     err = fails(text)
     assert "metadata.annotations.msgen/shm-size: msgen/shm-size: 'lots' is not accepted; accepted: a size such as 16Gi or 512Mi" in err
     run = msgen("render", str(MS / "ascend-2x8.yaml"), "--accelerator-type", "bad value!")
-    assert run.exit_code == 2 and "is not a label value" in run.stderr
+    assert run.exit_code == 2 and "'bad value!' is not accepted: must consist of letters" in run.stderr
 
 
 def test_accelerator_type_conflicts_with_the_templates_node_selector() -> None:

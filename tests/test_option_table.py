@@ -103,9 +103,9 @@ def test_each_host_takes_the_rows_that_name_it(monkeypatch: pytest.MonkeyPatch) 
 def test_an_empty_text_unsets_only_where_the_table_says() -> None:
     queue = option_table.BY_NAME["kueue-queue"]
     assert options.value_of(queue, "msgen/kueue-queue", "") is None
-    with pytest.raises(options.OptionError, match="is not a DNS-1123 label"):
+    with pytest.raises(options.OptionError, match="is not accepted: must be a lowercase RFC 1123 label"):
         options.value_of(queue, "--kueue-queue", "", empty_unsets=False)
-    with pytest.raises(options.OptionError, match="is not a DNS-1123 label"):
+    with pytest.raises(options.OptionError, match="is not accepted: must be a lowercase RFC 1123 label"):
         options.value_of(option_table.BY_NAME["namespace"], "msgen/namespace", "")
 
 
@@ -117,4 +117,4 @@ def test_the_command_line_reads_text_as_annotations_do() -> None:
     assert {o["metadata"]["namespace"] for o in objects} == {"team-a"}
     assert {o["metadata"].get("labels", {}).get("kueue.x-k8s.io/queue-name") for o in objects} >= {"q"}
     refused = msgen("render", "--kueue-queue", "", sample)
-    assert refused.exit_code == 2 and "'' is not a DNS-1123 label" in refused.stderr
+    assert refused.exit_code == 2 and "'' is not accepted: must be a lowercase RFC 1123 label" in refused.stderr

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.diagnostics import Diagnostic, Severity
-from ..model.names import dns1035_problem
+from ..model.names import dns1035_label, refused
 from ..model.source import Document, Path
 from ..checks.validation import VOLUME_SOURCES
 
@@ -35,10 +35,12 @@ def job_name(metadata: Any, document: Document, out: list[Diagnostic]) -> str | 
     if not metadata.name:
         out.append(document.diagnostic(("metadata",), "missing required field 'name'"))
         return None
-    problem = dns1035_problem(metadata.name)
-    if problem is not None:
+    problems = dns1035_label(metadata.name)
+    if problems:
         out.append(
-            document.diagnostic(("metadata", "name"), f"job name {metadata.name!r} {problem}")
+            document.diagnostic(
+                ("metadata", "name"), f"job name {metadata.name!r} {refused(problems)}"
+            )
         )
         return None
     return str(metadata.name)

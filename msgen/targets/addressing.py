@@ -15,7 +15,7 @@ and never formats a target's host names itself. Two ways to reach a replica (con
 from typing import Any, Callable, NamedTuple
 
 from ..model.diagnostics import Diagnostic
-from ..model.names import dns1035_problem, service_env_prefix
+from ..model.names import dns1035_label, refused, service_env_prefix
 from ..model.patch import EnvValue, literal
 from ..model.plan import AddressMode, Options, Plan, PodSlot, Role
 from . import labels
@@ -174,12 +174,12 @@ def name_problems(
     derived = [o["metadata"]["name"] for o in objects] + host_names
     out = []
     for name in dict.fromkeys(derived):
-        problem = dns1035_problem(name)
-        if problem is not None:
+        problems = dns1035_label(name)
+        if problems:
             out.append(
                 plan.document.diagnostic(
                     ("metadata", "name"),
-                    f"job name {plan.name!r} makes the name {name!r}, which {problem}",
+                    f"job name {plan.name!r} makes the name {name!r}, which {refused(problems)}",
                 )
             )
     return out

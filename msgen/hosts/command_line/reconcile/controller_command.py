@@ -6,7 +6,7 @@ from typing import Any, NoReturn
 
 import click
 
-from ....model.names import dns1123_problem
+from ....model.names import dns1123_label, refused
 from .command_line import CONTEXT, EXIT_USAGE, cluster_options, connect, fail
 
 
@@ -19,9 +19,9 @@ def namespaces_of(given: tuple[str, ...]) -> list[str]:
     """`-n a -n b` or `-n a,b` → ["a", "b"]; none → ["*"], every namespace."""
     found = [name.strip() for each in given for name in each.split(",") if name.strip()]
     for name in found:
-        problem = dns1123_problem(name)
-        if problem is not None:
-            raise click.BadParameter(f"{name!r} {problem}", param_hint="'--namespace'")
+        problems = dns1123_label(name)
+        if problems:
+            raise click.BadParameter(f"{name!r} {refused(problems)}", param_hint="'--namespace'")
     return list(dict.fromkeys(found)) or ["*"]
 
 
