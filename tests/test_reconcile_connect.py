@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -230,3 +231,11 @@ def test_the_probes_answer_as_the_checks_say() -> None:
         assert urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10).status == 200
     finally:
         server.shutdown()
+
+
+def test_a_kubeconfig_that_is_not_yaml_is_named_at_its_line_and_column(tmp_path: Path) -> None:
+    """Read with msgen's one YAML reader, as a job file is: file:line:column, what is wrong."""
+    path = tmp_path / "bad.kubeconfig"
+    path.write_text("apiVersion: v1\nclusters:\n- name: a\n  cluster: {server: [}\n")
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}:4:22: not valid YAML: "):
+        kubeconfig.load(str(path), None)
