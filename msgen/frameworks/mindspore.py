@@ -45,9 +45,6 @@ from ..targets.addressing import Addressing, Endpoint
 from .. import devices, targets
 
 ROLE_VALUES = {"Scheduler": "MS_SCHED", "PS": "MS_PSERVER", "Worker": "MS_WORKER"}
-ENV_NAMES = (
-    "MS_SCHED_HOST", "MS_NODE_ID", "MS_SCHED_PORT", "MS_SERVER_NUM", "MS_WORKER_NUM", "MS_ROLE",
-)  # fmt: skip
 #: Where MindSpore trained with parameter servers: `set_ps_context(enable_ps=True)` plus
 #: `Parameter.set_param_ps()`, in graph mode on Ascend or GPU. Its Parameter Server guide is
 #: published for these releases; 2.10 has no `set_param_ps` and deprecates `set_ps_context`.

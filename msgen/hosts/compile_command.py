@@ -101,16 +101,6 @@ def render(
                 raise SystemExit(EXIT_INPUT) from None
 
 
-def print_objects(objects: list[dict[str, Any]]) -> None:
-    """Compiled objects to standard output by the route `render` takes (a Spool), for the
-    commands that compile whole before printing (the kustomize plug-in, Argo CD's generate)."""
-    from ..yamlio.spool import Spool
-
-    with Spool() as spool:
-        spool.add(objects)
-        spool.deliver()
-
-
 def compile_paths(
     given: list[str],
     options: Options,
