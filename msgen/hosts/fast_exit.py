@@ -13,6 +13,8 @@ import os
 import sys
 from typing import NoReturn
 
+from ..model.exit_status import EXIT_INPUT, EXIT_OK
+
 
 def render_modules_loaded() -> None:
     """Load the bulk of a render's modules, then freeze them and resume collecting (the console scripts'
@@ -32,15 +34,15 @@ def leave(code: object) -> NoReturn:
     gives a closed pipe (without this, the interpreter would report it while shutting down).
     """
     if code is None:
-        status = 0
+        status = EXIT_OK
     elif isinstance(code, int):
         status = code
     else:
         sys.stderr.write(f"{code}\n")
-        status = 1
+        status = EXIT_INPUT
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
-            status = status or 1
+            status = status or EXIT_INPUT
     os._exit(status)

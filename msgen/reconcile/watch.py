@@ -31,7 +31,6 @@ WORKLOADS = (
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
 )  # fmt: skip
 #: Exit status of --wait / --watch when --timeout passes first (1 is a failed job).
-EXIT_TIMEOUT = 3
 #: Event reasons that say why a pod waits: the scheduler's, the volume controllers', and the
 #: kubelet's for images and containers (it records a failed pull as "Failed", the back-off
 #: after it as "BackOff"; ErrImagePull and ImagePullBackOff are container waiting reasons).

@@ -16,6 +16,7 @@ import os
 import sys
 from typing import Callable
 
+from ...model.exit_status import EXIT_INPUT, EXIT_OK
 from ..fast_exit import leave, render_modules_loaded
 
 
@@ -59,18 +60,12 @@ def run(leave_fast: bool = False, loaded: Callable[[], None] | None = None) -> N
     output, output_format = params.pop("output"), params.pop("output_format")
     try:
         guarded(lambda: _render_as_click_does(output, output_format, params, sources))
-    except (EOFError, KeyboardInterrupt):
-        import click  # click's own words for an interrupted command
-
-        click.echo(file=sys.stderr)
-        click.echo("Aborted!", file=sys.stderr)
-        sys.exit(1)
     except SystemExit as exc:
         if not leave_fast:
             raise
         leave(exc.code)
     if leave_fast:
-        leave(0)
+        leave(EXIT_OK)
 
 
 def _render_as_click_does(
@@ -87,4 +82,4 @@ def _render_as_click_does(
         devnull = os.open(os.devnull, os.O_WRONLY)  # nothing more can reach the reader
         os.dup2(devnull, sys.stdout.fileno())
         os.dup2(devnull, sys.stderr.fileno())
-        sys.exit(1)
+        sys.exit(EXIT_INPUT)

@@ -17,7 +17,8 @@ import click
 
 from ..click_options import render_options
 from ..click_options import CONTEXT as _CONTEXT
-from ..compile_command import EXIT_INPUT, report
+from ...model.exit_status import EXIT_INPUT
+from ..compile_command import report
 
 
 @click.command("helm-post-renderer", context_settings=_CONTEXT)

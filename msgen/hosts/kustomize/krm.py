@@ -38,7 +38,8 @@ from ...model.source import Document, Source
 from ...yamlio.inputs import decoded
 from ...yamlio.yaml_loader import load_documents
 from ...yamlio.terminal import note_terminal_stdin
-from ..compile_command import EXIT_INTERNAL, internal_error
+from ...model.exit_status import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
+from ..compile_command import guarded, internal_error
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
 PATH_ANNOTATIONS = krm_config.PATH_ANNOTATIONS
@@ -60,10 +61,10 @@ def main() -> None:
     gc.disable()  # while the modules load, as `msgen.hosts.command_line.entry.main` does
     render_modules_loaded()
     try:
-        run_function()
+        guarded(run_function, "msgen-krm")
     except SystemExit as exc:
         leave(exc.code)
-    leave(0)
+    leave(EXIT_OK)
 
 
 def run_function() -> None:
@@ -182,7 +183,7 @@ def _compile_items(
     if too_much is not None:  # the items that passed through count too
         problem = resource_list.diagnostic(("items",), too_much)
         return _failed(config_found + [problem], compilation.sources, results, unshown)
-    return 0, text, messages
+    return EXIT_OK, text, messages
 
 
 def _envelope_problems(resource_list: Document) -> list[Diagnostic]:
@@ -295,7 +296,7 @@ def _failed(
         "items": [],
         "results": _bounded(results, unshown[0]),
     }
-    return 1, to_yaml([reply]), messages
+    return EXIT_INPUT, to_yaml([reply]), messages
 
 
 def _bounded(results: list[dict[str, Any]], unshown: int) -> list[dict[str, Any]]:

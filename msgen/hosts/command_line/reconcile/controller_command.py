@@ -6,8 +6,9 @@ from typing import Any, NoReturn
 
 import click
 
+from ....model.exit_status import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_USAGE
 from ....model.names import dns1123_label, refused
-from .command_line import CONTEXT, EXIT_USAGE, cluster_options, connect, fail
+from .command_line import CONTEXT, cluster_options, connect, fail
 
 
 def _interrupted(signum: int, frame: object) -> NoReturn:
@@ -90,6 +91,6 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
         loop.run(client, watched, resync=interval, once=once, echo=click.echo, elector=elector, health=health,
                  recorder=recorder, workers=workers)
     except KeyboardInterrupt:
-        raise SystemExit(130) from None
+        raise SystemExit(EXIT_INTERRUPTED) from None
     except kube.KubeError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_INPUT)
