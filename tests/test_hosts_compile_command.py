@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import io
 import sys
-from pathlib import Path
 
 import pytest
 
