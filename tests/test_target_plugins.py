@@ -16,6 +16,7 @@ import pytest
 
 from msgen.checks import apirules
 from msgen.model import run_policy
+from msgen.model.extension_points import Target
 from msgen import targets
 from msgen.reconcile import actions, status
 from msgen.targets import indexed_job, jobset, pod, statefulset, support, volcano
@@ -125,7 +126,7 @@ def test_facts_are_true_of_what_it_renders(module: ModuleType) -> None:
     check_facts(module.TARGET)
 
 
-def check_facts(target: targets.Target) -> None:
+def check_facts(target: Target) -> None:
     """Every fact `target` declares, checked against what it renders on tiny plans."""
     facts = target.facts
     objects, _ = render(plan(), target.name)
@@ -194,7 +195,7 @@ def check_facts(target: targets.Target) -> None:
     assert {cell.support for cell in target.support.values()} <= {"native", "partly", "apply", "no"}
 
 
-def check_reconciler_facts(target: targets.Target) -> None:
+def check_reconciler_facts(target: Target) -> None:
     """What the reconciler does when a job of `target` succeeded with a pod still running."""
     facts = target.facts
     objects, _ = render(plan(job(run_policy="{cleanPodPolicy: Running}")), target.name)

@@ -106,19 +106,17 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     if too_many:
         return [], too_many
     framework = frameworks.lookup(plan.framework)
-    diagnostics = framework.check(plan, options) + devices.check(plan)
+    diagnostics = frameworks.check(framework, plan, options) + devices.check(plan)
     diagnostics += launchers.check(plan, options)
     if has_errors(diagnostics):
         return [], diagnostics
     naming = target.naming(plan, options)
     slots = target.slots(plan)
-    needs_index = framework.needs_pod_index(plan)
+    needs_index = frameworks.needs_pod_index(framework, plan)
     problem = unsupported(plan, options, target, naming, slots, needs_index)
     if problem is not None:
         where: tuple[Any, ...] = ("kind",)
-        found_reason = None
-        if needs_index and isinstance(framework, frameworks.ExplainsPodIndex):
-            found_reason = framework.pod_index_reason(plan)
+        found_reason = frameworks.pod_index_reason(framework, plan) if needs_index else None
         if plan.static_indexes:
             where = plan.roles[0].path[:-1]  # the replica specs, whose ranks span the roles
         elif found_reason is not None:

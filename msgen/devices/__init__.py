@@ -3,7 +3,7 @@
 A role's device is read from the resources its containers request, never guessed from the
 image. Each accelerator is a module, registered in `_REGISTRY` under its device kind with the
 resource names that ask for it, and loaded only for a job that asks for that kind; it
-contributes the `Patch`es a pod of a role needs (`Device`). The GPU module hides GPUs from the
+contributes the `Patch`es a pod of a role needs (`Device`, `msgen.model.extension_points`). The GPU module hides GPUs from the
 containers of a GPU job that asked for none (with the NVIDIA runtime as the node default, they
 would otherwise see every GPU on the node).
 """
@@ -11,21 +11,17 @@ would otherwise see every GPU on the node).
 from __future__ import annotations
 
 import importlib
-from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ..model.diagnostics import Diagnostic
 from ..model.patch import Patch
 from ..model.plan import Plan, PodSlot, Role
 from ..model.quantity import amount
 
+if TYPE_CHECKING:
+    from ..model.extension_points import Device
+
 DeviceKind = Literal["cpu", "gpu", "ascend"]
-
-
-@runtime_checkable
-class Device(Protocol):
-    """An accelerator's module: what a pod of `role` needs, in a job that asks for it."""
-
-    def contribute(self, plan: Plan, role: Role) -> list[Patch]: ...
 
 
 class Entry(NamedTuple):

@@ -41,7 +41,7 @@ from ..model.diagnostics import Diagnostic, Severity
 from ..model.patch import EnvValue, Patch, field_ref, literal
 from ..model.plan import Options, Plan, PodSlot, Role
 from ..model.source import Path
-from ..targets.addressing import Addressing, Endpoint
+from ..model.addresses import Endpoint
 from .. import devices, targets
 
 ROLE_VALUES = {"Scheduler": "MS_SCHED", "PS": "MS_PSERVER", "Worker": "MS_WORKER"}
@@ -210,7 +210,7 @@ def _superpod_check(plan: Plan, options: Options) -> list[Diagnostic]:
     return out
 
 
-def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
+def contribute(plan: Plan, slot: PodSlot, addressing: Addresses) -> Patch:
     found = endpoints(plan)
     if not found:
         return Patch(contributor="MindSpore")
@@ -254,7 +254,7 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
 
 
 def _ascend_operator_env(
-    plan: Plan, slot: PodSlot, addressing: Addressing, host: EnvValue, port: int
+    plan: Plan, slot: PodSlot, addressing: Addresses, host: EnvValue, port: int
 ) -> Patch:
     """ascend-operator's `setMindSporeEnv`, on every role, the Scheduler included.
 
@@ -356,9 +356,11 @@ def _required(index: EnvValue | None) -> EnvValue:
     return index
 
 
-if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
-    from . import ExplainsPodIndex, Framework
+if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from ..model.extension_points import Addresses, ChecksJob, ExplainsPodIndex, Framework, NeedsPodIndex
     from . import mindspore as _this
 
-    _CONFORMS: Framework = _this
+    _FRAMEWORK: Framework = _this
+    _CHECKS: ChecksJob = _this
+    _NEEDS_INDEX: NeedsPodIndex = _this
     _EXPLAINS: ExplainsPodIndex = _this

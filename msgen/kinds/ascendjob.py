@@ -16,9 +16,8 @@ refused with a clear message.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from . import JobKind
 from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic, Severity
@@ -29,6 +28,9 @@ from .podtemplate import INT32_MAX, ObjectMeta, _Model
 from . import ascend_recovery as recovery
 from ..model.patch import copy_data
 from .shared import InputKind, PlanFields, ensure_port, main_container, ports_of, replica_type_of
+
+if TYPE_CHECKING:
+    from ..model.extension_points import JobKind
 
 API_VERSION = "mindxdl.gitee.com/v1"
 KIND_NAME = "AscendJob"

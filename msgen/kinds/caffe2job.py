@@ -15,9 +15,8 @@ not read.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from . import JobKind
 from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic, Severity
@@ -27,6 +26,9 @@ from ..model.source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from ..model.patch import copy_data
 from .shared import InputKind, PlanFields, main_container
+
+if TYPE_CHECKING:
+    from ..model.extension_points import JobKind
 
 API_VERSION = "kubeflow.org/v1alpha1"
 KIND_NAME = "Caffe2Job"

@@ -7,9 +7,8 @@ Running, and container `mindspore` gets port `msjob-port` 2222 unless it names o
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from . import JobKind
 from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic, Severity
@@ -18,6 +17,9 @@ from ..model.source import Document, Path
 from .podtemplate import INT32_MAX, INT64_MAX, ObjectMeta, PodTemplateSpec, Quantity, _Model
 from ..model.patch import copy_data
 from .shared import InputKind, PlanFields, ensure_port, main_container, replica_type_of
+
+if TYPE_CHECKING:
+    from ..model.extension_points import JobKind
 
 API_VERSION = "mindspore.gitee.com/v1"
 KIND_NAME = "MSJob"

@@ -15,9 +15,8 @@ mount of an undeclared volume would leave the pod stuck in ContainerCreating).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from . import JobKind
 from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic
@@ -26,6 +25,9 @@ from ..model.source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from ..model.patch import copy_data
 from .shared import InputKind, PlanFields, check_volumes, ensure_port, main_container
+
+if TYPE_CHECKING:
+    from ..model.extension_points import JobKind
 
 API_VERSION = "kubeflow.org/v1"
 KIND_NAME = "MSJob"

@@ -94,8 +94,8 @@ class InputKind(Generic[J]):
         raise NotImplementedError
 
 
-if TYPE_CHECKING:  # mypy checks the skeleton against the protocol the registry serves
-    from . import JobKind
+if TYPE_CHECKING:  # mypy checks the skeleton against the interface it implements
+    from ..model.extension_points import JobKind
 
     _CONFORMS: JobKind = InputKind[BaseModel]()
 

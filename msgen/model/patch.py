@@ -76,6 +76,17 @@ class Patch(NamedTuple):
     objects: tuple[dict[str, Any], ...] = ()
 
 
+class WorkloadLabels(NamedTuple):
+    """Labels for one workload a target renders (`kind`, `name`): on the object, and on its
+    pod template. A contributor says what; `with_workload_labels` makes the new objects, so
+    nothing edits a target's output in place."""
+
+    kind: str
+    name: str
+    labels: tuple[tuple[str, str], ...]
+    template_labels: tuple[tuple[str, str], ...] = ()
+
+
 def apply_patches(
     plan: Plan, slot: PodSlot, patches: list[Patch], options: Options
 ) -> tuple[dict[str, Any], list[Diagnostic]]:

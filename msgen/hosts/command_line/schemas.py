@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ...kinds import JobKind
+    from ...model.extension_points import JobKind
 
 
 def schema_for(job_kind: JobKind) -> dict[str, Any]:

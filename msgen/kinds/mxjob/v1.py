@@ -12,9 +12,8 @@ training-operator's `spec.runPolicy` or kubeflow mxnet-operator's inline form
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import JobKind
 
 from ...model.diagnostics import Diagnostic, Severity
 from ...frameworks.mxnet import TUNER_SERVER_KEY
@@ -25,6 +24,9 @@ from .model import MXJob
 from .run_policy import run_policy
 from ...model.patch import copy_data
 from ..shared import InputKind, PlanFields, ensure_port, main_container, replica_type_of
+
+if TYPE_CHECKING:
+    from ...model.extension_points import JobKind
 
 API_VERSION = "kubeflow.org/v1"
 KIND_NAME = "MXJob"

@@ -13,9 +13,8 @@ as a `kubeflow.org/v1 MXJob`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .. import JobKind
 from ...checks.input_model import Field
 
 from ...model.diagnostics import Diagnostic
@@ -25,6 +24,9 @@ from ..shared import InputKind, PlanFields
 from .v1 import DEFAULT_PORT, MAIN_CONTAINER, PORT_NAME, check_replica, mxnet_fields
 from ..podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from ...model.patch import copy_data
+
+if TYPE_CHECKING:
+    from ...model.extension_points import JobKind
 
 API_VERSION = "mxnet.mlkube.io/v1beta1"
 #: The group the seed job files show (`MxJob.v1beta1.mlkube.io`), accepted as well.
