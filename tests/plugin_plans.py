@@ -11,7 +11,7 @@ from typing import Any
 from msgen import kinds
 from msgen.compile import pipeline
 from msgen.model.diagnostics import Diagnostic, has_errors
-from msgen.model.plan import Options, Plan
+from msgen.model.plan import Options, Plan, Role
 from msgen.model.source import Source
 from msgen.yamlio.yaml_loader import load_documents
 
@@ -60,6 +60,14 @@ def plan(text: str | None = None, options: Options | None = None) -> Plan:
     made, diagnostics = kind.to_plan(document, options or Options())
     assert made is not None and not has_errors(diagnostics), [d.message for d in diagnostics]
     return made
+
+
+def scheduler_and_worker(text: str) -> tuple[Plan, Role, Role]:
+    """The plan of `text` and its Scheduler and Worker roles."""
+    made = plan(text)
+    scheduler, worker = made.role("Scheduler"), made.role("Worker")
+    assert scheduler is not None and worker is not None
+    return made, scheduler, worker
 
 
 def render(

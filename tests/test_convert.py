@@ -14,7 +14,7 @@ import yaml
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import SAMPLES, msgen, needs_shared, shared
-from .test_legacy_errors import seed_example
+from .test_kinds_msjob_legacy import seed_example
 
 LEGACY = SAMPLES / "mindspore-legacy" / "msjob-mnist-dist.yaml"
 MX_DIST = SAMPLES / "mxnet" / "mx-job-dist.yaml"

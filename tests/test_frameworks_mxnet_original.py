@@ -8,6 +8,10 @@ from msgen import frameworks
 from msgen.frameworks import mxnet_original
 
 from .plugin_plans import pod_env, sample_plan
+from .conftest import SAMPLES
+from .conftest import msgen
+from .rendered_pods import INDEXED_TARGETS
+from .rendered_pods import pods
 
 SAMPLE = "mxnet/mx-job-dist.yaml"
 #: variable -> value in pod example-dist-job-worker-1
@@ -27,3 +31,27 @@ def test_a_worker_gets_the_frameworks_env(variable: str) -> None:
 @pytest.mark.parametrize("variable", ['MX_CONFIG', 'DMLC_WORKER_ID'])
 def test_a_worker_gets_no_other_frameworks_env(variable: str) -> None:
     assert variable not in pod_env(sample_plan(SAMPLE), 'example-dist-job-worker-1')
+
+
+@pytest.mark.parametrize("target", INDEXED_TARGETS)
+def test_original_mxjob_gets_the_original_operators_env_on_container_mxnet(target: str) -> None:
+    """deepinsight/mxnet-operator createDist: five DMLC_* variables on container `mxnet` only."""
+    text = (SAMPLES / "mxnet" / "mx-job-dist.yaml").read_text()
+    containers = "          containers:\n"
+    assert text.count(containers) == 3
+    text = text.replace(containers, containers + "            - {name: sidecar, image: busybox}\n")
+    for source in (text, text.replace("apiVersion: mlkube.io/v1beta1", "apiVersion: mxnet.mlkube.io/v1beta1")):
+        run = msgen("render", "-", "--target", target, input=source)
+        assert run.exit_code == 0, run.stderr
+        found = pods(run.objects())
+        assert sorted(p["role"] for p in found) == ["scheduler"] + ["server"] * 2 + ["worker"] * 3
+        scheduler = next(p for p in found if p["role"] == "scheduler")
+        for pod in found:
+            assert pod["env"]["mxnet"] == {
+                "DMLC_PS_ROOT_PORT": "9091",
+                "DMLC_PS_ROOT_URI": scheduler["host"],
+                "DMLC_NUM_SERVER": "2",
+                "DMLC_NUM_WORKER": "3",
+                "DMLC_ROLE": pod["role"],
+            }
+            assert pod["env"].get("sidecar", {}) == {}, "only container mxnet"

@@ -6,6 +6,8 @@ from msgen import kinds
 from msgen.kinds import caffe2job
 
 from .plugin_plans import sample_plan
+from .test_legacy_errors import CAFFE2, fails
+from .test_frameworks_caffe2 import caffe2_env
 
 SAMPLE = "caffe2/resnet50-redis.yaml"
 
@@ -20,3 +22,38 @@ def test_its_sample_compiles_to_the_roles_it_declares() -> None:
     assert made.framework == 'caffe2'
     assert [(r.replica_type, r.replicas) for r in made.roles] == [('Worker', 2)]
     assert made.success_policy == 'AllWorkers'
+
+
+def test_caffe2_redis_needs_a_host() -> None:
+    err = fails(CAFFE2.replace("      redisHost: redis-service\n", ""))
+    assert "<stdin>:8:7: error: spec.backendSpecs: backendType redis needs redisHost" in err
+
+
+def test_caffe2_backend_type_is_checked() -> None:
+    err = fails(CAFFE2.replace("backendType: redis", "backendType: gloo"))
+    assert "<stdin>:8:20: error: spec.backendSpecs.backendType:" in err
+    assert "'redis'" in err
+
+
+def test_caffe2_without_backend_gets_the_operators_empty_redis_default() -> None:
+    backend = "  backendSpecs:\n      backendType: redis\n      redisHost: redis-service\n      redisPort: 6379\n"
+    env, err = caffe2_env(backend, "")
+    assert (env["REDIS_HOST"], env["REDIS_PORT"], env["NFS_PATH"]) == ("", "0", "")
+    assert "warning: spec: no backendSpecs: caffe2-operator chose backendType redis, with no host, for 2 shards" in err
+    # One shard needs no rendezvous: the operator chose backendType none, and so no warning.
+    env, err = caffe2_env(backend + "  replicaSpecs:\n      replicas: 2", "  replicaSpecs:\n      replicas: 1")
+    assert (env["REDIS_HOST"], env["REDIS_PORT"], env["NFS_PATH"]) == ("", "0", "") and "warning" not in err
+    _, err = caffe2_env("backendType: redis\n      redisHost: redis-service\n      redisPort: 6379", "backendType: none")
+    assert "warning: spec.backendSpecs: backendType none, for 2 shards" in err
+
+
+def test_caffe2_redis_port_is_the_operators_zero_when_unset() -> None:
+    env, err = caffe2_env("      redisPort: 6379\n", "")
+    assert env["REDIS_PORT"] == "0"
+    assert 'warning: spec.backendSpecs: backendType redis without redisPort: REDIS_PORT is "0"' in err
+
+
+def test_caffe2_termination_policy_is_accepted_and_not_used() -> None:
+    policy = "  terminationPolicy:\n    chief:\n      replicaName: worker\n      replicaIndex: 1\n  replicaSpecs:"
+    _, err = caffe2_env("  replicaSpecs:", policy)
+    assert "warning: spec.terminationPolicy: terminationPolicy is not used, as caffe2-operator did not use it" in err

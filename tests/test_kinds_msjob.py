@@ -6,6 +6,7 @@ from msgen import kinds
 from msgen.kinds import msjob
 
 from .plugin_plans import sample_plan
+from .test_errors import GOOD_SCHEDULER, GOOD_WORKER, fails, job
 
 SAMPLE = "mindspore/widedeep-ps.yaml"
 
@@ -20,3 +21,33 @@ def test_its_sample_compiles_to_the_roles_it_declares() -> None:
     assert made.framework == 'mindspore'
     assert [(r.replica_type, r.replicas) for r in made.roles] == [('Scheduler', 1), ('PS', 1), ('Worker', 2)]
     assert made.success_policy == ''
+
+
+def test_no_mindspore_container() -> None:
+    err = fails(job(GOOD_WORKER.replace("name: mindspore", "name: trainer")))
+    assert "<stdin>:11:13: error: spec.msReplicaSpecs.Worker.template.spec.containers:" in err
+    assert "Worker has no container named 'mindspore' (found 'trainer')" in err
+    assert "accepted: one container named 'mindspore'" in err
+
+
+def test_container_without_image() -> None:
+    err = fails(job(GOOD_WORKER.replace("image: ms", "imagePullPolicy: Always")))
+    assert "<stdin>:11:15: error: spec.msReplicaSpecs.Worker.template.spec.containers[0]:" in err
+    assert "container 'mindspore' of Worker has no image" in err
+
+
+def test_more_than_one_scheduler_by_replicas() -> None:
+    err = fails(job(GOOD_SCHEDULER.replace("Scheduler:", "Scheduler:\n  replicas: 2") + GOOD_WORKER))
+    assert "<stdin>:8:17: error: spec.msReplicaSpecs.Scheduler.replicas:" in err
+    assert "more than one Scheduler: replicas 2; accepted: 0 or 1" in err
+
+
+def test_more_than_one_scheduler_by_keys() -> None:
+    err = fails(job(GOOD_SCHEDULER + GOOD_SCHEDULER.replace("Scheduler:", "SCHEDULER:")))
+    assert "<stdin>:14:5: error: spec.msReplicaSpecs.SCHEDULER:" in err
+    assert "keys 'Scheduler' and 'SCHEDULER' name the same replica type" in err
+
+
+def test_unknown_replica_type() -> None:
+    err = fails(job(GOOD_WORKER.replace("Worker:", "Master:")))
+    assert "<stdin>:7:5: error: spec.msReplicaSpecs.Master: unknown replica type 'Master'; accepted: Scheduler, PS, Worker" in err

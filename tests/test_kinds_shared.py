@@ -11,6 +11,8 @@ from msgen.model.diagnostics import Diagnostic
 from msgen.model.plan import Options
 from msgen.model.source import Source
 from msgen.yamlio.yaml_loader import load_documents
+from .test_errors import GOOD_WORKER, fails, job
+from .conftest import SAMPLES, msgen
 
 
 def compiled(text: str) -> tuple[object, list[Diagnostic]]:
@@ -68,3 +70,51 @@ def test_an_ascendjob_of_another_framework_is_refused_once_without_reading_its_r
     )
     assert made is None
     assert [d.message.split(":")[0] for d in found] == ["framework 'pytorch'"]
+
+
+def test_name_that_is_not_a_dns_label() -> None:
+    err = fails(job(GOOD_WORKER, name="Wide_Deep"))
+    assert (
+        "<stdin>:4:9: error: metadata.name: job name 'Wide_Deep' is not accepted: must be a DNS-1035 "
+        "label: lower-case letters, digits and '-', starting with a letter and ending with a letter or digit"
+    ) in err
+
+
+def test_missing_name() -> None:
+    text = job(GOOD_WORKER).replace("metadata:\n  name: demo\n", "metadata:\n  labels: {a: b}\n")
+    assert "<stdin>:4:3: error: metadata: missing required field 'name'" in fails(text)
+
+
+#: kinds whose operators accept replica keys in any letter case: (sample, its replica types)
+CASES = {
+    "AscendJob": (SAMPLES / "ascend" / "mindspore-acjob.yaml", ("Scheduler", "Worker")),
+    "MXJob": (SAMPLES / "mxnet" / "mxjob-gpu-workers.yaml", ("Scheduler", "Server", "Worker")),
+}
+
+
+@pytest.mark.parametrize("kind", CASES)
+@pytest.mark.parametrize("spell", [str.lower, str.upper])
+def test_replica_keys_in_any_case_render_the_same(kind: str, spell: object) -> None:
+    path, types = CASES[kind]
+    text = path.read_text()
+    changed = text
+    for name in types:
+        changed = changed.replace(f"\n    {name}:\n", f"\n    {spell(name)}:\n")  # type: ignore[operator]
+    assert changed != text
+    expected = msgen("render", "-", input=text)
+    run = msgen("render", "-", input=changed)
+    assert run.exit_code == 0, run.stderr
+    assert run.stdout == expected.stdout and run.stdout
+
+
+@pytest.mark.parametrize("kind", CASES)
+def test_two_keys_for_one_replica_type_are_an_error(kind: str) -> None:
+    path, _ = CASES[kind]
+    text = path.read_text()
+    block = text[text.index("\n    Worker:\n"):]  # the last replica spec runs to the end
+    doubled = text.rstrip("\n") + block.replace("    Worker:", "    worker:", 1)
+    line = doubled.count("\n", 0, doubled.index("\n    worker:\n")) + 2
+    run = msgen("render", "-", input=doubled)
+    assert run.exit_code == 1 and run.stdout == ""
+    assert f"<stdin>:{line}:5: error: " in run.stderr
+    assert "more than one Worker: keys 'Worker' and 'worker' name the same replica type; accepted: one key per replica type" in run.stderr

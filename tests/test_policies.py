@@ -16,7 +16,7 @@ from msgen.targets import NAMES as TARGETS
 from msgen.targets import support
 
 from .conftest import ROOT, msgen
-from .test_mindspore_contract import pod_templates, role_of
+from .test_frameworks_mindspore import pod_templates, role_of
 
 JOB = """
 apiVersion: mindspore.gitee.com/v1

@@ -7,6 +7,8 @@ from msgen.targets import jobset
 
 from .plugin_plans import plan, render, workloads
 from .test_target_plugins import check_facts
+from .conftest import msgen
+from .test_errors import GOOD_SCHEDULER, GOOD_WORKER, fails, job
 
 
 def test_it_is_the_registered_target() -> None:
@@ -25,3 +27,11 @@ def test_it_renders_the_job_its_way() -> None:
     assert [j["name"] for j in spec["replicatedJobs"]] == ["scheduler", "worker"]
     assert spec["network"] == {"enableDNSHostnames": True, "subdomain": "tiny"}
     assert spec["successPolicy"]["targetReplicatedJobs"] == ["worker"]
+
+
+def test_jobset_host_names_are_longer_and_checked() -> None:
+    # A JobSet pod's host name is <job>-<rt>-0-<i>: two characters more than other targets'.
+    name = "c" * 50
+    assert msgen("render", "-", input=job(GOOD_SCHEDULER + GOOD_WORKER, name=name)).exit_code == 0
+    err = fails(job(GOOD_SCHEDULER + GOOD_WORKER, name=name), "--target", "jobset")
+    assert f"makes the name '{name}-scheduler-0-0', which is not accepted: must be no more than 63 characters" in err

@@ -7,6 +7,10 @@ from msgen.targets import volcano
 
 from .plugin_plans import plan, render, workloads
 from .test_target_plugins import check_facts
+from .conftest import ROOT
+from .conftest import SAMPLES
+from .conftest import msgen
+from typing import Any
 
 
 def test_it_is_the_registered_target() -> None:
@@ -24,3 +28,47 @@ def test_it_renders_the_job_its_way() -> None:
     spec = job["spec"]
     assert [(t["name"], t["replicas"]) for t in spec["tasks"]] == [("scheduler", 1), ("worker", 2)]
     assert (spec["schedulerName"], spec["minAvailable"]) == ("volcano", 3)
+
+
+TASK_INDEX = "metadata.labels['volcano.sh/task-index']"
+
+
+def tasks(path: str) -> dict[str, dict[str, Any]]:
+    run = msgen("render", path, "--target", "volcano")
+    assert run.exit_code == 0, run.stderr
+    vcjob = next(o for o in run.objects() if o["apiVersion"] == "batch.volcano.sh/v1alpha1")
+    return {t["name"]: t["template"] for t in vcjob["spec"]["tasks"]}
+
+
+def env_list(template: dict[str, Any]) -> list[dict[str, Any]]:
+    env: list[dict[str, Any]] = template["spec"]["containers"][0]["env"]
+    return env
+
+
+def test_workers_get_their_index_as_numeric_node_id() -> None:
+    worker = tasks(str(SAMPLES / "mindspore" / "widedeep-ps.yaml"))["worker"]
+    node_id = next(e for e in env_list(worker) if e["name"] == "MS_NODE_ID")
+    assert node_id["valueFrom"]["fieldRef"]["fieldPath"] == TASK_INDEX
+
+
+def test_multi_device_workers_render_with_their_rank_from_volcano() -> None:
+    worker = tasks(str(SAMPLES / "mindspore" / "gpu-2x8.yaml"))["worker"]
+    rank = next(e for e in env_list(worker) if e["name"] == "MS_NODE_RANK")
+    assert rank["valueFrom"]["fieldRef"]["fieldPath"] == TASK_INDEX
+
+
+def test_index_is_defined_before_values_that_expand_it() -> None:
+    for path in (SAMPLES / "mxnet" / "mx-job-dist.yaml", SAMPLES / "caffe2" / "resnet50-redis.yaml"):
+        for template in tasks(str(path)).values():
+            names = [e["name"] for e in env_list(template)]
+            users = [i for i, e in enumerate(env_list(template)) if "$(MSGEN_TASK_INDEX)" in e.get("value", "")]
+            if not users:
+                continue
+            defined = names.index("MSGEN_TASK_INDEX")
+            assert env_list(template)[defined]["valueFrom"]["fieldRef"]["fieldPath"] == TASK_INDEX
+            assert defined < min(users)
+
+
+def test_the_oldest_supported_volcano_is_documented() -> None:
+    targets = (ROOT / "docs" / "targets.md").read_text()
+    assert "**Volcano 1.9**" in targets and "the oldest Volcano the `volcano` target supports" in targets

@@ -26,7 +26,7 @@ from msgen.targets import NAMES as TARGETS
 
 from .conftest import msgen, needs_shared, shared_files
 from .test_kubernetes_schemas import core_parts
-from .test_mindspore_contract import pod_templates
+from .test_frameworks_mindspore import pod_templates
 from .test_upstream_mindspore import INDEX_FIELDS
 
 CAFFE2 = shared_files("upstream/caffe2-operator", "*.yaml")
