@@ -12,7 +12,14 @@ from typing import Any
 
 from msgen.targets import NAMES as TARGETS
 
+from .conftest import SAMPLES
 from .test_frameworks_mindspore import env_of, main_container, pod_templates, role_of
+
+#: the multi-device samples the tests edit
+MS = SAMPLES / "mindspore"
+GPU = (MS / "gpu-2x8.yaml").read_text()
+ASCEND = (MS / "ascend-2x8.yaml").read_text()
+ACJOB = (SAMPLES / "ascend" / "mindspore-acjob.yaml").read_text()
 
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 

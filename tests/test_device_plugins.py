@@ -1,8 +1,7 @@
-"""Each device and process contributor, imported directly and run on a tiny plan.
-
-A fault here names the contributor that broke (the test ids are device kinds and launcher
-names), where the golden files would show a diff of every sample that uses it.
-"""
+"""Devices and process contributors as their registries choose them: the device kind of a
+resource, which devices and contributors a job loads, and how many devices a container asks
+for (each device's and contributor's own behaviour is in tests/test_devices_<device>.py and
+tests/test_launchers_<module>.py)."""
 
 from __future__ import annotations
 

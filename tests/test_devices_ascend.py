@@ -1,5 +1,8 @@
 """msgen.devices.ascend: Ascend NPUs, asked for by `huawei.com/Ascend910`-like names or
-`huawei.com/npu`; a container sees the NPUs its device plug-in allocated (an annotation)."""
+`huawei.com/npu`; a container sees the NPUs its device plug-in allocated (an annotation), and
+an AscendJob's NPU pods get `HCCL_LOGIC_SUPERPOD_ID` as ascend-operator's
+`addHcclSuperPodIdEnv` sets it (rank ÷ (sp-block ÷ NPUs per pod), 0 without `sp-block`, the pod
+annotation `super-pod-rank` under `super-pod-affinity: soft`)."""
 
 from __future__ import annotations
 

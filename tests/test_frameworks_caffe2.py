@@ -1,4 +1,6 @@
-"""msgen.frameworks.caffe2: caffe2-operator's env (SHARD_ID, NUM_SHARDS, REDIS_, CAFFE2_CONFIG), as one Worker pod of its sample gets it."""
+"""msgen.frameworks.caffe2: caffe2-operator's env (SHARD_ID, NUM_SHARDS, REDIS_*, NFS_PATH,
+CAFFE2_CONFIG, RUN_ID) on every target that can tell a pod its index, and the ports its config
+lists."""
 
 from __future__ import annotations
 

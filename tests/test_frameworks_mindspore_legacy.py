@@ -1,4 +1,5 @@
-"""msgen.frameworks.mindspore_legacy: the 2020 ms-operator's env (MS_CONFIG, RANK counted across roles, WORLD_SIZE), as one Worker pod of its sample gets it."""
+"""msgen.frameworks.mindspore_legacy: the 2020 ms-operator's env (MS_CONFIG, RANK counted across
+roles, WORLD_SIZE, MASTER_ADDR), on the configured container only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""msgen.frameworks.mxnet: kubeflow's MXNet env (MX_CONFIG and the DMLC_ variables), as one Worker pod of its sample gets it."""
+"""msgen.frameworks.mxnet: kubeflow's MXNet env (MX_CONFIG and the DMLC_ variables) on every
+container, its ports (mxjob-port, PsRootPort), and tuning jobs (MX_CONFIG without ps-lite's env)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""msgen.frameworks.mxnet_original: the original mxnet-operator's DMLC_ env (no MX_CONFIG, no worker id), as one Worker pod of its sample gets it."""
+"""msgen.frameworks.mxnet_original: the original mxnet-operator's five DMLC_ variables (no
+MX_CONFIG, no worker id) on container `mxnet` only."""
 
 from __future__ import annotations
 

@@ -1,20 +1,25 @@
-"""msgen.kinds.ascendjob: AscendJob (mindxdl.gitee.com/v1), compiled to a Plan (its roles, framework and success policy)."""
+"""msgen.kinds.ascendjob: AscendJob (mindxdl.gitee.com/v1): its Plan, ascend-operator's env on
+every role (MS_LOCAL_WORKER, MS_NODE_RANK, single-device Workers too), and its refusals (the
+framework label, another framework's replica types, the `ascend` container)."""
 
 from __future__ import annotations
+
+import pytest
 
 from msgen import kinds
 from msgen.kinds import ascendjob
 
+from .conftest import SAMPLES
+from .multi_device_pods import (
+    ACJOB,
+    COMPLETION_INDEX,
+    INDEX_TARGETS,
+    resolved_env,
+    worker_pods,
+)
 from .plugin_plans import sample_plan
 from .test_errors import fails, line_of
-from .test_multi_device_errors import ACJOB
-from .conftest import SAMPLES
-from .test_frameworks_mindspore import env_of
-from .test_frameworks_mindspore import pod_templates
-from .test_frameworks_mindspore import render
-from .test_frameworks_mindspore import role_of
-import pytest
-from .multi_device_pods import COMPLETION_INDEX, INDEX_TARGETS, resolved_env, worker_pods
+from .test_frameworks_mindspore import env_of, pod_templates, render, role_of
 
 SAMPLE = "ascend/mindspore-acjob.yaml"
 

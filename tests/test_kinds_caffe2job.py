@@ -1,13 +1,18 @@
-"""msgen.kinds.caffe2job: Caffe2Job (kubeflow.org/v1alpha1), compiled to a Plan (its roles, framework and success policy)."""
+"""msgen.kinds.caffe2job: Caffe2Job (kubeflow.org/v1alpha1): its Plan, the backend settings and
+warnings as caffe2-operator set them (no backendSpecs, redis without a host or port, backend
+types), and `terminationPolicy`, accepted and unused."""
 
 from __future__ import annotations
 
 from msgen import kinds
 from msgen.kinds import caffe2job
 
+from .conftest import SAMPLES
 from .plugin_plans import sample_plan
-from .test_legacy_errors import CAFFE2, fails
+from .test_errors import fails
 from .test_frameworks_caffe2 import caffe2_env
+
+CAFFE2 = (SAMPLES / "caffe2" / "resnet50-redis.yaml").read_text()
 
 SAMPLE = "caffe2/resnet50-redis.yaml"
 

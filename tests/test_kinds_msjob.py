@@ -1,4 +1,6 @@
-"""msgen.kinds.msjob: MSJob (mindspore.gitee.com/v1), compiled to a Plan (its roles, framework and success policy)."""
+"""msgen.kinds.msjob: MSJob (mindspore.gitee.com/v1) as ms-operator accepted it: its Plan (roles,
+framework, success policy), and its own refusals (the `mindspore` container, images, one
+Scheduler, replica types and keys)."""
 
 from __future__ import annotations
 

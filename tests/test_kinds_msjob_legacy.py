@@ -1,15 +1,17 @@
-"""msgen.kinds.msjob_legacy: the 2020 MSJob (kubeflow.org/v1), compiled to a Plan (its roles, framework and success policy)."""
+"""msgen.kinds.msjob_legacy: the 2020 MSJob (kubeflow.org/v1): its Plan, and its refusals: the
+operator's own example (seed `000`) as written, masterPort (a port, agreeing with the
+container's), one MASTER, replica types."""
 
 from __future__ import annotations
+
+import re
 
 from msgen import kinds
 from msgen.kinds import msjob_legacy
 
+from .conftest import SAMPLES, shared_glob
 from .plugin_plans import sample_plan
-from .conftest import SAMPLES
-from .conftest import shared_glob
-import re
-from .test_legacy_errors import fails
+from .test_errors import fails
 
 SAMPLE = "mindspore-legacy/msjob-mnist-dist.yaml"
 

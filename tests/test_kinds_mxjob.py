@@ -1,16 +1,19 @@
-"""msgen.kinds.mxjob: MXJob (kubeflow.org/v1) and the original MxJob (v1beta1), one package, compiled to a Plan (its roles, framework and success policy)."""
+"""msgen.kinds.mxjob: MXJob (kubeflow.org/v1) and the original MxJob (v1beta1), one package: the
+Plan, jobMode's replica types, PsRootPort, the `mxnet` container, the run policy as the CRD has
+it, and the original operator's GPU example (seed `002`) as written."""
 
 from __future__ import annotations
+
+import re
 
 from msgen import kinds
 from msgen.kinds.mxjob import v1
 
+from .conftest import SAMPLES, msgen, shared_glob
 from .plugin_plans import sample_plan
-from .conftest import SAMPLES
-from .conftest import msgen
-from .conftest import shared_glob
-import re
-from .test_legacy_errors import MX_GPU, fails
+from .test_errors import fails
+
+MX_GPU = (SAMPLES / "mxnet" / "mxjob-gpu-workers.yaml").read_text()
 
 SAMPLE = "mxnet/mxjob-gpu-workers.yaml"
 

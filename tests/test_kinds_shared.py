@@ -11,8 +11,10 @@ from msgen.model.diagnostics import Diagnostic
 from msgen.model.plan import Options
 from msgen.model.source import Source
 from msgen.yamlio.yaml_loader import load_documents
-from .test_errors import GOOD_WORKER, fails, job
+
 from .conftest import SAMPLES, msgen
+from .multi_device_pods import ACJOB, GPU
+from .test_errors import GOOD_WORKER, fails, job
 
 
 def compiled(text: str) -> tuple[object, list[Diagnostic]]:
@@ -118,3 +120,20 @@ def test_two_keys_for_one_replica_type_are_an_error(kind: str) -> None:
     assert run.exit_code == 1 and run.stdout == ""
     assert f"<stdin>:{line}:5: error: " in run.stderr
     assert "more than one Worker: keys 'Worker' and 'worker' name the same replica type; accepted: one key per replica type" in run.stderr
+
+
+
+
+
+
+
+
+def test_null_ports_get_the_default_port() -> None:
+    for text, port in ((ACJOB, "ascendjob-port"), (GPU, "msjob-port")):
+        text = text.replace("              ports:\n                - containerPort: 2222\n                  name: ascendjob-port\n", "              ports: null\n", 1)
+        text = text.replace("              command: [\"python\", \"/data/resnet/train.py\", \"--device_target=GPU\", \"--run_distribute=True\"]\n              volumeMounts", "              command: [\"python\", \"/data/resnet/train.py\", \"--device_target=GPU\", \"--run_distribute=True\"]\n              ports: null\n              volumeMounts", 1)
+        assert "ports: null" in text
+        run = msgen("render", "-", input=text)
+        assert run.exit_code == 0, run.stderr
+        scheduler = next(o for o in run.objects() if o["kind"] == "Job" and o["metadata"]["name"].endswith("-scheduler"))
+        assert scheduler["spec"]["template"]["spec"]["containers"][0]["ports"] == [{"containerPort": 2222, "name": port}]

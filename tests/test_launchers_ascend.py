@@ -1,5 +1,7 @@
-"""msgen.launchers.ascend: the Ascend pod settings and the labels of the rank-table workload,
-which the pipeline applies to the target's output as new objects (`with_workload_labels`)."""
+"""msgen.launchers.ascend: the Ascend pod settings (`/dev/shm`, the chip's node selector, the rank
+table filled by the cluster's operator) with their refusals, and the labels of the rank-table
+workload, which the pipeline applies to the target's output as new objects
+(`with_workload_labels`)."""
 
 from __future__ import annotations
 
@@ -10,21 +12,16 @@ import pytest
 
 from msgen import launchers
 from msgen.launchers import WorkloadLabels, ascend
+from msgen.launchers import ascend as ascend_settings
 from msgen.model.plan import Options
 
-from .conftest import SAMPLES
+from .conftest import SAMPLES, msgen
+from .multi_device_pods import ACJOB, GPU, MS, config_maps, resolved_env, unpinned
 from .plugin_plans import plan, render, workloads
-from .conftest import msgen
-from .test_errors import fails, line_of
-from .test_multi_device_errors import ACJOB, GPU
-from .test_frameworks_mindspore import env_of
-from .test_frameworks_mindspore import pod_templates
-from .test_frameworks_mindspore import render as render_file
-from .test_frameworks_mindspore import role_of
-from .multi_device_pods import config_maps, resolved_env, unpinned
-from .test_multi_device import MS
-from msgen.launchers import ascend as ascend_settings
 from .test_device_plugins import NPU_JOB, _slot
+from .test_errors import fails, line_of
+from .test_frameworks_mindspore import env_of, pod_templates, role_of
+from .test_frameworks_mindspore import render as render_file
 
 RANK_TABLE = (SAMPLES / "mindspore" / "ascend-2x8-rank-table.yaml").read_text()
 

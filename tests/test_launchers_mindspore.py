@@ -1,27 +1,32 @@
-"""msgen.launchers.mindspore: how a MindSpore pod's processes start (one per device by
-msgen's launcher, or msrun) and the settings of large clusters; chosen by framework."""
+"""msgen.launchers.mindspore: how a MindSpore pod's processes start (one per device by msgen's
+launcher, or msrun) and the settings of large clusters, chosen by framework; each process's
+identity is checked by running the rendered launcher (tests/multi_device_pods.py)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from msgen import launchers
-from msgen.launchers import mindspore
+from msgen.launchers import launcher, mindspore
 from msgen.model.plan import Options
 
-from .plugin_plans import pod_env, sample_plan
 from .conftest import msgen
+from .multi_device_pods import (
+    ASCEND,
+    GPU,
+    INDEX_TARGETS,
+    MS,
+    RANK_TABLE_TARGETS,
+    resolved_env,
+    run_launcher,
+    unpinned,
+    worker_pods,
+)
+from .plugin_plans import job, plan, pod_env, sample_plan
 from .test_errors import fails, line_of
-from .test_multi_device_errors import ASCEND, GPU, MS
-from .test_frameworks_mindspore import env_of
-from .test_frameworks_mindspore import pod_templates
-from .test_frameworks_mindspore import render
-from .test_frameworks_mindspore import role_of
-from pathlib import Path
-from .multi_device_pods import INDEX_TARGETS, RANK_TABLE_TARGETS, resolved_env, run_launcher, unpinned, worker_pods
-from .plugin_plans import job
-from .plugin_plans import plan
-from msgen.launchers import launcher
+from .test_frameworks_mindspore import env_of, pod_templates, render, role_of
 
 
 @pytest.mark.parametrize(
@@ -200,3 +205,13 @@ def test_each_launcher_wraps_a_multi_device_worker_its_way() -> None:
         wraps[name] = [wrap.command[0] for p in patches for _, wrap in p.command_wrap]
         assert chosen.wraps_command == bool(wraps[name]), name
     assert wraps == {"per-device": ["/bin/sh"], "msrun": ["msrun"], "none": []}
+
+
+
+
+def test_null_volume_lists_take_msgens_volumes() -> None:
+    text = (MS / "gpu-2x8.yaml").read_text()
+    text = text[: text.rindex("              volumeMounts:")] + "              volumeMounts: null\n          volumes: null\n"
+    worker = next(t for _, t, _ in pod_templates(render("-", input=text)) if role_of(t) == "worker")
+    assert [v["name"] for v in worker["spec"]["volumes"]] == ["msgen-launcher"]
+    assert [m["name"] for m in worker["spec"]["containers"][0]["volumeMounts"]] == ["msgen-launcher"]

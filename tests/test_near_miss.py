@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import msgen
+from .conftest import SAMPLES, msgen
+
+MX_GPU = (SAMPLES / "mxnet" / "mxjob-gpu-workers.yaml").read_text()
 
 JOB = "apiVersion: {api}\nkind: {kind}\nmetadata: {{name: x}}\nspec: {{}}\n"
 
@@ -56,3 +58,13 @@ def test_unrelated_kinds_still_pass_through(api: str, kind: str) -> None:
     assert run.exit_code == 0, run.stderr
     assert run.objects() == [{"apiVersion": api, "kind": kind, "metadata": {"name": "x"}, "spec": {}}]
     assert "error" not in run.stderr
+
+
+def test_unknown_job_like_kind_passes_through_naming_the_known_kinds() -> None:
+    text = MX_GPU.replace("apiVersion: kubeflow.org/v1\n", "apiVersion: example.com/v1\n")
+    run = msgen("render", "-", input=text)
+    assert run.exit_code == 0
+    assert run.objects()[0]["apiVersion"] == "example.com/v1"
+    assert "warning: kind: example.com/v1 MXJob is passed through unchanged: msgen compiles" in run.stderr
+    for known in ("kubeflow.org/v1 MSJob", "kubeflow.org/v1 MXJob", "kubeflow.org/v1alpha1 Caffe2Job", "mlkube.io/v1beta1 MxJob", "mindspore.gitee.com/v1 MSJob"):
+        assert known in run.stderr

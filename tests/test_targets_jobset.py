@@ -1,4 +1,5 @@
-"""msgen.targets.jobset: one JobSet, a replicated Job per role; every fact it declares holds of what it renders."""
+"""msgen.targets.jobset: one JobSet, a replicated Job per role; every fact it declares holds of
+what it renders, and the pod host names it derives (two characters longer) are checked."""
 
 from __future__ import annotations
 

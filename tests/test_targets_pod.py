@@ -1,4 +1,5 @@
-"""msgen.targets.pod: one bare Pod per replica; every fact it declares holds of what it renders."""
+"""msgen.targets.pod: one bare Pod per replica; every fact it declares holds of what it renders,
+and a job of more pods than a cluster runs is refused."""
 
 from __future__ import annotations
 

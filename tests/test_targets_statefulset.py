@@ -1,4 +1,5 @@
-"""msgen.targets.statefulset: one StatefulSet per role, pods started in parallel; every fact it declares holds of what it renders."""
+"""msgen.targets.statefulset: one StatefulSet per role, pods started in parallel; every fact it
+declares holds of what it renders, and its names leave room for the revision hash label."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""msgen.targets.volcano: one Volcano Job, a task per role, gang-scheduled; every fact it declares holds of what it renders."""
+"""msgen.targets.volcano: one Volcano Job, a task per role, gang-scheduled; every fact it declares
+holds of what it renders. Each pod reads its index from the `volcano.sh/task-index` label,
+which Volcano's job controller sets since 1.9, the oldest Volcano the target documents."""
 
 from __future__ import annotations
 
