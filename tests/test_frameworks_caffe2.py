@@ -4,20 +4,25 @@ lists."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 from msgen import frameworks
 from msgen.frameworks import caffe2
+from msgen.model.plan import Options
 
-from .plugin_plans import pod_env, sample_plan
-from .conftest import SAMPLES
-from .conftest import msgen
-from .rendered_pods import INDEXED_TARGETS
-from .rendered_pods import RUN_UID
-from .rendered_pods import pods
-from .rendered_pods import render
-from typing import Any
-import json
+from .conftest import SAMPLES, msgen
+from .plugin_plans import (
+    addresses,
+    patch_env,
+    pod_env,
+    sample_plan,
+    sample_plan_with,
+    slot_of,
+)
+from .rendered_pods import INDEXED_TARGETS, RUN_UID, pods, render
 
 SAMPLE = "caffe2/resnet50-redis.yaml"
 #: variable -> value in pod example-job-worker-1
@@ -96,3 +101,33 @@ def test_caffe2_config_keeps_a_declared_port_and_adds_none() -> None:
     assert json.loads(env["CAFFE2_CONFIG"])["cluster"]["worker"][0].endswith(":3333")
     objects = render(str(SAMPLES / "caffe2" / "resnet50-redis.yaml"))
     assert all("ports" not in c for o in objects if o["kind"] == "Job" for c in o["spec"]["template"]["spec"]["containers"])
+
+
+# --- the module's entry points, on its sample ------------------------------------------------
+
+
+def test_every_shard_is_reached_by_name_and_needs_its_index() -> None:
+    made = sample_plan(SAMPLE)
+    assert [(e.role.replica_type, e.index, e.by_name, e.ports) for e in caffe2.endpoints(made)] == [
+        ("Worker", 0, True, ()), ("Worker", 1, True, ()),
+    ]  # fmt: skip
+    assert caffe2.needs_pod_index(made)
+
+
+def test_a_shard_is_told_its_index_the_shards_and_the_backend() -> None:
+    made = sample_plan(SAMPLE)
+    env = patch_env(caffe2.contribute(made, slot_of(made, "Worker", 1), addresses(made, "pod")))
+    assert {k: env[k] for k in ("SHARD_ID", "NUM_SHARDS", "RUN_ID", "REDIS_HOST", "REDIS_PORT", "NFS_PATH")} == {
+        "SHARD_ID": "1", "NUM_SHARDS": "2", "RUN_ID": "example-job", "REDIS_HOST": "redis-service",
+        "REDIS_PORT": "6379", "NFS_PATH": "",
+    }  # fmt: skip
+    assert json.loads(str(env["CAFFE2_CONFIG"]))["task"] == {"type": "worker", "index": 1}
+
+
+def test_it_checks_the_listed_replicas_and_says_when_run_id_is_the_name() -> None:
+    made = sample_plan(SAMPLE)
+    assert caffe2.check(made, Options(target="indexed-job")) == []
+    (found,) = caffe2.check(made, Options(target="pod"))
+    assert not found.is_error and "RUN_ID is the job name" in found.message
+    many = sample_plan_with(SAMPLE, "replicas: 2", "replicas: 2001")
+    assert [d.is_error for d in caffe2.check(many, Options(target="indexed-job"))] == [True]

@@ -15,10 +15,12 @@ import pytest
 from msgen import frameworks
 from msgen.frameworks import mindspore
 from msgen.launchers import resolve
+from msgen.model.plan import Options
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import SAMPLES, msgen
-from .plugin_plans import pod_env, sample_plan
+from .plugin_plans import addresses, patch_env, plan, pod_env, sample_plan, slot_of
+from .plugin_plans import job as tiny_job
 
 MS_ENV = {"MS_SCHED_HOST", "MS_NODE_ID", "MS_SCHED_PORT", "MS_SERVER_NUM", "MS_WORKER_NUM", "MS_ROLE"}
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -378,3 +380,35 @@ def test_a_worker_gets_the_frameworks_env(variable: str) -> None:
 @pytest.mark.parametrize("variable", ['MS_CONFIG', 'DMLC_ROLE'])
 def test_a_worker_gets_no_other_frameworks_env(variable: str) -> None:
     assert variable not in pod_env(sample_plan(SAMPLE), 'msjob-mnist-worker-1')
+
+
+def test_only_the_scheduler_is_reached_on_its_port() -> None:
+    made = sample_plan(SAMPLE)
+    assert [(e.role.replica_type, e.index, e.by_name, e.ports) for e in mindspore.endpoints(made)] == [
+        ("Scheduler", 0, False, ({"name": "msjob-port", "port": 2222},)),
+    ]
+
+
+def test_a_worker_is_told_the_scheduler_and_the_cluster() -> None:
+    made = sample_plan(SAMPLE)
+    env = patch_env(mindspore.contribute(made, slot_of(made, "Worker", 1), addresses(made)))
+    assert env == {
+        "MS_SCHED_HOST": "$(MSJOB_MNIST_SCHEDULER_0_SERVICE_HOST)", "MS_NODE_ID": "1", "MS_SCHED_PORT": "2222",
+        "MS_SERVER_NUM": "0", "MS_WORKER_NUM": "2", "MS_ROLE": "MS_WORKER",
+    }  # fmt: skip
+
+
+def test_only_multi_device_workers_need_their_pod_index_and_say_where() -> None:
+    single = sample_plan(SAMPLE)
+    assert not mindspore.needs_pod_index(single) and mindspore.pod_index_reason(single) is None
+    multi = sample_plan("mindspore/gpu-2x8.yaml")
+    assert mindspore.needs_pod_index(multi)
+    where, why = mindspore.pod_index_reason(multi) or ((), "")
+    assert where[-2:] == ("limits", "nvidia.com/gpu") and "runs one process per device" in why
+
+
+def test_it_warns_of_a_cluster_without_a_scheduler() -> None:
+    assert mindspore.check(sample_plan(SAMPLE), Options()) == []
+    alone = plan(tiny_job(scheduler=False, workers=2))
+    (found,) = mindspore.check(alone, Options())
+    assert not found.is_error and found.message.startswith("no Scheduler: the pods get no MindSpore cluster env")

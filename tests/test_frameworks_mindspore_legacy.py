@@ -3,18 +3,17 @@ roles, WORLD_SIZE, MASTER_ADDR), on the configured container only."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from msgen import frameworks
 from msgen.frameworks import mindspore_legacy
+from msgen.model.plan import Options
 
-from .plugin_plans import pod_env, sample_plan
-from .conftest import SAMPLES
-from .conftest import msgen
-from .rendered_pods import PER_POD_TARGETS
-from .rendered_pods import pods
-from .rendered_pods import render
-import json
+from .conftest import SAMPLES, msgen
+from .plugin_plans import addresses, patch_env, pod_env, sample_plan, slot_of
+from .rendered_pods import PER_POD_TARGETS, pods, render
 
 SAMPLE = "mindspore-legacy/msjob-mnist-dist.yaml"
 #: variable -> value in pod msjob-mnist-dist-worker-1
@@ -75,3 +74,23 @@ def test_legacy_msjob_env_only_on_the_mindspore_container() -> None:
     for pod in pods(run.objects()):
         assert "RANK" in pod["env"]["mindspore"]
         assert pod["env"]["sidecar"] == {}
+
+
+# --- the module's entry points, on its sample ------------------------------------------------
+
+
+def test_every_replica_is_reached_by_name_and_each_pod_needs_its_index() -> None:
+    made = sample_plan(SAMPLE)
+    found = mindspore_legacy.endpoints(made)
+    assert [(e.role.replica_type, e.index, e.by_name) for e in found] == [
+        ("MASTER", 0, True), ("WORKER", 0, True), ("WORKER", 1, True), ("WORKER", 2, True),
+    ]  # fmt: skip
+    assert mindspore_legacy.needs_pod_index(made)
+    assert mindspore_legacy.check(made, Options()) == []
+
+
+def test_a_worker_gets_its_rank_counted_across_roles() -> None:
+    made = sample_plan(SAMPLE)
+    env = patch_env(mindspore_legacy.contribute(made, slot_of(made, "WORKER", 1), addresses(made, "pod")))
+    assert (env["RANK"], env["WORLD_SIZE"], env["MASTER_PORT"]) == ("2", "4", "23456")
+    assert json.loads(str(env["MS_CONFIG"]))["task"] == {"type": "worker", "index": 1}

@@ -3,18 +3,17 @@ container, its ports (mxjob-port, PsRootPort), and tuning jobs (MX_CONFIG withou
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from msgen import frameworks
 from msgen.frameworks import mxnet
+from msgen.model.plan import Options
 
-from .plugin_plans import pod_env, sample_plan
-from .conftest import SAMPLES
-from .conftest import msgen
-from .rendered_pods import INDEXED_TARGETS
-from .rendered_pods import pods
-from .rendered_pods import render
-import json
+from .conftest import SAMPLES, msgen
+from .plugin_plans import addresses, patch_env, pod_env, sample_plan, slot_of
+from .rendered_pods import INDEXED_TARGETS, pods, render
 
 SAMPLE = "mxnet/mxjob-gpu-workers.yaml"
 #: variable -> value in pod mxnet-gpu-dist-worker-1
@@ -105,3 +104,25 @@ spec:
             env = pod["env"]["mxnet"]
             assert json.loads(env["MX_CONFIG"])["task"] == {"type": pod["role"], "index": pod["index"]}
             assert not any(name.startswith("DMLC_") for name in env)
+
+
+# --- the module's entry points, on its sample ------------------------------------------------
+
+
+def test_every_replica_is_reached_by_name_on_its_port() -> None:
+    made = sample_plan(SAMPLE)
+    found = [(e.role.replica_type, e.index, e.by_name, e.ports[0]["port"]) for e in mxnet.endpoints(made)]
+    assert found == [("Scheduler", 0, True, 9991), ("Server", 0, True, 9091), ("Server", 1, True, 9091),
+                     ("Worker", 0, True, 9091), ("Worker", 1, True, 9091)]  # fmt: skip
+    assert mxnet.needs_pod_index(made)
+    assert mxnet.check(made, Options()) == []
+
+
+def test_a_worker_is_told_ps_lites_env_and_its_task() -> None:
+    made = sample_plan(SAMPLE)
+    env = patch_env(mxnet.contribute(made, slot_of(made, "Worker", 1), addresses(made)))
+    assert {k: env[k] for k in ("DMLC_ROLE", "DMLC_WORKER_ID", "DMLC_NUM_SERVER", "DMLC_NUM_WORKER", "DMLC_PS_ROOT_PORT")} == {
+        "DMLC_ROLE": "worker", "DMLC_WORKER_ID": "1", "DMLC_NUM_SERVER": "2", "DMLC_NUM_WORKER": "2",
+        "DMLC_PS_ROOT_PORT": "9991",
+    }  # fmt: skip
+    assert json.loads(str(env["MX_CONFIG"]))["task"] == {"type": "worker", "index": 1}

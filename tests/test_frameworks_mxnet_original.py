@@ -7,12 +7,11 @@ import pytest
 
 from msgen import frameworks
 from msgen.frameworks import mxnet_original
+from msgen.model.plan import Options
 
-from .plugin_plans import pod_env, sample_plan
-from .conftest import SAMPLES
-from .conftest import msgen
-from .rendered_pods import INDEXED_TARGETS
-from .rendered_pods import pods
+from .conftest import SAMPLES, msgen
+from .plugin_plans import addresses, patch_env, pod_env, sample_plan, slot_of
+from .rendered_pods import INDEXED_TARGETS, pods
 
 SAMPLE = "mxnet/mx-job-dist.yaml"
 #: variable -> value in pod example-dist-job-worker-1
@@ -56,3 +55,20 @@ def test_original_mxjob_gets_the_original_operators_env_on_container_mxnet(targe
                 "DMLC_ROLE": pod["role"],
             }
             assert pod["env"].get("sidecar", {}) == {}, "only container mxnet"
+
+
+# --- the module's entry points, on its sample ------------------------------------------------
+
+
+def test_only_the_scheduler_is_reached_and_no_pod_needs_its_index() -> None:
+    made = sample_plan(SAMPLE)
+    assert [(e.role.replica_type, e.index, e.by_name) for e in mxnet_original.endpoints(made)] == [("Scheduler", 0, True)]
+    assert not frameworks.needs_pod_index(mxnet_original, made)  # it has no such hook
+    assert frameworks.check(mxnet_original, made, Options()) == []
+
+
+def test_a_worker_is_told_the_five_variables() -> None:
+    made = sample_plan(SAMPLE)
+    env = patch_env(mxnet_original.contribute(made, slot_of(made, "Worker", 2), addresses(made)))
+    assert env == {"DMLC_PS_ROOT_PORT": "9091", "DMLC_PS_ROOT_URI": "example-dist-job-scheduler-0.example-dist-job",
+                   "DMLC_NUM_SERVER": "2", "DMLC_NUM_WORKER": "3", "DMLC_ROLE": "worker"}  # fmt: skip

@@ -8,6 +8,8 @@ import pytest
 
 from msgen import kinds
 from msgen.kinds import ascendjob
+from msgen.model.diagnostics import has_errors
+from msgen.model.plan import Options
 
 from .conftest import SAMPLES
 from .multi_device_pods import (
@@ -17,7 +19,7 @@ from .multi_device_pods import (
     resolved_env,
     worker_pods,
 )
-from .plugin_plans import sample_plan
+from .plugin_plans import document_of, sample_plan
 from .test_errors import fails, line_of
 from .test_frameworks_mindspore import env_of, pod_templates, render, role_of
 
@@ -85,3 +87,14 @@ def test_ascendjob_single_device_workers_still_get_rank_and_local_worker() -> No
     env = env_of(worker, "ascend")
     assert env["MS_LOCAL_WORKER"]["value"] == "1" and env["MS_WORKER_NUM"]["value"] == "2"
     assert env["MS_NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"] == COMPLETION_INDEX
+
+
+def test_its_entry_points_on_its_sample() -> None:
+    """`model` is the declaration the job is checked against; `to_plan` makes the Plan, or
+    none and the errors that stop it."""
+    assert ascendjob.KIND.model() is ascendjob.AscendJob
+    made, found = ascendjob.KIND.to_plan(document_of("ascend/mindspore-acjob.yaml"), Options())
+    assert made is not None and not has_errors(found), found
+    assert (made.api_version, made.kind) == (ascendjob.KIND.api_version, ascendjob.KIND.kind)
+    refused, found = ascendjob.KIND.to_plan(document_of("ascend/mindspore-acjob.yaml", 'framework: mindspore', 'framework: pytorch'), Options())
+    assert refused is None and has_errors(found)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from msgen import kinds
 from msgen.kinds import caffe2job
+from msgen.model.diagnostics import has_errors
+from msgen.model.plan import Options
 
 from .conftest import SAMPLES
-from .plugin_plans import sample_plan
+from .plugin_plans import document_of, sample_plan
 from .test_errors import fails
 from .test_frameworks_caffe2 import caffe2_env
 
@@ -62,3 +64,14 @@ def test_caffe2_termination_policy_is_accepted_and_not_used() -> None:
     policy = "  terminationPolicy:\n    chief:\n      replicaName: worker\n      replicaIndex: 1\n  replicaSpecs:"
     _, err = caffe2_env("  replicaSpecs:", policy)
     assert "warning: spec.terminationPolicy: terminationPolicy is not used, as caffe2-operator did not use it" in err
+
+
+def test_its_entry_points_on_its_sample() -> None:
+    """`model` is the declaration the job is checked against; `to_plan` makes the Plan, or
+    none and the errors that stop it."""
+    assert caffe2job.KIND.model() is caffe2job.Caffe2Job
+    made, found = caffe2job.KIND.to_plan(document_of("caffe2/resnet50-redis.yaml"), Options())
+    assert made is not None and not has_errors(found), found
+    assert (made.api_version, made.kind) == (caffe2job.KIND.api_version, caffe2job.KIND.kind)
+    refused, found = caffe2job.KIND.to_plan(document_of("caffe2/resnet50-redis.yaml", 'name: caffe2\n', 'name: trainer\n'), Options())
+    assert refused is None and has_errors(found)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from msgen import kinds
 from msgen.kinds import msjob
+from msgen.model.diagnostics import has_errors
+from msgen.model.plan import Options
 
-from .plugin_plans import sample_plan
+from .plugin_plans import document_of, sample_plan
 from .test_errors import GOOD_SCHEDULER, GOOD_WORKER, fails, job
 
 SAMPLE = "mindspore/widedeep-ps.yaml"
@@ -53,3 +55,14 @@ def test_more_than_one_scheduler_by_keys() -> None:
 def test_unknown_replica_type() -> None:
     err = fails(job(GOOD_WORKER.replace("Worker:", "Master:")))
     assert "<stdin>:7:5: error: spec.msReplicaSpecs.Master: unknown replica type 'Master'; accepted: Scheduler, PS, Worker" in err
+
+
+def test_its_entry_points_on_its_sample() -> None:
+    """`model` is the declaration the job is checked against; `to_plan` makes the Plan, or
+    none and the errors that stop it."""
+    assert msjob.KIND.model() is msjob.MSJob
+    made, found = msjob.KIND.to_plan(document_of("mindspore/lenet-cpu.yaml"), Options())
+    assert made is not None and not has_errors(found), found
+    assert (made.api_version, made.kind) == (msjob.KIND.api_version, msjob.KIND.kind)
+    refused, found = msjob.KIND.to_plan(document_of("mindspore/lenet-cpu.yaml", 'name: mindspore\n', 'name: trainer\n'), Options())
+    assert refused is None and has_errors(found)

@@ -8,9 +8,11 @@ import re
 
 from msgen import kinds
 from msgen.kinds import msjob_legacy
+from msgen.model.diagnostics import has_errors
+from msgen.model.plan import Options
 
 from .conftest import SAMPLES, shared_glob
-from .plugin_plans import sample_plan
+from .plugin_plans import document_of, sample_plan
 from .test_errors import fails
 
 SAMPLE = "mindspore-legacy/msjob-mnist-dist.yaml"
@@ -106,3 +108,14 @@ def test_legacy_master_port_and_container_port_must_agree() -> None:
     )
     err = fails(text)
     assert "<stdin>:10:15: error: spec.masterPort: masterPort 23456 differs from the msjob-port port 3000 of container 'msjob-mnist'" in err
+
+
+def test_its_entry_points_on_its_sample() -> None:
+    """`model` is the declaration the job is checked against; `to_plan` makes the Plan, or
+    none and the errors that stop it."""
+    assert msjob_legacy.KIND.model() is msjob_legacy.LegacyMSJob
+    made, found = msjob_legacy.KIND.to_plan(document_of("mindspore-legacy/msjob-mnist-dist.yaml"), Options())
+    assert made is not None and not has_errors(found), found
+    assert (made.api_version, made.kind) == (msjob_legacy.KIND.api_version, msjob_legacy.KIND.kind)
+    refused, found = msjob_legacy.KIND.to_plan(document_of("mindspore-legacy/msjob-mnist-dist.yaml", 'replicaType: MASTER', 'replicaType: WORKER'), Options())
+    assert refused is None and has_errors(found)

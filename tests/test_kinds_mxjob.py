@@ -7,10 +7,12 @@ from __future__ import annotations
 import re
 
 from msgen import kinds
-from msgen.kinds.mxjob import v1
+from msgen.kinds.mxjob import v1, v1beta1
+from msgen.model.diagnostics import has_errors
+from msgen.model.plan import Options
 
 from .conftest import SAMPLES, msgen, shared_glob
-from .plugin_plans import sample_plan
+from .plugin_plans import document_of, sample_plan
 from .test_errors import fails
 
 MX_GPU = (SAMPLES / "mxnet" / "mxjob-gpu-workers.yaml").read_text()
@@ -96,3 +98,18 @@ def test_mxjob_run_policy_as_the_crd_has_it() -> None:
     assert run.exit_code == 0, run.stderr
     assert "<stdin>:11:14: warning: spec.runPolicy.suspend: suspend: true is not expressed" in run.stderr
     assert "schedulingPolicy asks for gang scheduling, which target indexed-job expresses as a PodGroup" in run.stderr
+
+
+def test_its_entry_points_on_its_samples() -> None:
+    """Each module's `model` is the declaration its jobs are checked against; `to_plan` makes
+    the Plan, or none and the errors that stop it."""
+    assert v1.KIND.model() is v1.MXJob and v1beta1.KIND.model() is v1beta1.MxJob
+    made, found = v1.KIND.to_plan(document_of("mxnet/mxjob-gpu-workers.yaml"), Options())
+    assert made is not None and not has_errors(found), found
+    refused, found = v1.KIND.to_plan(document_of("mxnet/mxjob-gpu-workers.yaml", "name: mxnet\n", "name: trainer\n"), Options())
+    assert refused is None and has_errors(found)
+    original = document_of("mxnet/mx-job-dist.yaml", "mlkube.io/v1beta1", "mxnet.mlkube.io/v1beta1")
+    made, found = v1beta1.KIND.to_plan(original, Options())
+    assert made is not None and not has_errors(found) and made.api_version == "mxnet.mlkube.io/v1beta1"
+    refused, found = v1beta1.KIND.to_plan(document_of("mxnet/mx-job-dist.yaml", "jobMode: dist", "jobMode: local"), Options())
+    assert refused is None and has_errors(found)

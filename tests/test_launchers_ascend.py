@@ -12,12 +12,11 @@ import pytest
 
 from msgen import launchers
 from msgen.launchers import WorkloadLabels, ascend
-from msgen.launchers import ascend as ascend_settings
 from msgen.model.plan import Options
 
 from .conftest import SAMPLES, msgen
 from .multi_device_pods import ACJOB, GPU, MS, config_maps, resolved_env, unpinned
-from .plugin_plans import plan, render, workloads
+from .plugin_plans import addresses, plan, render, slot_of, workloads
 from .test_device_plugins import NPU_JOB, _slot
 from .test_errors import fails, line_of
 from .test_frameworks_mindspore import env_of, pod_templates, role_of
@@ -174,7 +173,18 @@ def test_ascend_shm_and_accelerator_type() -> None:
 
 def test_ascend_settings_give_npu_pods_shared_memory() -> None:
     made = plan(NPU_JOB)
-    patches = ascend_settings.contribute(made, _slot(made, "Worker"), None, Options())
+    patches = ascend.contribute(made, _slot(made, "Worker"), None, Options())
     (settings,) = patches
     assert settings.volumes[0]["emptyDir"] == {"medium": "Memory", "sizeLimit": "16Gi"}
-    assert ascend_settings.contribute(made, _slot(made, "Scheduler"), None, Options()) == []
+    assert ascend.contribute(made, _slot(made, "Scheduler"), None, Options()) == []
+
+
+def test_it_checks_the_ascend_options_against_the_job() -> None:
+    """`check`: an operator rank table needs NPUs to fill it for; `contribute` gives NPU pods the
+    chip's node selector as --accelerator-type names it."""
+    gpus = plan(GPU)
+    assert [d.is_error for d in ascend.check(gpus, Options(rank_table="operator"))] == [True]
+    assert ascend.check(plan(NPU_JOB), Options()) == []
+    made = plan(NPU_JOB)
+    (settings,) = ascend.contribute(made, slot_of(made, "Worker"), addresses(made), Options(accelerator_type="module-910b-8"))
+    assert dict(settings.node_selector) == {"accelerator-type": "module-910b-8"}

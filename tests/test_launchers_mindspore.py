@@ -24,7 +24,7 @@ from .multi_device_pods import (
     unpinned,
     worker_pods,
 )
-from .plugin_plans import job, plan, pod_env, sample_plan
+from .plugin_plans import addresses, job, plan, pod_env, sample_plan, slot_of
 from .test_errors import fails, line_of
 from .test_frameworks_mindspore import env_of, pod_templates, render, role_of
 
@@ -215,3 +215,17 @@ def test_null_volume_lists_take_msgens_volumes() -> None:
     worker = next(t for _, t, _ in pod_templates(render("-", input=text)) if role_of(t) == "worker")
     assert [v["name"] for v in worker["spec"]["volumes"]] == ["msgen-launcher"]
     assert [m["name"] for m in worker["spec"]["containers"][0]["volumeMounts"]] == ["msgen-launcher"]
+
+
+def test_its_entry_points_on_a_multi_device_job() -> None:
+    """`check` refuses what its launcher cannot start (msrun runs its task with python); `contribute` wraps a multi-device
+    Worker's command and adds nothing to a job that is not distributed."""
+    made = sample_plan("mindspore/gpu-2x8.yaml")
+    assert mindspore.check(made, Options()) == []
+    shell = plan(job(resources="{limits: {nvidia.com/gpu: 8}}").replace("command: [python, train.py]", "command: [bash, run.sh]"))
+    assert mindspore.check(shell, Options()) == []
+    assert [d.is_error for d in mindspore.check(shell, Options(launcher="msrun"))] == [True]
+    patches = mindspore.contribute(made, slot_of(made, "Worker"), addresses(made), Options())
+    assert [p.contributor for p in patches][:1] == ["the per-device launcher"]
+    alone = plan(job(scheduler=False, workers=1))
+    assert mindspore.contribute(alone, slot_of(alone, "Worker", 0), addresses(alone), Options()) == []

@@ -9,8 +9,8 @@ from msgen.model.patch import EnvValue, field_ref, literal
 from msgen.model.plan import PodSlot
 from msgen.targets.addressing import Addressing, Endpoint, Naming
 
-from .plugin_plans import plan
 from .conftest import msgen
+from .plugin_plans import plan
 from .test_errors import GOOD_SCHEDULER, GOOD_WORKER, fails, job
 
 STATIC = Naming(hostname=lambda role, i: f"tiny-{role.key}-{i}", dynamic_index=None)

@@ -6,7 +6,11 @@ tested in its framework's module: tests/test_frameworks_<framework>.py.)
 
 from __future__ import annotations
 
+from msgen.model.plan import Options
+from msgen.targets import fit, lookup
+
 from .conftest import SAMPLES, msgen
+from .plugin_plans import sample_plan
 
 
 def test_targets_that_cannot_carry_the_index_refuse_the_job() -> None:
@@ -25,3 +29,17 @@ def test_targets_that_cannot_carry_the_index_refuse_the_job() -> None:
     run = msgen("render", str(SAMPLES / "caffe2" / "resnet50-redis.yaml"), "--target", "statefulset", "--kube-version", "1.27")
     assert run.exit_code == 1 and "statefulset can from Kubernetes 1.28" in run.stderr
 
+
+
+def test_the_refusal_lists_the_targets_that_can_carry_the_values() -> None:
+    """`unsupported` asks the target (its facts and naming), and names the targets that can."""
+    made = sample_plan("mindspore-legacy/msjob-mnist-dist.yaml")
+    assert made.static_indexes
+    for name, can in (("pod", True), ("indexed-job", True), ("jobset", False)):
+        target, options = lookup(name), Options(target=name)  # type: ignore[arg-type]
+        why = fit.unsupported(made, options, target, target.naming(made, options), target.slots(made), True)
+        assert (why is None) == can, why
+    jobset = lookup("jobset")
+    why = fit.unsupported(made, Options(target="jobset"), jobset, jobset.naming(made, Options(target="jobset")),
+                          jobset.slots(made), True)
+    assert why is not None and "indexed-job" in why and "pod" in why

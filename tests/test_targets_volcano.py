@@ -4,15 +4,15 @@ which Volcano's job controller sets since 1.9, the oldest Volcano the target doc
 
 from __future__ import annotations
 
+from typing import Any
+
 from msgen import targets
+from msgen.model.plan import Options
 from msgen.targets import volcano
 
-from .plugin_plans import plan, render, workloads
+from .conftest import ROOT, SAMPLES, msgen
+from .plugin_plans import addresses, job, plan, raw_pods, render, workloads
 from .test_target_plugins import check_facts
-from .conftest import ROOT
-from .conftest import SAMPLES
-from .conftest import msgen
-from typing import Any
 
 
 def test_it_is_the_registered_target() -> None:
@@ -74,3 +74,22 @@ def test_index_is_defined_before_values_that_expand_it() -> None:
 def test_the_oldest_supported_volcano_is_documented() -> None:
     targets = (ROOT / "docs" / "targets.md").read_text()
     assert "**Volcano 1.9**" in targets and "the oldest Volcano the `volcano` target supports" in targets
+
+
+def test_its_entry_points_on_a_tiny_job() -> None:
+    """`naming` (a Worker's host name; whether pods read their index at run time), `slots`
+    (one pod template per role or per replica), `render` (the objects), `check_names` (every
+    derived name a DNS label, refused for a long job name)."""
+    made, options = plan(), Options(target="volcano")
+    worker = made.role("Worker")
+    assert worker is not None
+    naming = volcano.TARGET.naming(made, options)
+    assert (naming.hostname(worker, 1), naming.dynamic_index is not None) == ('tiny-worker-1', True)
+    slots = volcano.TARGET.slots(made)
+    assert [(s.role.replica_type, s.index) for s in slots] == [('Scheduler', 0), ('Worker', None)]
+    objects, _ = volcano.TARGET.render(made, raw_pods(slots), addresses(made, "volcano"), options)
+    assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [('Service', 'tiny-scheduler-0'), ('Job', 'tiny')]
+    assert volcano.TARGET.check_names(made, objects) == []
+    long = plan(job(name="b" * 52))
+    objects, _ = volcano.TARGET.render(long, raw_pods(volcano.TARGET.slots(long)), addresses(long, "volcano"), options)
+    assert [d.is_error for d in volcano.TARGET.check_names(long, objects)][:1] == [True]
