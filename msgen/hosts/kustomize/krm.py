@@ -20,7 +20,7 @@ from typing import Any
 
 from ...compile import collector
 from ... import kinds
-from . import krm_config
+from . import krm_checks, krm_config
 from ...model.diagnostics import (
     MAX_REPORTED,
     Diagnostic,
@@ -136,7 +136,22 @@ def run(text: str, cwd: str) -> tuple[int, str, list[str]]:
         items.append(function_config)
     if has_errors(config_found):  # no item is compiled with options the user did not mean
         return _failed(config_found, sources, [])
+    if not any(isinstance(i, dict) and _is_job(i) for i in items):
+        return _passed_through(text, items, config_found, sources)
+    missing = krm_checks.configuration_missing()
+    config_found += [missing] if missing is not None else []
     return _compile_items(resource_list, items, options, cwd, config_found, where.document)
+
+
+def _passed_through(text: str, items: list[Any], found: list[Diagnostic],
+                    sources: dict[str, Source]) -> tuple[int, str, list[str]]:
+    """No job to compile (msgen-krm listed above the overlay that compiled the jobs, to check
+    them): the ResourceList back as it came, byte for byte, once the objects msgen compiled
+    earlier are found to agree with themselves."""
+    found = found + krm_checks.compiled_problems([i for i in items if isinstance(i.get("metadata"), dict)])
+    if has_errors(found):
+        return _failed(found, sources, [])
+    return 0, text, report_lines(found, _texts(sources))
 
 
 def _compile_items(
@@ -166,6 +181,9 @@ def _compile_items(
                 results.append(_result(diag, item))
     compilation = driver.result
     unshown = (compilation.unshown_findings, compilation.unshown_errors)
+    if compilation.ok:  # what an overlay in between did to objects compiled earlier
+        compilation.diagnostics += krm_checks.compiled_problems(
+            [i for i in items if isinstance(i, dict) and not _is_job(i) and isinstance(i.get("metadata"), dict)])
     if not compilation.ok:
         found = config_found + compilation.diagnostics
         return _failed(found, compilation.sources, results, unshown)

@@ -123,11 +123,30 @@ def build_roots() -> list[str]:
 def kustomization_files(roots: list[str]) -> list[str]:
     """The files a kustomization at each of `roots` names as generators or transformers, and
     the YAML files beside it, through its local resources, bases and components."""
+    files: list[str] = []
+    for directory, data in kustomizations(roots):
+        for field in ("generators", "transformers"):
+            files += [os.path.join(directory, e) for e in _entries(data.get(field))]
+        files += yaml_files(directory)
+    return [f for f in dict.fromkeys(files) if os.path.isfile(f)]
+
+
+def configurations(roots: list[str]) -> list[str]:
+    """The transformer configurations (`configurations:`) the kustomizations at `roots` and
+    below them list."""
+    files = [os.path.join(directory, e) for directory, data in kustomizations(roots)
+             for e in _entries(data.get("configurations"))]
+    return [f for f in dict.fromkeys(files) if os.path.isfile(f)]
+
+
+def kustomizations(roots: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Each kustomization reached from `roots` (its directory and data), through local
+    resources, bases and components, at most MAX_KUSTOMIZATIONS."""
     from ...model.diagnostics import InputError
     from ...model.source import Source
     from ...yamlio.yaml_loader import load_documents
 
-    files: list[str] = []
+    out: list[tuple[str, dict[str, Any]]] = []
     pending, seen = list(roots), set[str]()
     while pending and len(seen) < MAX_KUSTOMIZATIONS:
         directory = os.path.realpath(pending.pop(0))
@@ -146,12 +165,10 @@ def kustomization_files(roots: list[str]) -> list[str]:
         data = documents[0].data if documents else None
         if not isinstance(data, dict):
             continue
-        for field in ("generators", "transformers"):
-            files += [os.path.join(directory, e) for e in _entries(data.get(field))]
-        files += yaml_files(directory)
+        out.append((directory, data))
         for field in ("resources", "bases", "components"):
             pending += [os.path.join(directory, e) for e in _entries(data.get(field))]
-    return [f for f in dict.fromkeys(files) if os.path.isfile(f)]
+    return out
 
 
 def _entries(value: Any) -> list[str]:
