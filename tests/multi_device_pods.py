@@ -68,7 +68,7 @@ def config_maps(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def run_launcher(objects: list[dict[str, Any]], tmp_path: Path) -> list[int]:
     """Run every Worker pod's rendered launcher with a stub program; the MS_NODE_IDs it saw."""
-    ids = []
+    ids: list[int] = []
     for index, template in worker_pods(objects):
         main = main_container(template)
         assert main["command"][0] == "/bin/sh"

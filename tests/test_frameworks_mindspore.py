@@ -69,7 +69,7 @@ def role_of(template: dict[str, Any]) -> str:
 def main_container(template: dict[str, Any], container: str = "mindspore") -> dict[str, Any]:
     """The pod's container `container`, or in Trainer's trainer step (target trainjob), where
     Trainer requires the main container to be named `node`, that one."""
-    named = {c["name"]: c for c in template["spec"]["containers"]}
+    named: dict[str, dict[str, Any]] = {c["name"]: c for c in template["spec"]["containers"]}
     found = named.get(container) or named.get(TRAINER_NODE)
     assert found is not None, f"no container {container}"
     return found

@@ -104,9 +104,14 @@ def test_ctrl_c_ends_every_command_as_interrupted(
 
 def test_ctrl_c_ends_msgen_krm_as_interrupted(monkeypatch: pytest.MonkeyPatch) -> None:
     left: list[object] = []
+
+    def leave(code: object) -> None:
+        left.append(code)
+        sys.exit(0)
+
     monkeypatch.setattr(krm, "run_function", _interrupt)
     monkeypatch.setattr(sys, "argv", ["msgen-krm"])
-    monkeypatch.setattr("msgen.hosts.fast_exit.leave", lambda code: left.append(code) or sys.exit(0))
+    monkeypatch.setattr("msgen.hosts.fast_exit.leave", leave)
     with pytest.raises(SystemExit):
         krm.main()
     assert left == [EXIT_INTERRUPTED]

@@ -8,6 +8,7 @@ import re
 
 from msgen import kinds
 from msgen.kinds.mxjob import v1, v1beta1
+from msgen.kinds.mxjob.model import MXJob
 from msgen.model.diagnostics import has_errors
 from msgen.model.plan import Options
 
@@ -103,7 +104,7 @@ def test_mxjob_run_policy_as_the_crd_has_it() -> None:
 def test_its_entry_points_on_its_samples() -> None:
     """Each module's `model` is the declaration its jobs are checked against; `to_plan` makes
     the Plan, or none and the errors that stop it."""
-    assert v1.KIND.model() is v1.MXJob and v1beta1.KIND.model() is v1beta1.MxJob
+    assert v1.KIND.model() is MXJob and v1beta1.KIND.model() is v1beta1.MxJob
     made, found = v1.KIND.to_plan(document_of("mxnet/mxjob-gpu-workers.yaml"), Options())
     assert made is not None and not has_errors(found), found
     refused, found = v1.KIND.to_plan(document_of("mxnet/mxjob-gpu-workers.yaml", "name: mxnet\n", "name: trainer\n"), Options())

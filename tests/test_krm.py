@@ -177,7 +177,7 @@ data:
 
 def _as_kustomize_sends(config_text: str) -> dict[str, Any]:
     """The config as kustomize 4.5.4 hands it over: re-serialised, marked local, no path."""
-    config = yaml.safe_load(config_text)
+    config: dict[str, Any] = yaml.safe_load(config_text)
     config["metadata"]["annotations"]["config.kubernetes.io/local-config"] = "true"
     return config
 

@@ -173,10 +173,10 @@ def test_ascend_shm_and_accelerator_type() -> None:
 
 def test_ascend_settings_give_npu_pods_shared_memory() -> None:
     made = plan(NPU_JOB)
-    patches = ascend.contribute(made, _slot(made, "Worker"), None, Options())
+    patches = ascend.contribute(made, _slot(made, "Worker"), addresses(made), Options())
     (settings,) = patches
     assert settings.volumes[0]["emptyDir"] == {"medium": "Memory", "sizeLimit": "16Gi"}
-    assert ascend.contribute(made, _slot(made, "Scheduler"), None, Options()) == []
+    assert ascend.contribute(made, _slot(made, "Scheduler"), addresses(made), Options()) == []
 
 
 def test_it_checks_the_ascend_options_against_the_job() -> None:

@@ -201,7 +201,7 @@ def test_each_launcher_wraps_a_multi_device_worker_its_way() -> None:
     assert worker is not None
     wraps = {}
     for name, chosen in launcher.LAUNCHERS.items():
-        patches = chosen.contribute(made, worker, Options(launcher=name))
+        patches = chosen.contribute(made, worker, Options(launcher=name))  # type: ignore[arg-type]  # a key of LAUNCHERS
         wraps[name] = [wrap.command[0] for p in patches for _, wrap in p.command_wrap]
         assert chosen.wraps_command == bool(wraps[name]), name
     assert wraps == {"per-device": ["/bin/sh"], "msrun": ["msrun"], "none": []}

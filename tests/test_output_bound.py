@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -77,7 +78,7 @@ def test_argocd_generate_writes_what_render_writes(tmp_path: Path) -> None:
     assert done.stdout == rendered.stdout
 
 
-def resource_list(items: list[dict[str, object]], config: dict[str, object] | None = None) -> str:
+def resource_list(items: list[dict[str, Any]], config: dict[str, Any] | None = None) -> str:
     envelope: dict[str, object] = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items}
     if config is not None:
         envelope["functionConfig"] = config

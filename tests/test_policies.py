@@ -61,7 +61,8 @@ def worker_job_spec(objects: list[dict[str, Any]], target: str) -> dict[str, Any
         rjobs = one(objects, "JobSet")["spec"]["replicatedJobs"]
         spec: dict[str, Any] = next(r for r in rjobs if r["name"] == "worker")["template"]["spec"]
         return spec
-    return next(o for o in objects if o["kind"] == "Job" and o["metadata"]["name"] == "pol-worker")["spec"]
+    found: dict[str, Any] = next(o for o in objects if o["kind"] == "Job" and o["metadata"]["name"] == "pol-worker")["spec"]
+    return found
 
 
 def volcano_task(objects: list[dict[str, Any]], name: str) -> dict[str, Any]:

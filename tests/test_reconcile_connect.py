@@ -111,7 +111,7 @@ def test_a_server_that_cannot_be_reached_is_named_at_once(monkeypatch: pytest.Mo
     from msgen.reconcile import kube
 
     slept: list[float] = []
-    monkeypatch.setattr(kube.time, "sleep", slept.append)
+    monkeypatch.setattr("msgen.reconcile.kube.time.sleep", slept.append)
     client = kube.connect(str(closed), None)
     server = json.loads(closed.read_text())["clusters"][0]["cluster"]["server"]
 

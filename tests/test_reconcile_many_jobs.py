@@ -110,8 +110,8 @@ def scrape(port: int) -> dict[str, Any]:
 
 
 def total(found: dict[str, Any], family: str, **labels: str) -> float:
-    return sum(s.value for s in found[family].samples
-               if s.name == family + "_total" and all(s.labels.get(k) == v for k, v in labels.items()))
+    return float(sum(s.value for s in found[family].samples
+                     if s.name == family + "_total" and all(s.labels.get(k) == v for k, v in labels.items())))
 
 
 def test_the_controller_acts_once_per_action_through_a_restart_and_counts_it(

@@ -23,7 +23,7 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 def as_a_cluster_has_it(obj: dict[str, Any], n: int) -> dict[str, Any]:
     """`obj` with what a real API server and kubectl add: managedFields, finalizers, the
     last-applied annotation, a pod's conditions, IPs, QoS class and images."""
-    out = json.loads(json.dumps(obj))
+    out: dict[str, Any] = json.loads(json.dumps(obj))
     metadata = out["metadata"]
     metadata.setdefault("uid", f"uid-{n}")
     metadata.update(resourceVersion=str(100 + n), generation=1,

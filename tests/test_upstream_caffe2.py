@@ -25,7 +25,7 @@ from msgen.reconcile import status
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import msgen, needs_shared, shared_files
-from .test_kubernetes_schemas import core_parts
+from .kube_schemas import core_parts
 from .test_frameworks_mindspore import pod_templates
 from .test_upstream_mindspore import INDEX_FIELDS
 
