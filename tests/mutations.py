@@ -199,7 +199,7 @@ def container_edit(c: Chooser, container: dict[str, Any], pod: dict[str, Any]) -
                 return
 
 
-def pod_edit(c: Chooser, template: dict[str, Any]) -> None:
+def pod_edit(c: Chooser, template: dict[str, Any]) -> None:  # noqa: C901 - one branch per mutation class, chosen by number
     spec = template.setdefault("spec", {})
     how = c.integer(0, 15)
     if how <= 1:

@@ -141,7 +141,7 @@ def _krm_results(
     verdicts: Verdicts, cwd: str, names: list[str], namespaces: list[str | None], option: dict[str, str], break_one: bool
 ) -> None:
     items = []
-    for name, namespace in zip(names, namespaces):
+    for name, namespace in zip(names, namespaces, strict=False):
         metadata: dict[str, Any] = {"name": name, **({"namespace": namespace} if namespace else {})}
         items.append({**JOB, "metadata": metadata})
     if break_one:

@@ -66,7 +66,7 @@ def with_metadata(text: str, annotations: str = "", labels: str = "") -> str:
 
 def superpod_ids(objects: list[dict[str, Any]]) -> dict[tuple[str, int], Any]:
     out = {}
-    for _, template, count in pod_templates(objects):
+    for _, template, _count in pod_templates(objects):
         labels = template["metadata"]["labels"]
         role = labels["replica-type"]
         for entry in template["spec"]["containers"][0].get("env") or []:

@@ -97,7 +97,7 @@ def test_namespace_and_labels_applied_after_compilation(kustomize: str) -> None:
     assert done.returncode == 0, done.stderr
     production = objects(done.stdout)
     assert len(production) == len(gpu)
-    for before, after in zip(gpu, production):
+    for before, after in zip(gpu, production, strict=True):
         assert after["metadata"]["namespace"] == "ml-prod"
         assert after["metadata"]["labels"] == {**before["metadata"]["labels"], "env": "production"}
         # selectors are left alone, so Services still select the pods msgen labelled

@@ -44,9 +44,9 @@ def test_a_link_out_of_the_application_is_refused_unread(tmp_path: Path, target:
     (app / "job.yaml").write_text(JOB)
     (app / "stolen.yaml").symlink_to(outside)
     for done in (msgen("render", str(app)), generate(app)):
-        stderr = getattr(done, "stderr")
+        stderr = done.stderr
         assert getattr(done, "exit_code", getattr(done, "returncode", None)) == 1, stderr
-        assert getattr(done, "stdout") == ""
+        assert done.stdout == ""
         assert "stolen.yaml:1:1: error: a symbolic link out of the directory" in stderr, stderr
         assert "hunter2" not in stderr
 

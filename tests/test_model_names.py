@@ -54,5 +54,5 @@ def test_every_broken_name_is_said_one_way() -> None:
         "'Team_A' is not accepted: must be a lowercase RFC 1123 label",
         "volume name 'Ms_Mnist' is not accepted: must be a lowercase RFC 1123 label",
     ]
-    for run, words in zip((bad_name, bad_option, bad_field), said):
+    for run, words in zip((bad_name, bad_option, bad_field), said, strict=True):
         assert run.exit_code in (1, 2) and words in run.stderr, run.stderr

@@ -83,7 +83,7 @@ def flow_node(draw: st.DrawFn, anchors: list[str], depth: int = 0) -> str:
     else:
         keys = draw(st.lists(st.sampled_from(["a", "b", "name", "path", "<<", "?"]), max_size=4))
         values = [draw(flow_node(anchors, depth + 1)) for _ in keys]
-        text = "{" + ", ".join(f"{k}: {v}" for k, v in zip(keys, values)) + "}"
+        text = "{" + ", ".join(f"{k}: {v}" for k, v in zip(keys, values, strict=True)) + "}"
     if draw(st.integers(0, 4)) == 0:
         name = f"a{len(anchors)}"
         anchors.append(name)

@@ -61,7 +61,7 @@ def job(target: str) -> list[dict[str, Any]]:
 def test_a_record_keeps_what_the_decisions_read_and_nothing_a_cluster_adds(target: str) -> None:
     objects = job(target)
     kept = [records.essentials(o) for o in objects]
-    for full, record in zip(objects, kept):
+    for full, record in zip(objects, kept, strict=True):
         metadata = record["metadata"]
         assert "managedFields" not in metadata and "finalizers" not in metadata
         assert set(metadata.get("annotations") or {}) <= {"msgen/run-policy", "batch.kubernetes.io/job-completion-index"}

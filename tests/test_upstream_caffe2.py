@@ -138,7 +138,7 @@ def test_no_port_is_added_and_services_stay_valid(path: Path, target: str) -> No
     objects, _ = rendered(path, target)
     for _, template in shards(objects, name):
         assert template["spec"]["hostNetwork"] is True
-        for container, original in zip(template["spec"]["containers"], source["containers"]):
+        for container, original in zip(template["spec"]["containers"], source["containers"], strict=True):
             # A containerPort on the host network is a host port: one shard per node.
             assert container.get("ports") == original.get("ports") is None
     services = [

@@ -153,7 +153,7 @@ def _patchable(template: dict[str, Any]) -> dict[str, Any]:
     return {**template, "spec": spec}
 
 
-def _pod_parts(
+def _pod_parts(  # noqa: C901 - one branch per pod part a Patch sets (volumes, mounts, command, node selector), merged in one pass
     plan: Plan, slot: PodSlot, template: dict[str, Any], patch: Patch
 ) -> list[Diagnostic]:
     """Volumes, mounts, command wrappers and node selector entries of one patch."""

@@ -177,7 +177,7 @@ def _check_mode(found: Findings, mode: Any, path: Path) -> None:
         )
 
 
-def _check_dns(found: Findings, spec: dict[str, Any], path: Path) -> None:
+def _check_dns(found: Findings, spec: dict[str, Any], path: Path) -> None:  # noqa: C901 - one branch per dnsPolicy/dnsConfig rule of the API server's validation, in its order
     config = spec.get("dnsConfig")
     if spec.get("dnsPolicy") == "None":
         if not isinstance(config, dict):

@@ -107,7 +107,7 @@ def convert_source(source: Source) -> Conversion:
         line = mapping.lc.key(key)[0] if key in mapping else mapping.lc.line
         changes.append(Change(source.name, line + 1, message))
 
-    for tree, convert in zip(trees, wanted):
+    for tree, convert in zip(trees, wanted, strict=True):
         if not convert:
             continue
         if (tree["apiVersion"], tree["kind"]) == LEGACY_MSJOB:
