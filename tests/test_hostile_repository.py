@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -119,13 +120,26 @@ class _Always:
         return True
 
 
+def closed_by_the_server(connections: list[socket.socket]) -> int:
+    """How many of `connections` the server has closed (each reads as ended), without waiting."""
+    readable, _, _ = select.select(connections, [], [], 0)
+    return sum(c.recv(1, socket.MSG_PEEK) == b"" for c in readable)
+
+
 def test_the_health_port_closes_idle_connections_and_bounds_them() -> None:
-    server = probes.serve(_Always(), 0, "127.0.0.1", idle_timeout=0.3, max_connections=4)
+    server = probes.serve(_Always(), 0, "127.0.0.1", idle_timeout=3, max_connections=4)
     port = server.server_address[1]
     try:
         before = threading.active_count()
         idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(12)]
-        time.sleep(0.1)
+        # The positive sign that the server took every connection: the 8 beyond its bound are
+        # closed at once, while the 4 it serves stay open until idle; only then does the count
+        # of its threads say it held no more than 4.
+        deadline = time.monotonic() + 10
+        while (closed := closed_by_the_server(idle)) < 8:
+            assert time.monotonic() < deadline, "the connections beyond the bound were never closed"
+            time.sleep(0.01)
+        assert closed == 8, f"{closed} closed at once: the server held more than its bound until idle"
         assert threading.active_count() <= before + 4
         for connection in idle:  # every one is closed: at once beyond the bound, else when idle
             assert connection.recv(1) == b""
