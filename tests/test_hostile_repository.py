@@ -127,21 +127,22 @@ def closed_by_the_server(connections: list[socket.socket]) -> int:
 
 
 def test_the_health_port_closes_idle_connections_and_bounds_them() -> None:
-    server = probes.serve(_Always(), 0, "127.0.0.1", idle_timeout=3, max_connections=4)
+    """(tests/test_reconcile_probes.py: probes answered while a hundred are held)"""
+    server = probes.serve(_Always(), 0, "127.0.0.1", request_seconds=3, max_connections=4)
     port = server.server_address[1]
     try:
         before = threading.active_count()
         idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(12)]
-        # The positive sign that the server took every connection: the 8 beyond its bound are
-        # closed at once, while the 4 it serves stay open until idle; only then does the count
-        # of its threads say it held no more than 4.
+        # The positive sign that the server took every connection: the 8 oldest are closed as
+        # the newer ones arrive beyond its bound, while the 4 it holds stay open until their
+        # request's deadline; only then is its count of threads read (one loop, none per connection).
         deadline = time.monotonic() + 10
         while (closed := closed_by_the_server(idle)) < 8:
             assert time.monotonic() < deadline, "the connections beyond the bound were never closed"
             time.sleep(0.01)
-        assert closed == 8, f"{closed} closed at once: the server held more than its bound until idle"
-        assert threading.active_count() <= before + 4
-        for connection in idle:  # every one is closed: at once beyond the bound, else when idle
+        assert closed == 8, f"{closed} closed at once: the server held more than its bound until their deadline"
+        assert threading.active_count() == before
+        for connection in idle:  # every one is closed: the oldest beyond the bound, else at its deadline
             assert connection.recv(1) == b""
             connection.close()
         probe = http.client.HTTPConnection("127.0.0.1", port, timeout=10)

@@ -98,7 +98,7 @@ def test_mxjob_run_policy_as_the_crd_has_it() -> None:
     run = msgen("render", "-", input=text)
     assert run.exit_code == 0, run.stderr
     assert "<stdin>:11:14: warning: spec.runPolicy.suspend: suspend: true is not expressed" in run.stderr
-    assert "schedulingPolicy asks for gang scheduling, which target indexed-job expresses as a PodGroup" in run.stderr
+    assert "schedulingPolicy: it asks for gang scheduling, which target indexed-job expresses as a PodGroup" in run.stderr
 
 
 def test_its_entry_points_on_its_samples() -> None:

@@ -8,8 +8,6 @@ containers of a GPU job that asked for none (with the NVIDIA runtime as the node
 would otherwise see every GPU on the node).
 """
 
-from __future__ import annotations
-
 import importlib
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -42,8 +40,8 @@ _REGISTRY: dict[DeviceKind, Entry] = {
 ASCEND_RESOURCE_PREFIXES = _REGISTRY["ascend"].prefixes
 
 
-def lookup(kind: DeviceKind) -> Device:
-    device: Device = importlib.import_module(_REGISTRY[kind].module)
+def lookup(kind: DeviceKind) -> "Device":
+    device: "Device" = importlib.import_module(_REGISTRY[kind].module)
     return device
 
 
@@ -113,7 +111,7 @@ def check(plan: Plan) -> list[Diagnostic]:
                         out.append(
                             plan.document.diagnostic(
                                 path + (section, resource),
-                                f"{resource}: {values[resource]!r} is not accepted; "
+                                f"{values[resource]!r} is not accepted; "
                                 "accepted: a whole number of devices",
                             )
                         )

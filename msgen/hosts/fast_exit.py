@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
 
-from ..model.exit_status import EXIT_INPUT, EXIT_OK
+TYPE_CHECKING = False  # typing loads after the collector is off (msgen/__init__.py)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def render_modules_loaded() -> None:
@@ -33,6 +34,8 @@ def leave(code: object) -> NoReturn:
     Both streams are flushed first; one whose reader has gone makes the status 1, as click
     gives a closed pipe (without this, the interpreter would report it while shutting down).
     """
+    from ..model.exit_status import EXIT_INPUT, EXIT_OK  # loaded by now; not with the collector on
+
     if code is None:
         status = EXIT_OK
     elif isinstance(code, int):

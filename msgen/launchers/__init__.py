@@ -11,8 +11,6 @@ the jobs they serve. Each returns `Patch`es; `apply_patches` merges them with th
 conflict rules as the core's env.
 """
 
-from __future__ import annotations
-
 import importlib
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
@@ -47,12 +45,12 @@ _BY_DEVICE: dict[DeviceKind, ForDevice] = {
 _BY_FRAMEWORK: dict[str, str] = {"mindspore": "msgen.launchers.mindspore"}
 
 
-def _load(module: str) -> StartsProcesses:
-    found: StartsProcesses = importlib.import_module(module)
+def _load(module: str) -> "StartsProcesses":
+    found: "StartsProcesses" = importlib.import_module(module)
     return found
 
 
-def contributors(plan: Plan, options: Options) -> list[StartsProcesses]:
+def contributors(plan: Plan, options: Options) -> "list[StartsProcesses]":
     """The contributors the job needs; other jobs do not load them (a job without Ascend
     roles or options loads neither `msgen.launchers.ascend` nor `msgen.devices.ascend`)."""
     used = {devices.role_request(plan, r).kind for r in plan.roles}
@@ -77,7 +75,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
 
 
 def contribute(
-    plan: Plan, slot: PodSlot, addressing: Addresses, options: Options
+    plan: Plan, slot: PodSlot, addressing: "Addresses", options: Options
 ) -> list[Patch]:
     return [
         patch

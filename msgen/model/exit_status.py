@@ -12,7 +12,7 @@ EXIT_OK = 0
 #: The input has errors (nothing was written); the cluster refused, or cannot be reached; the
 #: job failed (`apply --wait`, `status --watch`); the output's reader went away (a closed pipe).
 EXIT_INPUT = 1
-#: The command line is wrong, or what the command needs is not installed (`msgen[apply]`).
+#: The command line is wrong, or what the command needs is not installed (`msgen-k8s[apply]`).
 EXIT_USAGE = 2
 #: `--timeout` passed first; the job keeps running.
 EXIT_TIMEOUT = 3

@@ -90,7 +90,12 @@ def load(explicit: str | None, context: str | None) -> Any:
             raise ValueError(f"no kubeconfig file at {describe(files)}")
         loaded = [(path.resolve(), _read(path)) for path in found]
         conf = merged(loaded)
-        return KubeConfig.from_dict(conf, fname=loaded[0][0]).get(context_name=context)
+        single = KubeConfig.from_dict(conf, fname=loaded[0][0]).get(context_name=context)
+        if single is not None and single.user is None:  # no user: kubectl talks to it anonymously
+            from lightkube.config.models import User
+
+            single = single._replace(user=User())
+        return single
     except (ConfigError, OSError, KeyError, TypeError) as exc:
         raise ValueError(f"{describe(files)}: {exc}") from None
 

@@ -19,7 +19,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Callable
 
-from ..model.target_facts import Facts as Facts
+from ..model.target_facts import (
+    INDEXED_POD as INDEXED_POD,
+    ORDINAL as ORDINAL,
+    RENDERED as RENDERED,
+    REPLICATED_JOB as REPLICATED_JOB,
+    SAME_NAME as SAME_NAME,
+    TASK_INDEX as TASK_INDEX,
+    Facts as Facts,
+    Link as Link,
+)
 
 if TYPE_CHECKING:
     from ..model.extension_points import Target

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..model.diagnostics import Diagnostic
 from ..model.patch import field_ref
 from ..model.plan import Options, Plan, PodSlot, Role
-from . import Facts, scheduling
+from . import INDEXED_POD, RENDERED, REPLICATED_JOB, Facts, Link, scheduling
 from .addressing import Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .indexed_job import (
@@ -34,6 +34,7 @@ from .cells import N, Cell, apply, na, partly
 if TYPE_CHECKING:
     from ..model.extension_points import Addresses, Target
 
+API_VERSION = "jobset.x-k8s.io/v1alpha2"
 #: Put on every pod by the JobSet controller since JobSet 0.9: one value per run of the JobSet.
 JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
 
@@ -88,6 +89,8 @@ class JobSetTarget:
         custom_resource=True,
         cleans_running_pods=True,
         workloads="a JobSet",
+        chain=(Link(API_VERSION, "JobSet", RENDERED), Link("batch/v1", "Job", REPLICATED_JOB),
+               Link("v1", "Pod", INDEXED_POD)),
     )
     support = SUPPORT
 
@@ -159,7 +162,7 @@ class JobSetTarget:
         if options.kueue_queue:
             metadata["labels"] = scheduling.kueue_labels(options)
         objects.append(
-            {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": metadata, "spec": spec}
+            {"apiVersion": API_VERSION, "kind": "JobSet", "metadata": metadata, "spec": spec}
         )
         return objects, diagnostics
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..model.diagnostics import Diagnostic
 from ..model.patch import field_ref
 from ..model.plan import Options, Plan, PodSlot, Role
-from . import Facts, scheduling
+from . import RENDERED, TASK_INDEX, Facts, Link, scheduling
 from .addressing import Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .indexed_job import UNLIMITED_BACKOFF
@@ -109,6 +109,7 @@ class VolcanoTarget:
         completed_by_command=True,
         workloads="a Volcano Job",
         rank_table_kind="Job",
+        chain=(Link("batch.volcano.sh/v1alpha1", "Job", RENDERED), Link("v1", "Pod", TASK_INDEX)),
     )
     support = SUPPORT
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import Callable
 
-from ...model.exit_status import EXIT_INPUT, EXIT_OK
 from ..fast_exit import leave, render_modules_loaded
+
+TYPE_CHECKING = False  # typing loads after the collector is off (msgen/__init__.py)
+if TYPE_CHECKING:
+    from typing import Callable
 
 
 def main() -> None:
@@ -39,6 +41,7 @@ def main() -> None:
 def run(leave_fast: bool = False, loaded: Callable[[], None] | None = None) -> None:
     """The `msgen` command line; `leave_fast` ends a plain render with `leave`; `loaded` is
     called before a render starts."""
+    from ...model.exit_status import EXIT_OK  # with the collector off (`main`)
     from .render_argv import parse_with_sources
 
     read = parse_with_sources(sys.argv[1:], os.environ)
@@ -72,6 +75,7 @@ def _render_as_click_does(
     output: str | None, output_format: str, params: dict[str, object], sources: dict[str, str]
 ) -> None:
     """`compile_command.render`, with click's exit for a closed pipe (status 1, no traceback)."""
+    from ...model.exit_status import EXIT_INPUT
     from ..compile_command import render
 
     try:

@@ -3,8 +3,8 @@ cluster that is there, following a job to its end (`apply --wait`, `status --wat
 
 Exit status of every reconciler command (`msgen.model.exit_status`): 0 done; 1 the input has
 errors, the cluster refused or cannot be reached, or the job failed; 2 the command line is
-wrong, or the Kubernetes client (`msgen[apply]`) is not installed; 3 --timeout passed first;
-130 interrupted.
+wrong, or the Kubernetes client (`msgen-k8s[apply]`) is not installed; 3 --timeout passed
+first; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ...compile_command import compile_paths, interrupted, options_from
 if TYPE_CHECKING:
     from lightkube import Client
 
-#: The modules of the `msgen[apply]` extra the reconciler imports itself.
+#: The modules of the `msgen-k8s[apply]` extra the reconciler imports itself.
 CLIENT_MODULES = ("httpx2", "lightkube", "lightkube.models")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?\Z")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
@@ -43,7 +43,7 @@ def duration(ctx: click.Context, param: click.Parameter, value: str | None) -> f
 def cluster_options(func: Any) -> Any:
     for decorator in reversed([
         click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig file (default: the files $KUBECONFIG lists, merged as kubectl does; ~/.kube/config; in a pod, its service account)."),
-        click.option("--context", help="The kubeconfig context to use."),
+        click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
     ]):  # fmt: skip
         func = decorator(func)
     return func
@@ -54,9 +54,15 @@ def fail(message: str, code: int) -> NoReturn:
     raise SystemExit(code)
 
 
+#: How to add the `apply` extra: by the distribution's name on the package index (`msgen`
+#: there is another project), or from msgen's own source tree, as it is installed before
+#: it is published.
+INSTALL_APPLY = "pip install 'msgen-k8s[apply]' (in msgen's source tree: pip install '.[apply]')"
+
+
 def require_client() -> None:
     """Exit 2 naming what to install when the Kubernetes client is missing: `msgen render`
-    needs none of it, so a plain `pip install msgen` has none."""
+    needs none of it, so a plain `pip install msgen-k8s` has none."""
     import importlib
 
     for module in CLIENT_MODULES:
@@ -66,7 +72,7 @@ def require_client() -> None:
             command = click.get_current_context(silent=True)
             name = command.info_name if command is not None else "this command"
             fail(f"msgen {name} talks to a cluster through the Kubernetes client, which is not "
-                 f"installed ({exc}): pip install 'msgen[apply]'", EXIT_USAGE)
+                 f"installed ({exc}): {INSTALL_APPLY}", EXIT_USAGE)
 
 
 def connect(kwargs: dict[str, Any]) -> Client:
@@ -124,6 +130,8 @@ def cluster_version(client: Client) -> tuple[int, int]:
         text = server_version(client)
         found = versions.parse(text)
     except KubeError as exc:
+        if exc.code == 0:  # no answer: a version given would not reach the server either
+            fail(str(exc), EXIT_INPUT)
         fail(f"{exc}; name the cluster's version with --kube-version to render without asking", EXIT_INPUT)
     except ValueError as exc:
         fail(f"the cluster's version: {exc}", EXIT_INPUT)
