@@ -263,7 +263,7 @@ def test_a_job_in_the_overlay_while_kustomize_runs_the_function_in_a_base(kustom
     app, base = tmp_path / "app", tmp_path / "base"
     app.mkdir()
     base.mkdir()
-    for name in ("msgen.yaml", "msgen-ran.yaml", "msgen-renamed.yaml"):
+    for name in ("msgen.yaml", "msgen-ran.yaml", "msgen-kustomize.yaml"):
         shutil.copy(OVERLAYS / "gpu" / name, app / name)
     config = app / "msgen.yaml"
     config.write_text(config.read_text().replace("target: indexed-job", "target: statefulset"))
@@ -272,7 +272,7 @@ def test_a_job_in_the_overlay_while_kustomize_runs_the_function_in_a_base(kustom
     (base / "kustomization.yaml").write_text("resources: [cm.yaml]\n")
     (app / "kustomization.yaml").write_text(yaml.safe_dump({
         "resources": ["../base", "job.yaml"], "transformers": ["msgen.yaml", "msgen-ran.yaml"],
-        "configurations": ["msgen-renamed.yaml"]}))
+        "configurations": ["msgen-kustomize.yaml"]}))
     done = build(kustomize, app, *EXEC)
     assert done.returncode == 0, done.stderr
     warnings = _warnings(done.stderr)
