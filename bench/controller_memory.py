@@ -247,7 +247,7 @@ def main() -> None:
     for jobs in sorted(args.jobs):
         found.append(measure(jobs, args.seed, args.msgen.split(), args.timeout, args.follower, args.watched))
         print(json.dumps(found[-1]), flush=True)
-    for fewer, more in zip(found, found[1:]):  # what a job adds, without the interpreter's own
+    for fewer, more in zip(found, found[1:], strict=False):  # what a job adds, without the interpreter's own
         per_job = (more["vmhwm_mib"] - fewer["vmhwm_mib"]) * 1024 / (more["jobs"] - fewer["jobs"])
         print(f"VmHWM from {fewer['jobs']} to {more['jobs']} jobs: {per_job:.1f} KiB per job")
 

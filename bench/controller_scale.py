@@ -317,7 +317,7 @@ def percentiles(values: list[float]) -> dict[str, float | int]:
             "p99": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 3), "max": round(ordered[-1], 3)}
 
 
-def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:
+def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:  # noqa: C901 - one verdict per figure bench/README.md reports, in its order
     """Delays, and missed or doubled actions, from what the server saw written."""
     by_name = {job.name: job for job in jobs}
 

@@ -83,18 +83,18 @@ def main() -> None:
     for name, cmd in commands.items():
         print(f"{name:13} median {1000 * statistics.median(times[name]):7.1f} ms   {' '.join(cmd)}")
     if args.before_krm:
-        ratio = statistics.median(a / b for a, b in zip(times["msgen-krm alone"], times["before-krm alone"]))
+        ratio = statistics.median(a / b for a, b in zip(times["msgen-krm alone"], times["before-krm alone"], strict=True))
         print(f"before-krm alone: median {1000 * statistics.median(times['before-krm alone']):.1f} ms   "
               f"{args.before_krm} < request.yaml; msgen-krm/before (per pair) {ratio:.2f}x")
     if "kubectl kustomize" in times:
-        ratio = statistics.median(a / b for a, b in zip(times["msgen-krm alone"], times["kubectl kustomize"]))
+        ratio = statistics.median(a / b for a, b in zip(times["msgen-krm alone"], times["kubectl kustomize"], strict=True))
         print(f"msgen-krm alone / kubectl kustomize (per pair): {ratio:.2f}x")
     if args.krm_only:
         print(f"msgen-krm alone on kustomize's ResourceList: median "
               f"{1000 * statistics.median(times['msgen-krm alone']):.1f} ms   {shlex.join(krm)} < request.yaml")
         return
-    added = [g - p for g, p in zip(times["generator"], times["pre-rendered"])]
-    own = [g - s for g, s in zip(times["generator"], times["stand-in"])]
+    added = [g - p for g, p in zip(times["generator"], times["pre-rendered"], strict=True)]
+    own = [g - s for g, s in zip(times["generator"], times["stand-in"], strict=True)]
     print(f"msgen as a generator adds (median per pair): {1000 * statistics.median(added):.1f} ms per build")
     print(f"  of which the msgen-krm process (generator - stand-in): {1000 * statistics.median(own):.1f} ms")
     print(f"msgen-krm alone on kustomize's ResourceList: median "

@@ -48,7 +48,7 @@ class Run:
         return [d for d in yaml.safe_load_all(self.stdout) if d is not None]
 
 
-def msgen(*args: str, input: str | None = None) -> Run:
+def msgen(*args: str, input: str | bytes | None = None) -> Run:
     """msgen in-process through click, as the command line would run it."""
     result = CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
     return Run(result.exit_code, result.stdout, result.stderr)

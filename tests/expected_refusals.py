@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pathlib import Path
+
+from msgen.model import versions
 from msgen.targets import NAMES as TARGETS
 
 
@@ -86,6 +89,18 @@ EXPECTED: dict[tuple[str, str, str], Refusal] = _listing(
         Refusal(None, "gives each pod values computed from its index (such as a rank counted across roles)"),
     ),
 )
+
+
+def refusal_at(sample: Path, target: str, minor: str, variant: str = "defaults") -> Refusal | None:
+    """The refusal listed for `sample` (a file of samples/) on `target` at `minor`; None where
+    msgen must render it. The tests that take the samples a target carries ask this list, not
+    the golden files: a regression written into a golden case would otherwise drop a sample
+    from them without a failure."""
+    name = f"{sample.parent.name}/{sample.stem}"
+    found = EXPECTED.get((name, target, variant))
+    if found is None or (found.renders_from is not None and versions.parse(minor) >= versions.parse(found.renders_from)):
+        return None
+    return found
 
 
 def check(key: tuple[str, str, str], minors: list[str], refused: dict[str, str]) -> list[str]:

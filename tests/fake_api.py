@@ -76,7 +76,9 @@ _TERM = re.compile(r"\s*(!?)([\w./-]+)\s*(?:(==|=|!=)\s*([\w./-]*)|\s+(in|notin)
 def selects(selector: str, labels: dict[str, str]) -> bool:
     """Whether `labels` match a label selector's text."""
     for negated, key, operator, value, set_operator, values in _terms(selector):
+        assert key is not None  # every term names a key (_TERM)
         if set_operator:
+            assert values is not None
             members = {v.strip() for v in values.split(",")}
             if (labels.get(key) in members) != (set_operator == "in"):
                 return False

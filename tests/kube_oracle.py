@@ -128,7 +128,7 @@ def _host_ports(spec: dict[str, Any]) -> Iterator[str]:
     host_network = spec.get("hostNetwork") is True
     containers = spec.get("containers") or []
     groups = [containers] + [[init] for init in spec.get("initContainers") or []]
-    for regular, group in zip([True] + [False] * len(groups), groups):
+    for regular, group in zip([True] + [False] * len(groups), groups, strict=False):
         seen = set()
         for container in group:
             for port in container.get("ports") or []:
@@ -141,7 +141,7 @@ def _host_ports(spec: dict[str, Any]) -> Iterator[str]:
                 seen.add(key)
 
 
-def _container(container: dict[str, Any], volumes: set[str], version: tuple[int, int], crd: bool, init: bool) -> Iterator[str]:
+def _container(container: dict[str, Any], volumes: set[str], version: tuple[int, int], crd: bool, init: bool) -> Iterator[str]:  # noqa: C901 - one branch per container field the API server validates
     name = container.get("name")
     if not container.get("image"):
         yield f"container {name!r} has no image"

@@ -71,7 +71,7 @@ class Deployment:
                                             f"system:serviceaccount:{self.system}:")
         document = json.loads(text)
         metadata, kind = document["metadata"], document["kind"]
-        places = {SYSTEM_NAMESPACE: self.system, **dict(zip(EXAMPLE_NAMESPACES, self.watched))}
+        places = {SYSTEM_NAMESPACE: self.system, **dict(zip(EXAMPLE_NAMESPACES, self.watched, strict=True))}
         if kind == "Namespace":
             metadata["name"] = places[metadata["name"]]
         if "namespace" in metadata:

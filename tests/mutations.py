@@ -188,7 +188,7 @@ def container_edit(c: Chooser, container: dict[str, Any], pod: dict[str, Any]) -
     elif how == 9:
         container["restartPolicy"] = c.choice(["Always", "Never", "OnFailure", "Sometimes"])
     elif how == 10:
-        entry = {c.choice(["configMapRef", "secretRef"]): {"name": pick(c, *NAMES)}}
+        entry: dict[str, Any] = {c.choice(["configMapRef", "secretRef"]): {"name": pick(c, *NAMES)}}
         if c.integer(0, 1):
             entry["prefix"] = pick(c, *ENV_NAMES)
         container.setdefault("envFrom", []).append(entry)
@@ -199,7 +199,7 @@ def container_edit(c: Chooser, container: dict[str, Any], pod: dict[str, Any]) -
                 return
 
 
-def pod_edit(c: Chooser, template: dict[str, Any]) -> None:
+def pod_edit(c: Chooser, template: dict[str, Any]) -> None:  # noqa: C901 - one branch per mutation class, chosen by number
     spec = template.setdefault("spec", {})
     how = c.integer(0, 15)
     if how <= 1:
@@ -335,7 +335,7 @@ def mutate(c: Chooser, job: dict[str, Any]) -> dict[str, Any]:
 
 def options(c: Chooser) -> Options:
     return Options(
-        target=c.choice(TARGETS),
+        target=c.choice(TARGETS),  # type: ignore[arg-type]  # a name of targets.NAMES
         kube_version=tuple(int(p) for p in c.choice(VERSIONS).split(".")),  # type: ignore[arg-type]
         gang_scheduler=c.choice(["none", "none", "volcano", "scheduler-plugins"]),
         scheduler_address=c.choice(["cluster-ip", "dns"]),

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from msgen import kinds
+from msgen import frameworks, kinds, targets
 from msgen.compile import pipeline
 from msgen.model.diagnostics import Diagnostic, has_errors
-from msgen.model.plan import Options, Plan
-from msgen.model.source import Source
+from msgen.model.patch import Patch, copy_data
+from msgen.model.plan import Options, Plan, PodSlot, Role
+from msgen.model.source import Document, Source
+from msgen.targets.addressing import Addressing
 from msgen.yamlio.yaml_loader import load_documents
 
 
@@ -62,6 +64,50 @@ def plan(text: str | None = None, options: Options | None = None) -> Plan:
     return made
 
 
+def scheduler_and_worker(text: str) -> tuple[Plan, Role, Role]:
+    """The plan of `text` and its Scheduler and Worker roles."""
+    made = plan(text)
+    scheduler, worker = made.role("Scheduler"), made.role("Worker")
+    assert scheduler is not None and worker is not None
+    return made, scheduler, worker
+
+
+def addresses(made: Plan, target: str = "indexed-job", **options: Any) -> Addressing:
+    """The job's addresses as `target` makes them (what a framework's `contribute` reads)."""
+    chosen = Options(target=target, **options)  # type: ignore[arg-type]
+    naming = targets.lookup(target).naming(made, chosen)
+    endpoints = frameworks.lookup(made.framework).endpoints(made)
+    return Addressing(made, chosen.scheduler_address, naming, endpoints)
+
+
+def slot_of(made: Plan, replica_type: str, index: int | None = None) -> PodSlot:
+    """The pod template of `replica_type` (one replica of it, with `index`)."""
+    role = made.role(replica_type)
+    assert role is not None, replica_type
+    return PodSlot(role, index)
+
+
+def patch_env(patch: Patch) -> dict[str, str | None]:
+    """A patch's env: name -> literal value (None for a value the kubelet fills in)."""
+    return {name: value.value for _, name, value in patch.env}
+
+
+def raw_pods(slots: list[PodSlot]) -> list[tuple[PodSlot, dict[str, Any]]]:
+    """Each slot with a copy of its role's template as written (no contributor's patch), for
+    calling a target's `render` on its own."""
+    return [(slot, copy_data(slot.role.template)) for slot in slots]
+
+
+def document_of(relative: str, old: str = "", new: str = "") -> Document:
+    """The (only) document of `samples/<relative>`, with `old` replaced by `new` if given."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "samples" / relative).read_text()
+    assert old in text, old
+    (document,) = load_documents(Source(relative, text.replace(old, new, 1) if old else text))
+    return document
+
+
 def render(
     made: Plan, target: str, **options: Any
 ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
@@ -105,6 +151,15 @@ def sample_plan(relative: str) -> Plan:
     from pathlib import Path
 
     return plan((Path(__file__).parent.parent / "samples" / relative).read_text())
+
+
+def sample_plan_with(relative: str, old: str, new: str) -> Plan:
+    """The plan of `samples/<relative>` with `old` replaced by `new` (once, and it must be there)."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "samples" / relative).read_text()
+    assert old in text, old
+    return plan(text.replace(old, new, 1))
 
 
 def pod_env(made: Plan, pod: str, target: str = "pod") -> dict[str, str]:

@@ -150,7 +150,7 @@ def _in_idle_roles(text: str, errors: list[Any]) -> bool:
 
 
 @pytest.fixture(scope="module")
-def campaign(server: tuple[ApiServer, str], request: pytest.FixtureRequest) -> Campaign:
+def campaign(server: tuple[ApiServer, str], request: pytest.FixtureRequest) -> Campaign:  # noqa: C901 - the campaign's steps: generate, render, dry-run, compare, report
     api, namespace = server
     cluster = api.version()
     pool = seeds()
@@ -175,7 +175,7 @@ def campaign(server: tuple[ApiServer, str], request: pytest.FixtureRequest) -> C
 
     def judge() -> None:
         verdicts = verdicts_for([obj for obj, _ in batch])
-        for (obj, origin), (status, message) in zip(batch, verdicts):
+        for (obj, origin), (status, message) in zip(batch, verdicts, strict=True):
             counts["objects judged"] += 1
             if status >= 300 and any(reason in message for reason in ENVIRONMENT):
                 counts["refused for the namespace's missing objects"] += 1

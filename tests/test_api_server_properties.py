@@ -13,7 +13,9 @@ drawn by hypothesis, which shrinks a failure to a small input. The properties:
 - the env repeated in every pod stays within its bound, whatever the replicas.
 
 Bounded for CI by MSGEN_PROPERTY_EXAMPLES (default 300) examples per test, as
-tests/test_properties.py.
+tests/test_properties.py. Each campaign counts what msgen accepted and refused and requires a
+share of the verdict its property is about (tests/verdicts.py): a property of accepted jobs
+that saw none tested nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .conftest import SAMPLES, msgen
 from . import mutations
 from .mutation_classes import TARGETED
 from .mutations import DrawChooser, generate, seeds
+from .verdicts import Verdicts
 
 EXAMPLES = int(os.environ.get("MSGEN_PROPERTY_EXAMPLES", "300"))
 CAMPAIGN = settings(
@@ -48,11 +51,11 @@ POOL = seeds()
 
 
 @CAMPAIGN
-@given(st.data())
-def test_generated_jobs_render_valid_objects_or_positioned_errors(data: st.DataObject) -> None:
+@given(data=st.data())
+def _generated_jobs(verdicts: Verdicts, data: st.DataObject) -> None:
     seed, text, options = generate(DrawChooser(data), POOL)
     compilation = compile_documents(text, "job.yaml", options)  # a traceback fails here
-    if not compilation.ok:
+    if not verdicts.count(compilation.ok):
         errors = [d for d in compilation.diagnostics if d.is_error]
         assert errors and all(d.position is not None for d in errors), errors
         return
@@ -60,12 +63,15 @@ def test_generated_jobs_render_valid_objects_or_positioned_errors(data: st.DataO
     assert not found, f"{seed} {options}:\n{text}\n{found}"
 
 
-@pytest.mark.parametrize("edit", sorted(TARGETED))
+def test_generated_jobs_render_valid_objects_or_positioned_errors() -> None:
+    verdicts = Verdicts("generated jobs")
+    _generated_jobs(verdicts)
+    verdicts.require(accepted=0.1, refused=0.1)
+
+
 @settings(CAMPAIGN, max_examples=max(20, EXAMPLES // 3))
 @given(data=st.data())
-def test_each_class_of_the_round_is_refused_or_valid(edit: str, data: st.DataObject) -> None:
-    """The generator above finds the rare classes (a port named twice, a StatefulSet name of 53,
-    two devices) once in thousands of inputs; here each is the edit, on any seed and target."""
+def _class_of_the_round(verdicts: Verdicts, edit: str, data: st.DataObject) -> None:
     chooser = DrawChooser(data)
     seed, job = chooser.choice(POOL)
     job = copy.deepcopy(job)
@@ -73,14 +79,32 @@ def test_each_class_of_the_round_is_refused_or_valid(edit: str, data: st.DataObj
     options = mutations.options(chooser)
     text = yaml.safe_dump(job, sort_keys=False)
     compilation = compile_documents(text, "job.yaml", options)
-    if compilation.ok:
+    if verdicts.count(compilation.ok):
         found = kube_oracle.problems(compilation.objects, options.kube_version, options.target)
         assert not found, f"{edit} on {seed} {options}:\n{text}\n{found}"
+    else:
+        errors = [d for d in compilation.diagnostics if d.is_error]
+        assert errors and all(d.position is not None for d in errors), errors
+
+
+#: the shares of accepted and refused inputs each edit must see (most of its inputs are refused
+#: by design where the edit is mostly a mistake: two kinds of device in one container)
+EDIT_SHARES = {"two devices": (0.01, 0.5)}
+
+
+@pytest.mark.parametrize("edit", sorted(TARGETED))
+def test_each_class_of_the_round_is_refused_or_valid(edit: str) -> None:
+    """The generator above finds the rare classes (a port named twice, a StatefulSet name of 53,
+    two devices) once in thousands of inputs; here each is the edit, on any seed and target."""
+    verdicts = Verdicts(f"the edit {edit}")
+    _class_of_the_round(verdicts, edit)
+    accepted, refused = EDIT_SHARES.get(edit, (0.05, 0.1))
+    verdicts.require(accepted=accepted, refused=refused)
 
 
 @CAMPAIGN
-@given(st.data())
-def test_tabs_render_accepts_do_not_stop_convert(data: st.DataObject) -> None:
+@given(data=st.data())
+def _tabs(verdicts: Verdicts, data: st.DataObject) -> None:
     text = (SAMPLES / "mxnet" / "mx-job-dist.yaml").read_text()
     lines = text.splitlines(keepends=True)
     for _ in range(data.draw(st.integers(1, 4))):
@@ -90,11 +114,17 @@ def test_tabs_render_accepts_do_not_stop_convert(data: st.DataObject) -> None:
             how = data.draw(st.sampled_from(["after-colon", "after-value"]))
             lines[i] = line.replace(": ", ":\t", 1) if how == "after-colon" else line.rstrip("\n") + "\t\n"
     mutated = "".join(lines)
-    if msgen("render", "-", input=mutated).exit_code != 0:
+    if not verdicts.count(msgen("render", "-", input=mutated).exit_code == 0):
         return
     run = msgen("convert", "-", input=mutated)
     assert run.exit_code == 0, run.stderr
     assert msgen("render", "-", input=run.stdout).exit_code == 0
+
+
+def test_tabs_render_accepts_do_not_stop_convert() -> None:
+    verdicts = Verdicts("tabs between tokens")
+    _tabs(verdicts)
+    verdicts.require(accepted=0.2)
 
 
 JOB = yaml.safe_load((SAMPLES / "mindspore" / "lenet-cpu.yaml").read_text())
@@ -107,23 +137,23 @@ JOB = yaml.safe_load((SAMPLES / "mindspore" / "lenet-cpu.yaml").read_text())
     option=st.sampled_from([{}, {"target": "pod"}, {"target": "bogus"}, {"kube-version": "1.2"}]),
     break_one=st.booleans(),
 )
-def test_krm_results_hold_every_error_and_duplicates_fail(
-    tmp_path_factory: Any, names: list[str], namespaces: list[str | None], option: dict[str, str], break_one: bool
+def _krm_results(
+    verdicts: Verdicts, cwd: str, names: list[str], namespaces: list[str | None], option: dict[str, str], break_one: bool
 ) -> None:
     items = []
-    for name, namespace in zip(names, namespaces):
+    for name, namespace in zip(names, namespaces, strict=False):
         metadata: dict[str, Any] = {"name": name, **({"namespace": namespace} if namespace else {})}
         items.append({**JOB, "metadata": metadata})
     if break_one:
         items[0] = {**items[0], "spec": {**items[0]["spec"], "runPolicy": {"backoffLimit": -1}}}
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "f"}, "data": option}
     envelope = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items, "functionConfig": config}
-    status, output, messages = krm.run(yaml.safe_dump(envelope), str(tmp_path_factory.getbasetemp()))
+    status, output, messages = krm.run(yaml.safe_dump(envelope), cwd)
     reply = yaml.safe_load(output)
     keys = [(i["metadata"]["name"], i["metadata"].get("namespace")) for i in items]
     if len(keys) != len(set(keys)):
         assert status == 1  # the same objects twice
-    if status == 1:
+    if not verdicts.count(status == 0):
         results = [_as_on_stderr(r) for r in reply["results"] if r["severity"] == "error"]
         first_lines = [m.split("\n", 1)[0] for m in messages]  # without the excerpt
         shown = [m.split(": error: ", 1)[1] for m in first_lines if ": error: " in m]
@@ -131,6 +161,12 @@ def test_krm_results_hold_every_error_and_duplicates_fail(
         for message in shown:
             assert any(message in r for r in results), (message, results)
         assert reply["items"] == []
+
+
+def test_krm_results_hold_every_error_and_duplicates_fail(tmp_path_factory: Any) -> None:
+    verdicts = Verdicts("ResourceLists of jobs")
+    _krm_results(verdicts, str(tmp_path_factory.getbasetemp()))
+    verdicts.require(accepted=0.05, refused=0.3)
 
 
 def _as_on_stderr(result: dict[str, Any]) -> str:
@@ -156,16 +192,22 @@ def test_input_without_documents_is_an_error_at_line_1(tmp_path_factory: Any, pa
     kind=st.sampled_from(["caffe2/resnet50-redis.yaml", "mxnet/mx-job-dist.yaml"]),
     target=st.sampled_from(["pod", "indexed-job"]),
 )
-def test_env_repeated_in_every_pod_stays_bounded(replicas: int, kind: str, target: str) -> None:
+def _repeated_env(verdicts: Verdicts, replicas: int, kind: str, target: str) -> None:
     from msgen.checks.output_size import MAX_REPEATED_ENV_BYTES
 
     text = (SAMPLES / kind).read_text()
     text = text.replace("replicas: 2", f"replicas: {replicas}").replace("replicas: 3", f"replicas: {replicas}")
     compilation = compile_documents(text, "job.yaml", Options(target=target))  # type: ignore[arg-type]
-    if compilation.ok:
+    if verdicts.count(compilation.ok):
         size = sum(len(str(env.get("value", ""))) for obj in compilation.objects
                    for template in kube_oracle.pod_templates(obj)
                    for c in template["spec"]["containers"] for env in c.get("env") or [])  # fmt: skip
         assert size <= MAX_REPEATED_ENV_BYTES + 2**20
     else:
         assert all(d.position is not None for d in compilation.diagnostics if d.is_error)
+
+
+def test_env_repeated_in_every_pod_stays_bounded() -> None:
+    verdicts = Verdicts("repeated env")
+    _repeated_env(verdicts)
+    verdicts.require(accepted=0.1, refused=0.1)

@@ -31,7 +31,7 @@ IMAGE = "localhost/mindspore-cpu:2.10.0"
 
 
 def job(name: str, command: str, **spec: Any) -> dict[str, Any]:
-    container = {"name": "c", "image": IMAGE, "imagePullPolicy": "IfNotPresent", "command": ["sh", "-c", command]}
+    container: dict[str, Any] = {"name": "c", "image": IMAGE, "imagePullPolicy": "IfNotPresent", "command": ["sh", "-c", command]}
     if spec.pop("unschedulable", False):
         container["resources"] = {"requests": {"cpu": "500"}}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": {

@@ -35,7 +35,7 @@ spec:
 """
 
 
-def _errors(stderr: str) -> list[str]:
+def _errors(stderr: str) -> list[tuple[str, str]]:
     """`line:column: path` of each error reported."""
     return re.findall(r"^<stdin>:(\d+:\d+): error: (\S+):", stderr, re.M)
 

@@ -223,7 +223,7 @@ def test_live_the_controllers_token_cannot_change_an_image_nor_create_a_pod(tmp_
         nowhere = {"nodeSelector": {"msgen.test/no-such-node": "true"}}
         template = {"metadata": {"labels": {"app": "victim"}},
                     "spec": {**nowhere, "containers": [{"name": "c", "image": "busybox:1"}]}}
-        victims = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "victim", "labels": {
+        victims: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "victim", "labels": {
                         "app.kubernetes.io/managed-by": "msgen"}}, "spec": template["spec"]},
                    {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "victim", "labels": {
                         "app.kubernetes.io/managed-by": "msgen"}},

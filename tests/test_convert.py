@@ -14,7 +14,7 @@ import yaml
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import SAMPLES, msgen, needs_shared, shared
-from .test_legacy_errors import seed_example
+from .test_kinds_msjob_legacy import seed_example
 
 LEGACY = SAMPLES / "mindspore-legacy" / "msjob-mnist-dist.yaml"
 MX_DIST = SAMPLES / "mxnet" / "mx-job-dist.yaml"
@@ -127,7 +127,7 @@ def assert_same_but_env(before: str, after: str) -> None:
     new = [_envs(d, new_env) for d in yaml.safe_load_all(_runtime_names(without_operator_labels(after)))]
     assert new == old
     assert len(old_env) == len(new_env)
-    for original, converted in zip(old_env, new_env):
+    for original, converted in zip(old_env, new_env, strict=True):
         assert sorted(original) == ["DMLC_NUM_SERVER", "DMLC_NUM_WORKER", "DMLC_PS_ROOT_PORT", "DMLC_PS_ROOT_URI", "DMLC_ROLE"]
         assert {k: converted[k] for k in original} == original
         assert {"MX_CONFIG", "DMLC_USE_KUBERNETES"} <= set(converted)

@@ -1,31 +1,23 @@
-"""Each device and process contributor, imported directly and run on a tiny plan.
-
-A fault here names the contributor that broke (the test ids are device kinds and launcher
-names), where the golden files would show a diff of every sample that uses it.
-"""
+"""Devices and process contributors as their registries choose them: the device kind of a
+resource, which devices and contributors a job loads, and how many devices a container asks
+for (each device's and contributor's own behaviour is in tests/test_devices_<device>.py and
+tests/test_launchers_<module>.py)."""
 
 from __future__ import annotations
 
-from msgen import devices, launchers
-from msgen.devices import ascend, gpu
-from msgen.model.patch import field_ref, literal
-from msgen.model.plan import Options, Plan, PodSlot, Role
+import pytest
+
+from msgen import devices, kinds, launchers
+from msgen.model.plan import Options, Plan, PodSlot
 from msgen.launchers import ascend as ascend_settings
-from msgen.launchers import launcher
 from msgen.launchers import mindspore as mindspore_processes
+from msgen.model.source import Source
+from msgen.yamlio.yaml_loader import load_documents
 
 from .plugin_plans import job, plan
 
 GPU_JOB = job(resources="{limits: {nvidia.com/gpu: 1}}")
 NPU_JOB = job(resources="{limits: {huawei.com/Ascend910: 8}}")
-GPUS_8 = job(resources="{limits: {nvidia.com/gpu: 8}}")
-
-
-def _roles(text: str) -> tuple[Plan, Role, Role]:
-    made = plan(text)
-    scheduler, worker = made.role("Scheduler"), made.role("Worker")
-    assert scheduler is not None and worker is not None
-    return made, scheduler, worker
 
 
 def test_resources_name_their_device_kind() -> None:
@@ -35,22 +27,6 @@ def test_resources_name_their_device_kind() -> None:
     assert devices.device_kind("nvidia.com/gpu-shared") is None  # GPUs are named exactly
     assert devices.device_kind("cpu") is None
     assert devices.kinds_used(plan(NPU_JOB)) == {"ascend", "cpu"}
-
-
-def test_gpu_hides_gpus_from_containers_that_ask_for_none() -> None:
-    made, scheduler, worker = _roles(GPU_JOB)
-    (hidden,) = gpu.contribute(made, scheduler)
-    assert hidden.env == (("mindspore", gpu.VISIBLE_DEVICES, literal("")),)
-    (nothing,) = gpu.contribute(made, worker)
-    assert nothing.env == ()
-
-
-def test_ascend_reads_the_devices_its_plugin_allocated() -> None:
-    made, scheduler, worker = _roles(NPU_JOB)
-    assert ascend.contribute(made, scheduler) == []
-    (patch,) = ascend.contribute(made, worker)
-    visible = field_ref("metadata.annotations['huawei.com/Ascend910']")
-    assert patch.env == (("mindspore", ascend.VISIBLE_DEVICES, visible),)
 
 
 def test_devices_contribute_only_for_the_kinds_a_job_uses() -> None:
@@ -70,27 +46,31 @@ def test_process_contributors_are_chosen_by_device_and_framework() -> None:
     assert launchers.contributors(plan(), asked) == [ascend_settings, mindspore_processes]
 
 
-def test_ascend_settings_give_npu_pods_shared_memory() -> None:
-    made = plan(NPU_JOB)
-    patches = ascend_settings.contribute(made, _slot(made, "Worker"), None, Options())
-    (settings,) = patches
-    assert settings.volumes[0]["emptyDir"] == {"medium": "Memory", "sizeLimit": "16Gi"}
-    assert ascend_settings.contribute(made, _slot(made, "Scheduler"), None, Options()) == []
-
-
-def test_each_launcher_wraps_a_multi_device_worker_its_way() -> None:
-    made = plan(GPUS_8)
-    worker = made.role("Worker")
-    assert worker is not None
-    wraps = {}
-    for name, chosen in launcher.LAUNCHERS.items():
-        patches = chosen.contribute(made, worker, Options(launcher=name))
-        wraps[name] = [wrap.command[0] for p in patches for _, wrap in p.command_wrap]
-        assert chosen.wraps_command == bool(wraps[name]), name
-    assert wraps == {"per-device": ["/bin/sh"], "msrun": ["msrun"], "none": []}
-
-
 def _slot(made: Plan, role: str) -> PodSlot:
     found = made.role(role)
     assert found is not None
     return PodSlot(found, None)
+
+
+#: a device quantity as written -> the devices it counts (None: refused), read by Kubernetes'
+#: quantity grammar as the API server reads it
+DEVICE_COUNTS = {
+    "2": 2, "1e0": 1, "1E1": 10, "1000m": 1, "+2": 2, "0": 0, "2.0": 2,
+    "1.5": None, "500m": None, "-1": None, "two": None, "1Ki": 1024, "9" * 1001: None,
+}
+
+
+@pytest.mark.parametrize("written", DEVICE_COUNTS, ids=lambda w: w[:12])
+def test_a_device_count_is_a_whole_quantity(written: str) -> None:
+    text = job(resources=f'{{limits: {{nvidia.com/gpu: "{written}"}}}}')
+    (document,) = load_documents(Source("tiny.yaml", text))
+    kind = kinds.lookup("mindspore.gitee.com/v1", "MSJob")
+    assert kind is not None
+    made, _ = kind.to_plan(document, Options())
+    assert made is not None
+    worker = made.role("Worker")
+    assert worker is not None
+    refused = [d.message for d in devices.check(made) if "whole number of devices" in d.message]
+    expected = DEVICE_COUNTS[written]
+    assert bool(refused) == (expected is None), refused
+    assert devices.role_request(made, worker).count == (expected or 0)

@@ -8,6 +8,8 @@ import pytest
 from msgen import devices
 from msgen.devices import gpu
 from msgen.model.patch import literal
+from .plugin_plans import scheduler_and_worker
+from .test_device_plugins import GPU_JOB
 
 
 @pytest.mark.parametrize(
@@ -24,3 +26,11 @@ def test_it_is_the_registered_gpu_device() -> None:
 @pytest.mark.parametrize("names", [[], ["sidecar"], ["a", "b"]])
 def test_each_named_container_gets_an_empty_visible_devices(names: list[str]) -> None:
     assert gpu.hide_gpus(names).env == tuple((n, gpu.VISIBLE_DEVICES, literal("")) for n in names)
+
+
+def test_gpu_hides_gpus_from_containers_that_ask_for_none() -> None:
+    made, scheduler, worker = scheduler_and_worker(GPU_JOB)
+    (hidden,) = gpu.contribute(made, scheduler)
+    assert hidden.env == (("mindspore", gpu.VISIBLE_DEVICES, literal("")),)
+    (nothing,) = gpu.contribute(made, worker)
+    assert nothing.env == ()

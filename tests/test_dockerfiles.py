@@ -115,7 +115,7 @@ def _context_allowlist() -> tuple[list[str], list[str]]:
 
 def test_the_build_context_is_what_the_dockerfiles_copy_and_nothing_else() -> None:
     allowed, dropped = _context_allowlist()
-    copied = set()
+    copied: set[str] = set()
     for dockerfile in DOCKERFILES:
         for word, arguments in instructions(dockerfile):
             parts = shlex.split(arguments)

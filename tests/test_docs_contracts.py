@@ -116,7 +116,7 @@ def test_the_version_gate_table_equals_the_code() -> None:
     rows = _gate_rows()
     assert set(rows) == set(versions.GATES), f"gates in docs/contracts.md §8: {sorted(rows)}"
     for gate, stages in versions.GATES.items():
-        for stage, version, cell in zip(("alpha", "beta", "GA"), stages, rows[gate]):
+        for stage, version, cell in zip(("alpha", "beta", "GA"), stages, rows[gate], strict=True):
             assert _cell(version, cell), f"{gate} {stage}: GATES {version}, docs/contracts.md {cell!r}"
 
 

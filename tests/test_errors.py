@@ -36,6 +36,11 @@ GOOD_SCHEDULER = GOOD_WORKER.replace("Worker:", "Scheduler:")
 COMMAND_WORKER = GOOD_WORKER.replace("image: ms\n", "image: ms\n          command: [python, train.py]\n")
 
 
+def line_of(text: str, needle: str, occurrence: int = 1) -> int:
+    lines = [i + 1 for i, line in enumerate(text.splitlines()) if needle in line]
+    return lines[occurrence - 1]
+
+
 def fails(text: str, *args: str) -> str:
     """Render `text` from a file; assert it failed as bad input must, and return stderr."""
     run = msgen("render", "-", *args, input=text)
@@ -43,31 +48,6 @@ def fails(text: str, *args: str) -> str:
     assert run.stdout == ""
     assert "Traceback" not in run.stderr
     return run.stderr
-
-
-def test_no_mindspore_container() -> None:
-    err = fails(job(GOOD_WORKER.replace("name: mindspore", "name: trainer")))
-    assert "<stdin>:11:13: error: spec.msReplicaSpecs.Worker.template.spec.containers:" in err
-    assert "Worker has no container named 'mindspore' (found 'trainer')" in err
-    assert "accepted: one container named 'mindspore'" in err
-
-
-def test_container_without_image() -> None:
-    err = fails(job(GOOD_WORKER.replace("image: ms", "imagePullPolicy: Always")))
-    assert "<stdin>:11:15: error: spec.msReplicaSpecs.Worker.template.spec.containers[0]:" in err
-    assert "container 'mindspore' of Worker has no image" in err
-
-
-def test_more_than_one_scheduler_by_replicas() -> None:
-    err = fails(job(GOOD_SCHEDULER.replace("Scheduler:", "Scheduler:\n  replicas: 2") + GOOD_WORKER))
-    assert "<stdin>:8:17: error: spec.msReplicaSpecs.Scheduler.replicas:" in err
-    assert "more than one Scheduler: replicas 2; accepted: 0 or 1" in err
-
-
-def test_more_than_one_scheduler_by_keys() -> None:
-    err = fails(job(GOOD_SCHEDULER + GOOD_SCHEDULER.replace("Scheduler:", "SCHEDULER:")))
-    assert "<stdin>:14:5: error: spec.msReplicaSpecs.SCHEDULER:" in err
-    assert "keys 'Scheduler' and 'SCHEDULER' name the same replica type" in err
 
 
 @pytest.mark.parametrize(
@@ -139,24 +119,6 @@ def test_negative_replicas() -> None:
     assert "greater than or equal to 0" in err
 
 
-def test_name_that_makes_a_derived_name_too_long() -> None:
-    # 50 + len("-scheduler-0") = 62 characters: fits
-    assert msgen("render", "-", input=job(GOOD_SCHEDULER + GOOD_WORKER, name="a" * 50)).exit_code == 0
-    err = fails(job(GOOD_SCHEDULER + GOOD_WORKER, name="b" * 52))
-    assert "<stdin>:4:9: error: metadata.name:" in err
-    assert f"makes the name '{'b' * 52}-scheduler-0', which is 64 characters long; accepted: at most 63" in err
-
-
-def test_name_that_is_not_a_dns_label() -> None:
-    err = fails(job(GOOD_WORKER, name="Wide_Deep"))
-    assert "<stdin>:4:9: error: metadata.name: job name 'Wide_Deep' is not a DNS-1035 label" in err
-
-
-def test_missing_name() -> None:
-    text = job(GOOD_WORKER).replace("metadata:\n  name: demo\n", "metadata:\n  labels: {a: b}\n")
-    assert "<stdin>:4:3: error: metadata: missing required field 'name'" in fails(text)
-
-
 def test_input_that_is_not_yaml() -> None:
     err = fails("apiVersion: v1\nkind: [ConfigMap\nmetadata: {}\n")
     assert "<stdin>:3:9: error: not valid YAML:" in err
@@ -178,11 +140,6 @@ def test_document_that_is_not_an_object() -> None:
 def test_duplicate_keys() -> None:
     err = fails(job(GOOD_WORKER.replace("image: ms", "image: ms\n          image: other")))
     assert "<stdin>:13:15: error: duplicate key 'image' (first written on line 12)" in err
-
-
-def test_unknown_replica_type() -> None:
-    err = fails(job(GOOD_WORKER.replace("Worker:", "Master:")))
-    assert "<stdin>:7:5: error: spec.msReplicaSpecs.Master: unknown replica type 'Master'; accepted: Scheduler, PS, Worker" in err
 
 
 ALIAS_BOMB = "".join(
@@ -280,7 +237,7 @@ def test_every_error_is_reported_and_nothing_is_written(tmp_path: Path) -> None:
     [
         (["render", "--kube-version", "1.19"], "older than msgen supports; accepted: 1.25 to 1.37 (a newer 1.x renders as 1.37, with a warning)"),
         (["render", "--kube-version", "latest"], "is not a Kubernetes version; accepted: MAJOR.MINOR"),
-        (["render", "--namespace", "Bad_NS"], "is not a DNS-1123 label"),
+        (["render", "--namespace", "Bad_NS"], "'Bad_NS' is not accepted: must be a lowercase RFC 1123 label"),
         (["render", "no/such/file.yaml"], "no such file or directory: no/such/file.yaml"),
         (["render", "--target", "deployment"], "'deployment' is not one of"),
         (["schema", "TFJob"], "unknown kind 'TFJob'; accepted: kubeflow.org/v1/MSJob, kubeflow.org/v1/MXJob"),
@@ -309,14 +266,6 @@ def test_bad_option_annotation(annotation: str, position: str, message: str) -> 
     assert message in err
 
 
-def test_jobset_host_names_are_longer_and_checked() -> None:
-    # A JobSet pod's host name is <job>-<rt>-0-<i>: two characters more than other targets'.
-    name = "c" * 50
-    assert msgen("render", "-", input=job(GOOD_SCHEDULER + GOOD_WORKER, name=name)).exit_code == 0
-    err = fails(job(GOOD_SCHEDULER + GOOD_WORKER, name=name), "--target", "jobset")
-    assert f"makes the name '{name}-scheduler-0-0', which is 64 characters long" in err
-
-
 @pytest.mark.parametrize(
     "target,length,host",
     [
@@ -332,31 +281,5 @@ def test_each_target_checks_the_pod_host_names_it_derives(target: str, length: i
     assert err.count(": error: ") == 1, err
     assert (
         f"<stdin>:4:9: error: metadata.name: job name '{name}' makes the name "
-        f"'{host.format(name=name)}', which is 64 characters long; accepted: at most 63"
+        f"'{host.format(name=name)}', which is not accepted: must be no more than 63 characters"
     ) in err
-
-
-def test_statefulset_names_leave_room_for_the_revision_hash_label() -> None:
-    """The StatefulSet controller labels each pod `controller-revision-hash: <set>-<hash>`
-    (hash up to 10 characters): `<job>-worker` of 53 characters is accepted by the API
-    server, but its pods can never be created. 52 is the longest that works."""
-    fits = "w" * (52 - len("-worker"))
-    assert msgen("render", "-t", "statefulset", "-", input=job(GOOD_WORKER, name=fits)).exit_code == 0
-    name = fits + "w"
-    err = fails(job(GOOD_WORKER, name=name), "--target", "statefulset")
-    assert err.count(": error: ") == 1, err
-    assert (
-        f"<stdin>:4:9: error: metadata.name: job name '{name}' makes the StatefulSet "
-        f"'{name}-worker' (53 characters): its pods' controller-revision-hash label would "
-        "exceed 63 characters, so none could be created; accepted: a job name of at most 45 "
-        "characters for target statefulset"
-    ) in err
-
-
-def test_pod_target_refuses_a_job_of_more_pods_than_a_cluster_runs() -> None:
-    text = job(GOOD_SCHEDULER + GOOD_WORKER.replace("Worker:", "Worker:\n  replicas: 100000000"))
-    err = fails(text, "--target", "pod")
-    assert "error: spec.msReplicaSpecs.Worker.replicas: target pod writes one Pod per replica, and this job has 100000001" in err
-    # an Indexed Job's parallelism is at most 100000: the API server would refuse the Job
-    err = fails(text)
-    assert "replicas: 100000000 replicas of Worker are too many for target indexed-job" in err

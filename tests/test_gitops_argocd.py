@@ -162,7 +162,7 @@ def test_sidecar_component_patches_the_repo_server(tmp_path: Path) -> None:
 
 
 # Argo CD's argocd-cm as its install manifest declares it, with a setting of the user's.
-ARGOCD_CM = {
+ARGOCD_CM: dict[str, Any] = {
     "apiVersion": "v1",
     "kind": "ConfigMap",
     "metadata": {"name": "argocd-cm", "labels": {"app.kubernetes.io/name": "argocd-cm", "app.kubernetes.io/part-of": "argocd"}},

@@ -97,7 +97,7 @@ def test_namespace_and_labels_applied_after_compilation(kustomize: str) -> None:
     assert done.returncode == 0, done.stderr
     production = objects(done.stdout)
     assert len(production) == len(gpu)
-    for before, after in zip(gpu, production):
+    for before, after in zip(gpu, production, strict=True):
         assert after["metadata"]["namespace"] == "ml-prod"
         assert after["metadata"]["labels"] == {**before["metadata"]["labels"], "env": "production"}
         # selectors are left alone, so Services still select the pods msgen labelled
@@ -263,7 +263,7 @@ def test_a_job_in_the_overlay_while_kustomize_runs_the_function_in_a_base(kustom
     app, base = tmp_path / "app", tmp_path / "base"
     app.mkdir()
     base.mkdir()
-    for name in ("msgen.yaml", "msgen-ran.yaml", "msgen-renamed.yaml"):
+    for name in ("msgen.yaml", "msgen-ran.yaml", "msgen-kustomize.yaml"):
         shutil.copy(OVERLAYS / "gpu" / name, app / name)
     config = app / "msgen.yaml"
     config.write_text(config.read_text().replace("target: indexed-job", "target: statefulset"))
@@ -272,7 +272,7 @@ def test_a_job_in_the_overlay_while_kustomize_runs_the_function_in_a_base(kustom
     (base / "kustomization.yaml").write_text("resources: [cm.yaml]\n")
     (app / "kustomization.yaml").write_text(yaml.safe_dump({
         "resources": ["../base", "job.yaml"], "transformers": ["msgen.yaml", "msgen-ran.yaml"],
-        "configurations": ["msgen-renamed.yaml"]}))
+        "configurations": ["msgen-kustomize.yaml"]}))
     done = build(kustomize, app, *EXEC)
     assert done.returncode == 0, done.stderr
     warnings = _warnings(done.stderr)

@@ -78,7 +78,7 @@ def test_under_argo_cd_nothing_carries_a_ttl(tmp_path: Path, target: str) -> Non
 def finished(objects: list[dict[str, Any]], *, owned: bool = False, mark: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The objects as the cluster holds them once worker 0 succeeded, an hour ago: the other
     pods still run. `mark`: metadata a GitOps tool adds (Argo CD's tracking annotation)."""
-    live = json.loads(json.dumps(objects))
+    live: list[dict[str, Any]] = json.loads(json.dumps(objects))
     for obj in live:
         meta = obj["metadata"]
         if mark:

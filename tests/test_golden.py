@@ -17,7 +17,7 @@ import pytest
 from msgen.targets import NAMES as TARGETS
 
 from . import golden_cases
-from .conftest import GOLDEN, sample_files
+from .conftest import GOLDEN, SAMPLES, sample_files
 
 CASES = golden_cases.discover()
 PAIRS = [(s, t) for s in sample_files() for t in TARGETS]
@@ -92,7 +92,7 @@ def test_a_case_of_its_own_renders_its_input(tmp_path: Path) -> None:
     """A folder with an input.yaml and options is a case too: discovered, rendered, written."""
     folder = tmp_path / "lenet-plugins-gang"
     folder.mkdir()
-    sample = golden_cases.SAMPLES / "mindspore" / "lenet-cpu.yaml"
+    sample = SAMPLES / "mindspore" / "lenet-cpu.yaml"
     (folder / "input.yaml").write_text(sample.read_text())
     args = ["--target", "jobset", "--gang-scheduler", "scheduler-plugins"]
     (folder / "case.yaml").write_text(f"args: {args}\nkube-versions: ['1.30', '1.37']\n")

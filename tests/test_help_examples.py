@@ -106,7 +106,9 @@ def test_every_helps_examples_run_in_an_empty_directory(installed: Path, tmp_pat
     assert top.returncode == 0, top.stderr
     commands = re.findall(r"^  ([a-z][-a-z]*)\s", top.stdout.split("Commands:")[1], re.M)
     assert {"render", "convert", "samples", "validate", "completion", "version"} <= set(commands)
-    ran, skipped, failed = [], [], []
+    ran: list[tuple[str, str, str]] = []
+    skipped: list[str] = []
+    failed: list[tuple[str, str, str]] = []
     for command in ["", *commands]:
         text = run(f"msgen {command} --help", tmp_path, installed, home).stdout
         workdir = tmp_path / (command or "msgen")

@@ -284,3 +284,18 @@ def test_replicas_beyond_a_targets_limit_are_refused_at_replicas(
 def test_replicas_at_the_limit_render() -> None:
     run = msgen("render", "-", input=JOB_TEXT.replace("replicas: 2", "replicas: 100000"))
     assert run.exit_code == 0 and "completions: 100000" in run.stdout
+
+
+@pytest.mark.parametrize("resource", ["cpu", "memory", "nvidia.com/gpu"])
+@pytest.mark.parametrize("written", ["9" * 5000, "1e" + "9" * 5000, "1." + "5" * 5000])
+def test_a_quantity_of_thousands_of_digits_is_a_positioned_error(resource: str, written: str) -> None:
+    """Python refuses to read an integer of over 4,300 digits from text: such a quantity is
+    refused where it is written, never an internal error."""
+    text = (SAMPLES / "mindspore" / "lenet-cpu.yaml").read_text().replace(
+        "imagePullPolicy: IfNotPresent",
+        f'imagePullPolicy: IfNotPresent\n              resources: {{limits: {{{resource}: "{written}"}}}}',
+        1,
+    )
+    run = msgen("render", input=text)
+    assert run.exit_code == 1 and run.stdout == ""
+    assert f"limits.{resource}: quantity '{written[:20]}" in run.stderr

@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -44,9 +45,9 @@ def test_a_link_out_of_the_application_is_refused_unread(tmp_path: Path, target:
     (app / "job.yaml").write_text(JOB)
     (app / "stolen.yaml").symlink_to(outside)
     for done in (msgen("render", str(app)), generate(app)):
-        stderr = getattr(done, "stderr")
+        stderr = done.stderr
         assert getattr(done, "exit_code", getattr(done, "returncode", None)) == 1, stderr
-        assert getattr(done, "stdout") == ""
+        assert done.stdout == ""
         assert "stolen.yaml:1:1: error: a symbolic link out of the directory" in stderr, stderr
         assert "hunter2" not in stderr
 
@@ -119,14 +120,27 @@ class _Always:
         return True
 
 
+def closed_by_the_server(connections: list[socket.socket]) -> int:
+    """How many of `connections` the server has closed (each reads as ended), without waiting."""
+    readable, _, _ = select.select(connections, [], [], 0)
+    return sum(c.recv(1, socket.MSG_PEEK) == b"" for c in readable)
+
+
 def test_the_health_port_closes_idle_connections_and_bounds_them() -> None:
     """(tests/test_reconcile_probes.py: probes answered while a hundred are held)"""
-    server = probes.serve(_Always(), 0, "127.0.0.1", request_seconds=0.3, max_connections=4)
+    server = probes.serve(_Always(), 0, "127.0.0.1", request_seconds=3, max_connections=4)
     port = server.server_address[1]
     try:
         before = threading.active_count()
         idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(12)]
-        time.sleep(0.1)
+        # The positive sign that the server took every connection: the 8 oldest are closed as
+        # the newer ones arrive beyond its bound, while the 4 it holds stay open until their
+        # request's deadline; only then is its count of threads read (one loop, none per connection).
+        deadline = time.monotonic() + 10
+        while (closed := closed_by_the_server(idle)) < 8:
+            assert time.monotonic() < deadline, "the connections beyond the bound were never closed"
+            time.sleep(0.01)
+        assert closed == 8, f"{closed} closed at once: the server held more than its bound until their deadline"
         assert threading.active_count() == before
         for connection in idle:  # every one is closed: the oldest beyond the bound, else at its deadline
             assert connection.recv(1) == b""

@@ -1,16 +1,23 @@
-"""msgen.hosts.compile_command: the error boundary every host shares (`internal_error`,
-`EXIT_INTERNAL`), and the UTF-8 check every host reads bytes through (yamlio.inputs.decoded)."""
+"""msgen.hosts.compile_command: the error boundary every command shares (`guarded`: a bug is
+`internal_error` and EXIT_INTERNAL, Ctrl-C is EXIT_INTERRUPTED), the exit statuses every
+command spells through `msgen.model.exit_status`, and the UTF-8 check every host reads bytes
+through (yamlio.inputs.decoded)."""
 
 from __future__ import annotations
 
+import ast
 import io
 import sys
 
 import pytest
 
 from msgen.hosts import compile_command
+from msgen.hosts.command_line import cli, entry
 from msgen.hosts.kustomize import krm
-from msgen.hosts.compile_command import EXIT_INTERNAL, guarded
+from msgen.hosts.compile_command import guarded
+from msgen.model.exit_status import EXIT_INTERNAL, EXIT_INTERRUPTED
+
+from .conftest import ROOT, SAMPLES
 
 
 def _bug() -> tuple[int, str, list[str]]:
@@ -74,3 +81,56 @@ def test_bytes_that_are_not_utf8_are_placed_alike_in_a_file_and_a_resource_list(
     assert status == 1
     assert any(f"<ResourceList>:{where[0]}:{where[1]}: error: not UTF-8" in m for m in messages)
     assert in_file.message.endswith("accepted: YAML in UTF-8")
+
+
+def _interrupt(*args: object, **kwargs: object) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("command", ["render", "validate"])
+def test_ctrl_c_ends_every_command_as_interrupted(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plain render (read without click) and a click command alike: "Aborted!" and 130,
+    as the reconciler's commands end on Ctrl-C."""
+    monkeypatch.setattr(compile_command, "render", _interrupt)
+    monkeypatch.setattr(cli, "compile_paths", _interrupt)
+    monkeypatch.setattr(sys, "argv", ["msgen", command, str(SAMPLES / "mindspore" / "lenet-cpu.yaml")])
+    with pytest.raises(SystemExit) as ended:
+        entry.run()
+    assert ended.value.code == EXIT_INTERRUPTED
+    assert capsys.readouterr().err.endswith("\nAborted!\n")
+
+
+def test_ctrl_c_ends_msgen_krm_as_interrupted(monkeypatch: pytest.MonkeyPatch) -> None:
+    left: list[object] = []
+
+    def leave(code: object) -> None:
+        left.append(code)
+        sys.exit(0)
+
+    monkeypatch.setattr(krm, "run_function", _interrupt)
+    monkeypatch.setattr(sys, "argv", ["msgen-krm"])
+    monkeypatch.setattr("msgen.hosts.fast_exit.leave", leave)
+    with pytest.raises(SystemExit):
+        krm.main()
+    assert left == [EXIT_INTERRUPTED]
+
+
+#: calls that end a command, and those whose argument is its status
+_EXITS = {"SystemExit", "exit", "_exit", "leave", "fail", "Stop"}
+
+
+def test_no_module_spells_an_exit_status_as_a_number() -> None:
+    """Every status comes from `msgen.model.exit_status` by name: a literal number handed to
+    SystemExit, sys.exit, os._exit, `leave`, the reconciler's `fail` or `Stop` is refused."""
+    spelled = []
+    for path in sorted((ROOT / "msgen").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            numbers = [a for a in node.args if isinstance(a, ast.Constant) and type(a.value) is int]
+            if name in _EXITS and numbers:
+                spelled.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    assert spelled == []

@@ -114,3 +114,18 @@ def test_a_misspelt_variable_is_an_error() -> None:
     done = post_renderer(input="", env={"HELM_MSGEN_TARGT": "pod"})
     assert done.returncode == 1 and done.stdout == ""
     assert "unknown msgen variable 'HELM_MSGEN_TARGT' (did you mean HELM_MSGEN_TARGET?)" in done.stderr
+
+
+def test_a_deep_document_naming_its_template_is_a_positioned_error_not_a_crash() -> None:
+    """Helm 4's template annotation is read with msgen's YAML reader, which measures nesting
+    before libyaml's composer would recurse into it (plain PyYAML with libyaml crashed the
+    process on such a document)."""
+    depth = 200_000
+    job = (
+        "apiVersion: mindspore.gitee.com/v1\nkind: MSJob\nmetadata:\n  name: x\n  annotations: "
+        "{postrenderer.helm.sh/postrender-filename: c/templates/job.yaml}\nspec: "
+        + "[" * depth + "]" * depth + "\n"
+    )
+    done = post_renderer(input=job)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert "<stdin>:6:" in done.stderr and "nest deeper than" in done.stderr

@@ -11,12 +11,19 @@ import kubernetes_validate
 import pytest
 
 from msgen import kinds
+from msgen.model.extension_points import JobKind
 from msgen.kinds import podtemplate
-from msgen.hosts.command_line.schemas import schema_file_name, schema_for
+from msgen.hosts.command_line.schemas import schema_for
 
 from .conftest import ROOT, msgen
 
 SCHEMAS = ROOT / "schemas"
+
+
+def schema_file_name(job_kind: JobKind) -> str:
+    """`schemas/<group>_<version>_<kind>.json`, e.g. mindspore.gitee.com_v1_msjob.json."""
+    group_version = job_kind.api_version.replace("/", "_")
+    return f"{group_version}_{job_kind.kind.lower()}.json"
 
 
 @pytest.mark.parametrize("api_version,kind", kinds.known_kinds())

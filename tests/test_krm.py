@@ -61,10 +61,9 @@ def test_warnings_are_results_and_stderr(tmp_path: Path) -> None:
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "msgen"}, "data": {"target": "pod"}}
     status, out, err = krm(resource_list([JOB], config), tmp_path)
     assert status == 0
-    result = next(r for r in out["results"] if "backoffLimit" in r["message"])
+    result = next(r for r in out["results"] if r.get("field") == {"path": "spec.runPolicy.backoffLimit"})
     assert result["severity"] == "warning"
     assert result["resourceRef"] == {"apiVersion": "mindspore.gitee.com/v1", "kind": "MSJob", "name": "ms-widedeep-ps", "namespace": "training"}
-    assert result["field"] == {"path": "spec.runPolicy.backoffLimit"}
     assert "warning: spec.runPolicy.backoffLimit" in err
 
 
@@ -177,7 +176,7 @@ data:
 
 def _as_kustomize_sends(config_text: str) -> dict[str, Any]:
     """The config as kustomize 4.5.4 hands it over: re-serialised, marked local, no path."""
-    config = yaml.safe_load(config_text)
+    config: dict[str, Any] = yaml.safe_load(config_text)
     config["metadata"]["annotations"]["config.kubernetes.io/local-config"] = "true"
     return config
 

@@ -12,7 +12,7 @@ from msgen.model import versions
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import SAMPLES, kustomize_binary, msgen
-from .golden_cases import refused
+from .expected_refusals import refusal_at
 
 NEWEST = versions.show(versions.NEWEST)
 
@@ -26,7 +26,7 @@ def test_kustomize_builds_rendered_output(tmp_path: Path, target: str) -> None:
     binary = kustomize_binary()
     if binary is None:
         pytest.skip("kustomize not installed (.ci/fetch-kustomize installs it)")
-    carried = [str(s) for s in sorted((SAMPLES / "mindspore").glob("*.yaml")) if not refused(s, target, NEWEST)]
+    carried = [str(s) for s in sorted((SAMPLES / "mindspore").glob("*.yaml")) if refusal_at(s, target, NEWEST) is None]
     rendered = msgen("render", *carried, "--target", target)
     assert rendered.exit_code == 0, rendered.stderr
     (tmp_path / "out.yaml").write_text(rendered.stdout)

@@ -143,13 +143,37 @@ def test_a_copy_that_ignores_sigterm_is_killed_after_the_grace_period(shell: lis
     assert "sending SIGKILL" in err
 
 
+def watched_grep(directory: Path) -> Path:
+    """A `grep` first on PATH that notes each search before it runs the real one: the
+    launcher's checks of the rank table, counted (`checks`)."""
+    real = shutil.which("grep")
+    assert real is not None
+    bin_dir = directory / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "grep"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> "{directory}/greps"\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    return bin_dir
+
+
+def checks(directory: Path, table: Path) -> int:
+    greps = directory / "greps"
+    return sum(str(table) in line for line in greps.read_text().splitlines()) if greps.exists() else 0
+
+
 @pytest.mark.parametrize("shell", SHELLS[:1], ids=" ".join)
 def test_waits_for_a_completed_rank_table(shell: list[str], stub: Path) -> None:
     table = stub.parent / "hccl.json"
     table.write_text('{"status":"initializing"}')
-    env = {"MS_LOCAL_WORKER": "1", "MS_NODE_RANK": "0", "RANK_TABLE_FILE": str(table), "MSGEN_RANK_TABLE_TIMEOUT": "20"}
+    env = {"MS_LOCAL_WORKER": "1", "MS_NODE_RANK": "0", "RANK_TABLE_FILE": str(table), "MSGEN_RANK_TABLE_TIMEOUT": "20",
+           "PATH": f"{watched_grep(stub.parent)}:{os.environ['PATH']}"}
     run = start(shell, stub, env)
-    time.sleep(1.5)
+    # The positive signal: the launcher found the table incomplete and looked again, so it had
+    # its chance to start a process in between.
+    deadline = time.monotonic() + 15
+    while checks(stub.parent, table) < 2:
+        assert time.monotonic() < deadline and run.poll() is None, "the launcher never checked the table twice"
+        time.sleep(0.05)
     assert not (stub.parent / "env.0").exists(), "no process starts before the table is complete"
     table.write_text('{"version": "1.0", "server_count": "1", "status": "completed"}')
     _, err = run.communicate(timeout=30)

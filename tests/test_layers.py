@@ -36,10 +36,10 @@ LAYERS: Layers = (
     ("options", "yamlio"),  # the option table and its readers; YAML in and out
     ("model",),  # plan, patch, diagnostics, source positions, names, versions, policies
 )
-#: The reconciler reads the policies (model) and the targets' facts; only its commands (hosts)
-#: use it.
+#: The reconciler reads the policies (model), the targets' facts and kubeconfig files (yamlio,
+#: msgen's one YAML reader); only its commands (hosts) use it.
 BESIDE: Beside = {
-    "reconcile": (frozenset({"targets", "model"}), frozenset({"hosts"})),
+    "reconcile": (frozenset({"targets", "yamlio", "model"}), frozenset({"hosts"})),
 }
 
 

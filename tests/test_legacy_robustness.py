@@ -1,4 +1,5 @@
-"""No change to an older kind's sample makes msgen crash: output or diagnostics, always."""
+"""No change to an older kind's sample makes msgen crash: output or diagnostics, always (and
+enough of the changed jobs are accepted that the stages after the checks are reached)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import copy
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from msgen import compile_documents
@@ -15,7 +16,8 @@ from msgen.model.plan import Options
 from msgen.model.source import Source
 
 from .conftest import SAMPLES
-from .test_robustness import assert_clean, json_values, paths
+from .test_robustness import CAMPAIGN, assert_clean, json_values, paths
+from .verdicts import Verdicts
 
 SAMPLES_BY_KIND = [
     yaml.safe_load((SAMPLES / name).read_text())
@@ -29,9 +31,9 @@ SAMPLES_BY_KIND = [
 CASES = [(i, p) for i, sample in enumerate(SAMPLES_BY_KIND) for p in paths(sample) if p]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(CASES), json_values, st.sampled_from(["replace", "drop", "rename"]))
-def test_any_change_to_an_older_kind(case: tuple[int, tuple[Any, ...]], value: Any, how: str) -> None:
+@CAMPAIGN
+@given(case=st.sampled_from(CASES), value=json_values, how=st.sampled_from(["replace", "drop", "rename"]))
+def _any_change_to_an_older_kind(verdicts: Verdicts, case: tuple[int, tuple[Any, ...]], value: Any, how: str) -> None:
     sample, path = case
     job = copy.deepcopy(SAMPLES_BY_KIND[sample])
     parent = job
@@ -45,7 +47,7 @@ def test_any_change_to_an_older_kind(case: tuple[int, tuple[Any, ...]], value: A
     elif isinstance(parent, dict):
         parent[f"{last}x"] = parent.pop(last)
     text = yaml.safe_dump(job)
-    assert_clean(text)
+    verdicts.count(assert_clean(text))
     result = compile_documents(text, options=Options(target="pod"))
     assert result.ok or all(d.message for d in result.diagnostics)
     conversion = convert_source(Source("<input>", text))
@@ -53,6 +55,12 @@ def test_any_change_to_an_older_kind(case: tuple[int, tuple[Any, ...]], value: A
         assert not [d for d in conversion.diagnostics or [] if d.is_error]
         converted = compile_documents(conversion.text)
         assert converted.ok or all(d.message for d in converted.diagnostics)
+
+
+def test_any_change_to_an_older_kind() -> None:
+    verdicts = Verdicts("any change to an older kind")
+    _any_change_to_an_older_kind(verdicts)
+    verdicts.require(accepted=0.1, refused=0.3)
 
 
 def test_null_ports_get_the_default_port() -> None:

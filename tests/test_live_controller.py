@@ -257,8 +257,12 @@ def test_a_replica_that_cannot_watch_is_not_ready(deployed: None) -> None:
     kubectl("delete", "clusterrolebinding", "msgen-controller")
     try:
         for pod in controller_pods():  # their watches end within a minute, then list again
-            wait_for(f"{pod['metadata']['name']} to be not ready", lambda: not ready(
-                get("pod", SYSTEM, pod["metadata"]["name"])), timeout=240, every=5)
+            name = pod["metadata"]["name"]
+
+            def not_ready(name: str = name) -> bool:
+                return not ready(get("pod", SYSTEM, name))
+
+            wait_for(f"{name} to be not ready", not_ready, timeout=240, every=5)
         said = logs(controller_pods()[0]["metadata"]["name"])
         assert "forbidden" in said and "; retrying" in said, said
     finally:

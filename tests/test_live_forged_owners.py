@@ -18,6 +18,7 @@ cluster that does not serve them.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,6 +104,11 @@ def forged_pod(name: str, victim: str, owner: dict[str, Any]) -> dict[str, Any]:
                                                              "ownerReferences": [owner]}, "spec": template["spec"]}
 
 
+def pod_succeeded(namespace: str, pod: str) -> bool:
+    """Whether the tenant's pod `pod` ran to its end with status 0."""
+    return bool((get("pod", namespace, pod).get("status") or {}).get("phase") == "Succeeded")
+
+
 def succeeded(namespace: str, job: str) -> bool:
     """Whether the tenant's Job `job` completed (its pod, worker 0, exited 0)."""
     conditions = (get("job", namespace, job).get("status") or {}).get("conditions") or []
@@ -145,10 +151,9 @@ def test_a_tenants_job_claiming_a_jobs_workload_changes_nothing_and_the_job_stil
             create(ns, forged_pod(f"tenant-{job}-pod", job, owner))
             forged_pods.append(f"tenant-{job}-pod")
     for name in forged_jobs:
-        wait_for(f"the tenant's Job {name} to succeed", lambda name=name: succeeded(ns, name), timeout=300)
+        wait_for(f"the tenant's Job {name} to succeed", functools.partial(succeeded, ns, name), timeout=300)
     for name in forged_pods:
-        wait_for(f"the tenant's pod {name} to succeed",
-                 lambda name=name: (get("pod", ns, name).get("status") or {}).get("phase") == "Succeeded")
+        wait_for(f"the tenant's pod {name} to succeed", functools.partial(pod_succeeded, ns, name))
     time.sleep(SETTLE)
     assert acted_on(deployed, ns, job) == [], "the forgery made the controller act"
     assert published(ns, *case.holder) in ("", "Created", "Running")

@@ -493,7 +493,7 @@ def test_a_forged_pod_or_job_does_not_end_an_indexed_job_and_the_real_one_does(
     assert "owned-by-you" in present(ns) and get("job", ns, "vi-tenant")
 
 
-def hostile_policy(job: str, replicas: int = 1, **more: Any) -> str:
+def hostile_policy(job: str, replicas: float = 1, **more: Any) -> str:
     return json.dumps({"job": job, "target": "pod", "successPolicy": "Worker0", "cleanPodPolicy": "All",
                        "roles": {"Worker": {"replicas": replicas, "restartPolicy": "Never"}}, **more},
                       sort_keys=True, separators=(",", ":"))
@@ -530,7 +530,10 @@ def test_hostile_annotations_make_the_controller_delete_nothing_outside_their_jo
             annotations["x"] = (noise * 8000)[:200_000]
         create(ns, tenant_pod(name, labels, annotations=annotations))
     for name in hostile:
-        wait_for(f"{name} to end", lambda name=name: phase(ns, name) in ("Succeeded", ""))
+        def ended(name: str = name) -> bool:
+            return phase(ns, name) in ("Succeeded", "")
+
+        wait_for(f"{name} to end", ended)
     time.sleep(SETTLE)
     kept = {"vh-scheduler-0", "vh-worker-0", "vh-worker-1", "bystander"}
     assert present(ns) >= kept, kept - present(ns)

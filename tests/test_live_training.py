@@ -117,7 +117,7 @@ def assert_trained(outcome: Outcome, job: Prepared, mode: str) -> None:
     assert sorted(e["rank"] for e in trained) == list(range(n)), f"every worker process trains to the end: {trained}"
     for e in trained:
         assert e["last_loss"] < e["first_loss"] / 10, e
-        assert all(math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6) for a, b in zip(e["params"], trained[0]["params"])), (
+        assert all(math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6) for a, b in zip(e["params"], trained[0]["params"], strict=True)), (
             "every worker ends with the same parameters (the gradients were all-reduced)", trained)
     if not job.scheduler:
         return

@@ -11,7 +11,7 @@ from msgen.frameworks.mindspore import PS_RELEASES
 from msgen.launchers.launcher import MSRUN_LOG_DIR, MSRUN_LOG_VOLUME
 
 from .conftest import ROOT, SAMPLES, msgen
-from .test_mindspore_contract import env_of, pod_templates, render, role_of
+from .test_frameworks_mindspore import env_of, pod_templates, render, role_of
 
 MS = SAMPLES / "mindspore"
 README = (ROOT / "docs" / "mindspore.md").read_text()  # the MindSpore page the README links

@@ -65,3 +65,15 @@ def test_a_size_option_is_a_quantity_of_whole_bytes_above_zero(text: str, accept
     else:
         with pytest.raises(OptionError, match="accepted: a size such as 16Gi or 512Mi"):
             value_of(SHM_SIZE, "--shm-size", text)
+
+
+def test_numbers_and_exponents_beyond_the_bounds_are_no_quantities() -> None:
+    """Python reads no integer of over 4,300 digits from text: the grammar reads numbers up
+    to MAX_NUMBER characters and exponents up to MAX_EXPONENT, both readings alike."""
+    longest = "9" * quantity.MAX_NUMBER
+    assert quantity.amount(longest) == Amount(int(longest), 1)
+    assert quantity.amount(f"1e{quantity.MAX_EXPONENT}") == Amount(10**quantity.MAX_EXPONENT, 1)
+    for text in (longest + "9", "1e" + "9" * 5000, "1e-1001", "0." + "1" * 5000):
+        assert quantity.amount(text) is None
+        with pytest.raises(ValueError):
+            quantity.parse(text)

@@ -47,6 +47,8 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> dict[str, int]:
     top = name.split(".")[0]
     out: dict[str, int] = {}
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]

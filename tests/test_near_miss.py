@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import msgen
+from .conftest import SAMPLES, msgen
+
+MX_GPU = (SAMPLES / "mxnet" / "mxjob-gpu-workers.yaml").read_text()
 
 JOB = "apiVersion: {api}\nkind: {kind}\nmetadata: {{name: x}}\nspec: {{}}\n"
 
@@ -64,6 +66,23 @@ def test_unrelated_kinds_still_pass_through(api: str, kind: str) -> None:
     assert run.exit_code == 0, run.stderr
     assert run.objects() == [{"apiVersion": api, "kind": kind, "metadata": {"name": "x"}, "spec": {}}]
     assert "error" not in run.stderr
+
+
+def test_unknown_job_like_kind_passes_through_naming_the_known_kinds() -> None:
+    text = MX_GPU.replace("kind: MXJob\n", "kind: TFJob\n", 1)
+    run = msgen("render", "-", input=text)
+    assert run.exit_code == 0
+    assert run.objects()[0]["kind"] == "TFJob"
+    assert "warning: kind: kubeflow.org/v1 TFJob is passed through unchanged: msgen compiles" in run.stderr
+    for known in ("kubeflow.org/v1 MSJob", "kubeflow.org/v1 MXJob", "kubeflow.org/v1alpha1 Caffe2Job", "mlkube.io/v1beta1 MxJob", "mindspore.gitee.com/v1 MSJob"):
+        assert known in run.stderr
+
+
+def test_a_compiled_kind_under_another_group_is_an_error_naming_the_group_meant() -> None:
+    text = MX_GPU.replace("apiVersion: kubeflow.org/v1\n", "apiVersion: example.com/v1\n")
+    run = msgen("render", "-", input=text)
+    assert run.exit_code == 1 and run.stdout == ""
+    assert "example.com/v1 MXJob is not a kind msgen compiles (did you mean kubeflow.org/v1 MXJob?)" in run.stderr
 
 
 WRONG_GROUP = "apiVersion: mindspore.cn/v1\nkind: MSJob\nmetadata: {name: x}\nspec: {}\n"

@@ -14,7 +14,7 @@ from msgen.targets import NAMES as TARGETS
 from msgen.targets import lookup
 
 from .conftest import SAMPLES, msgen
-from .test_mindspore_contract import pod_templates
+from .test_frameworks_mindspore import pod_templates
 
 KUBEFLOW_COMMON = {
     "mindspore/widedeep-ps.yaml": ("mindspore.gitee.com", "msjob-controller", set()),

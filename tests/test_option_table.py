@@ -12,14 +12,18 @@ import click
 import pytest
 import yaml
 
-from .generators import option_documents
-from msgen.options import option_table, text as options
 from msgen.hosts.command_line.cli import render
-from msgen.options.option_table import ROWS, Row
 from msgen.model.plan import Options, TargetName
+from msgen.options import option_table
+from msgen.options import text as options
+from msgen.options.option_table import ROWS, Row
 from msgen.targets import NAMES as TARGET_NAMES
 
 from .conftest import ROOT, SAMPLES, msgen
+from .generators import option_documents
+from .multi_device_pods import ASCEND, MS
+from .test_errors import fails
+from .test_frameworks_mindspore import render as rendered
 
 #: Options fields no host sets as text: what Argo CD's KUBE_API_VERSIONS says, and who set what.
 NOT_OPTIONS = {"served_apis", "origins"}
@@ -103,9 +107,9 @@ def test_each_host_takes_the_rows_that_name_it(monkeypatch: pytest.MonkeyPatch) 
 def test_an_empty_text_unsets_only_where_the_table_says() -> None:
     queue = option_table.BY_NAME["kueue-queue"]
     assert options.value_of(queue, "msgen/kueue-queue", "") is None
-    with pytest.raises(options.OptionError, match="is not a DNS-1123 label"):
+    with pytest.raises(options.OptionError, match="is not accepted: must be a lowercase RFC 1123 label"):
         options.value_of(queue, "--kueue-queue", "", empty_unsets=False)
-    with pytest.raises(options.OptionError, match="is not a DNS-1123 label"):
+    with pytest.raises(options.OptionError, match="is not accepted: must be a lowercase RFC 1123 label"):
         options.value_of(option_table.BY_NAME["namespace"], "msgen/namespace", "")
 
 
@@ -117,4 +121,20 @@ def test_the_command_line_reads_text_as_annotations_do() -> None:
     assert {o["metadata"]["namespace"] for o in objects} == {"team-a"}
     assert {o["metadata"].get("labels", {}).get("kueue.x-k8s.io/queue-name") for o in objects} >= {"q"}
     refused = msgen("render", "--kueue-queue", "", sample)
-    assert refused.exit_code == 2 and "'' is not a DNS-1123 label" in refused.stderr
+    assert refused.exit_code == 2 and "'' is not accepted: must be a lowercase RFC 1123 label" in refused.stderr
+
+
+def test_options_come_from_annotations_and_the_command_line_alike() -> None:
+    text = (MS / "gpu-2x8.yaml").read_text()
+    annotated = text.replace("  name: ms-resnet50-gpu\n", "  name: ms-resnet50-gpu\n  annotations:\n    msgen/launcher: msrun\n")
+    assert rendered("-", input=annotated) == rendered("-", "--launcher", "msrun", input=text)
+
+
+
+
+def test_bad_option_values() -> None:
+    text = ASCEND.replace("msgen/shm-size: 32Gi", "msgen/shm-size: lots")
+    err = fails(text)
+    assert "metadata.annotations.msgen/shm-size: 'lots' is not accepted; accepted: a size such as 16Gi or 512Mi" in err
+    run = msgen("render", str(MS / "ascend-2x8.yaml"), "--accelerator-type", "bad value!")
+    assert run.exit_code == 2 and "'bad value!' is not accepted: must consist of letters" in run.stderr

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -21,6 +22,7 @@ from msgen.yamlio import origin
 from msgen.yamlio.emit import to_yaml
 
 from .conftest import SAMPLES, msgen, msgen_process
+from .test_errors import fails
 
 JOB = (SAMPLES / "mindspore" / "lenet-cpu.yaml").read_text()
 
@@ -76,7 +78,7 @@ def test_argocd_generate_writes_what_render_writes(tmp_path: Path) -> None:
     assert done.stdout == rendered.stdout
 
 
-def resource_list(items: list[dict[str, object]], config: dict[str, object] | None = None) -> str:
+def resource_list(items: list[dict[str, Any]], config: dict[str, Any] | None = None) -> str:
     envelope: dict[str, object] = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items}
     if config is not None:
         envelope["functionConfig"] = config
@@ -135,3 +137,18 @@ def test_krm_does_not_read_a_huge_file_for_positions(tmp_path: Path) -> None:
     root.mkdir()
     (root / "huge.yaml").write_text("a: b\n" * (origin.MAX_ORIGIN_BYTES // 5 + 1))
     assert origin.OriginFiles(str(root)).documents("huge.yaml") == []
+
+
+
+
+MX_GPU = (SAMPLES / "mxnet" / "mxjob-gpu-workers.yaml").read_text()
+
+
+CAFFE2 = (SAMPLES / "caffe2" / "resnet50-redis.yaml").read_text()
+
+
+def test_env_listing_every_replica_has_a_size_limit() -> None:
+    err = fails(MX_GPU.replace("    Worker:\n      replicas: 2", "    Worker:\n      replicas: 2000"))
+    assert "<stdin>:36:17: error: spec.mxReplicaSpecs.Worker.replicas: 2003 replicas in all: MX_CONFIG lists every replica in every pod" in err
+    err = fails(CAFFE2.replace("replicas: 2", "replicas: 1099511627776"), "--target", "pod")
+    assert "1099511627776 replicas in all: CAFFE2_CONFIG lists every replica" in err

@@ -70,7 +70,7 @@ def test_every_runtime_dependency_is_imported_by_msgen() -> None:
     import ast
     from importlib.metadata import distribution
 
-    imported = set()
+    imported: set[str] = set()
     for path in (ROOT / "msgen").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):

@@ -1,9 +1,11 @@
-"""Every registered plug-in satisfies its protocol, under a unique name, in the declared order.
+"""Every registered plug-in implements its extension point's interfaces
+(`msgen.model.extension_points`), under a unique name, in the declared order.
 
 Registries load plug-ins through importlib (so a render imports only what it uses), which
 mypy cannot follow: the plug-in modules declare their own types (`TARGET: Target`, `KIND:
 JobKind`, a TYPE_CHECKING block for module plug-ins), and this test checks at run time what
-each registry really holds.
+each registry really holds: its required interface, and an optional one only whole (a
+plug-in with a `check` of another shape would be asked it and fail).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import get_args
 import pytest
 
 from msgen import devices, frameworks, kinds, launchers, targets
+from msgen.model import extension_points as points
 from msgen.options import option_table
 from msgen.model import plan
 from msgen.launchers import launcher
@@ -22,7 +25,7 @@ from msgen.launchers import launcher
 @pytest.mark.parametrize("name", targets.NAMES)
 def test_targets(name: str) -> None:
     target = targets.lookup(name)
-    assert isinstance(target, targets.Target)
+    assert isinstance(target, points.Target)
     assert isinstance(target.facts, targets.Facts)
     assert target.name == name and target.summary
 
@@ -38,7 +41,7 @@ def test_target_names_are_unique_and_in_the_declared_order() -> None:
 @pytest.mark.parametrize("key", sorted(kinds._REGISTRY), ids=" ".join)
 def test_kinds(key: tuple[str, str]) -> None:
     kind = kinds.lookup(*key)
-    assert isinstance(kind, kinds.JobKind)
+    assert isinstance(kind, points.JobKind)
     assert (kind.api_version, kind.kind) == key
 
 
@@ -50,7 +53,8 @@ def test_kind_objects_are_unique() -> None:
 @pytest.mark.parametrize("name", sorted(frameworks._REGISTRY))
 def test_frameworks(name: str) -> None:
     framework = frameworks.lookup(name)
-    assert isinstance(framework, frameworks.Framework)
+    assert isinstance(framework, points.Framework)
+    optional(framework, points.ChecksJob, points.NeedsPodIndex, points.ExplainsPodIndex)
 
 
 def test_framework_modules_are_unique() -> None:
@@ -59,7 +63,7 @@ def test_framework_modules_are_unique() -> None:
 
 @pytest.mark.parametrize("kind", list(devices._REGISTRY))
 def test_devices(kind: devices.DeviceKind) -> None:
-    assert isinstance(devices.lookup(kind), devices.Device)
+    assert isinstance(devices.lookup(kind), points.Device)
     assert kind in get_args(devices.DeviceKind) and kind != "cpu"
 
 
@@ -78,7 +82,25 @@ def test_no_resource_names_two_devices() -> None:
     [entry.module for entry in launchers._BY_DEVICE.values()] + list(launchers._BY_FRAMEWORK.values()),
 )
 def test_processes(module: str) -> None:
-    assert isinstance(importlib.import_module(module), launchers.Process)
+    contributor = importlib.import_module(module)
+    assert isinstance(contributor, points.StartsProcesses)
+    optional(contributor, points.ChecksJob, points.LabelsWorkloads)
+
+
+def optional(plugin: object, *interfaces: type) -> None:
+    """Each optional interface whose entry points `plugin` has, it implements whole (with the
+    interface's parameters): a hook the registry would call and find of another shape fails."""
+    import inspect
+
+    for interface in interfaces:
+        entries = [name for name in vars(interface) if not name.startswith("_")]
+        present = [name for name in entries if hasattr(plugin, name)]
+        if not present:
+            continue
+        assert present == entries and isinstance(plugin, interface), (plugin, interface)
+        for name in entries:
+            wanted = [p for p in inspect.signature(getattr(interface, name)).parameters if p != "self"]
+            assert list(inspect.signature(getattr(plugin, name)).parameters) == wanted, (plugin, name)
 
 
 def test_process_keys_are_known_devices_and_frameworks() -> None:

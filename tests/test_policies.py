@@ -16,7 +16,7 @@ from msgen.targets import NAMES as TARGETS
 from msgen.targets import support
 
 from .conftest import ROOT, msgen
-from .test_mindspore_contract import pod_templates, role_of
+from .test_frameworks_mindspore import pod_templates, role_of
 
 JOB = """
 apiVersion: mindspore.gitee.com/v1
@@ -61,7 +61,8 @@ def worker_job_spec(objects: list[dict[str, Any]], target: str) -> dict[str, Any
         rjobs = one(objects, "JobSet")["spec"]["replicatedJobs"]
         spec: dict[str, Any] = next(r for r in rjobs if r["name"] == "worker")["template"]["spec"]
         return spec
-    return next(o for o in objects if o["kind"] == "Job" and o["metadata"]["name"] == "pol-worker")["spec"]
+    found: dict[str, Any] = next(o for o in objects if o["kind"] == "Job" and o["metadata"]["name"] == "pol-worker")["spec"]
+    return found
 
 
 def volcano_task(objects: list[dict[str, Any]], name: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import msgen
-from msgen.compile import driver
+from msgen.compile import driver, pipeline
 from msgen.hosts.compile_command import compile_paths
 from msgen.model.plan import Options
 
@@ -29,7 +29,7 @@ JOB = (SAMPLES / "mindspore" / "widedeep-gpu-dataparallel.yaml").read_text()
 def collector_seen(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
     """Whether the collector was on while each document compiled."""
     seen: list[bool] = []
-    compile_document = driver.compile_document
+    compile_document = pipeline.compile_document
 
     def watched(*args: Any) -> Any:
         seen.append(gc.isenabled())

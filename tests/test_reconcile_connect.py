@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -110,7 +111,7 @@ def test_a_server_that_cannot_be_reached_is_named_at_once(monkeypatch: pytest.Mo
     from msgen.reconcile import kube
 
     slept: list[float] = []
-    monkeypatch.setattr(kube.time, "sleep", slept.append)
+    monkeypatch.setattr("msgen.reconcile.kube.time.sleep", slept.append)
     client = kube.connect(str(closed), None)
     server = json.loads(closed.read_text())["clusters"][0]["cluster"]["server"]
 
@@ -230,6 +231,14 @@ def test_the_probes_answer_as_the_checks_say() -> None:
         assert urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10).status == 200
     finally:
         server.shutdown()
+
+
+def test_a_kubeconfig_that_is_not_yaml_is_named_at_its_line_and_column(tmp_path: Path) -> None:
+    """Read with msgen's one YAML reader, as a job file is: file:line:column, what is wrong."""
+    path = tmp_path / "bad.kubeconfig"
+    path.write_text("apiVersion: v1\nclusters:\n- name: a\n  cluster: {server: [}\n")
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}:4:22: not valid YAML: "):
+        kubeconfig.load(str(path), None)
 
 
 @pytest.mark.parametrize("command", ["apply", "diff"])

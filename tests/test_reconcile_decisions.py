@@ -369,7 +369,7 @@ def test_calls_are_retried_on_dropped_connections_and_give_up_with_a_named_error
     from msgen.reconcile import kube
 
     slept: list[float] = []
-    monkeypatch.setattr(kube.time, "sleep", slept.append)
+    monkeypatch.setattr("msgen.reconcile.kube.time.sleep", slept.append)
     attempts: list[int] = []
 
     def flaky() -> str:

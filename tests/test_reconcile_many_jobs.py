@@ -113,8 +113,8 @@ def scrape(port: int) -> dict[str, Any]:
 
 
 def total(found: dict[str, Any], family: str, **labels: str) -> float:
-    return sum(s.value for s in found[family].samples
-               if s.name == family + "_total" and all(s.labels.get(k) == v for k, v in labels.items()))
+    return float(sum(s.value for s in found[family].samples
+                     if s.name == family + "_total" and all(s.labels.get(k) == v for k, v in labels.items())))
 
 
 def test_the_controller_acts_once_per_action_through_a_restart_and_counts_it(
@@ -139,8 +139,10 @@ def test_the_controller_acts_once_per_action_through_a_restart_and_counts_it(
                 start(cluster, "big", pod["metadata"]["name"])
         wait_for("both jobs running", lambda: "big/indexed: Running" in log.read_text()
                  and "big/bare: Running" in log.read_text())
+        lists = total(scrape(port), "msgen_watch_lists", resource="pods")
         cluster.restart(1.0)  # every watch drops, and must list again
-        time.sleep(1.5)
+        wait_for("the pods listed again after the restart",
+                 lambda: total(scrape(port), "msgen_watch_lists", resource="pods") > lists)
         end(cluster, "big", "bare-worker-0", 0)  # success by worker 0: the others are cleaned up
         indexed_worker = next(p["metadata"]["name"] for p in pods["indexed"] if "worker-1" in p["metadata"]["name"])
         end(cluster, "big", indexed_worker, 1)  # the Worker Job fails: the Scheduler Job is suspended
@@ -148,7 +150,10 @@ def test_the_controller_acts_once_per_action_through_a_restart_and_counts_it(
                  "training.kubeflow.org/job-name=bare")[0], timeout=30)
         wait_for("the Scheduler Job suspended", lambda: (cluster.get("batch/v1", "jobs", "big", "indexed-scheduler")
                                                          or {}).get("spec", {}).get("suspend"))
-        time.sleep(4)  # a resync more: nothing is done again
+        # Two more reconciles (a resync every 3 s) after the last action: nothing is done again.
+        reconciled = total(scrape(port), "controller_runtime_reconcile")
+        wait_for("two more reconciles",
+                 lambda: total(scrape(port), "controller_runtime_reconcile") >= reconciled + 2)
         found = scrape(port)
     finally:
         controller.send_signal(signal.SIGTERM)

@@ -13,6 +13,9 @@ from msgen.reconcile import actions, informer, metrics, status, workqueue
 from msgen.reconcile.writes import KEEP_SECONDS, Writes
 from msgen.model.run_policy import JobPolicy, RoleRule
 
+#: No API server: the code under test never reaches one (a typed stand-in for lightkube's Client).
+NO_CLIENT: Any = None
+
 pytest.importorskip("prometheus_client")
 
 #: The families an operator of a controller-runtime based controller looks for, and msgen's own.
@@ -193,7 +196,7 @@ def test_the_view_keeps_objects_by_job_and_queues_each_change() -> None:
     def labelled(name: str, job: str, **annotations: str) -> dict[str, Any]:
         return pod(name, "1", labels={"training.kubeflow.org/job-name": job}, annotations=annotations)
 
-    view = ClusterView(None, [])  # no namespace: no watch starts; changes are told by hand
+    view = ClusterView(NO_CLIENT, [])  # no namespace: no watch starts; changes are told by hand
     ours = labelled("a-worker-0", "a", **{"msgen/run-policy": "{}"})
     view._changed(ours, False)
     view._changed(labelled("a-scheduler-0", "a"), False)
@@ -288,7 +291,7 @@ def test_a_replica_that_stopped_leading_does_no_more_of_a_jobs_actions() -> None
             "name": "mindspore", "state": {"terminated": {"exitCode": 0, "finishedAt": "2026-01-01T00:01:00Z"}}
             if n == 1 else {"running": {"startedAt": "2026-01-01T00:00:01Z"}}}]}
     said: list[str] = []
-    found, again = reconcile_job(None, "ns", "j", objects, said.append, leading=lambda: False)
+    found, again = reconcile_job(NO_CLIENT, "ns", "j", objects, said.append, leading=lambda: False)
     assert found.phase == "Succeeded" and again is None and said == []
 
 

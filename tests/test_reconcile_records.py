@@ -23,7 +23,7 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 def as_a_cluster_has_it(obj: dict[str, Any], n: int) -> dict[str, Any]:
     """`obj` with what a real API server and kubectl add: managedFields, finalizers, the
     last-applied annotation, a pod's conditions, IPs, QoS class and images."""
-    out = json.loads(json.dumps(obj))
+    out: dict[str, Any] = json.loads(json.dumps(obj))
     metadata = out["metadata"]
     metadata.setdefault("uid", f"uid-{n}")
     metadata.update(resourceVersion=str(100 + n), generation=1,
@@ -61,7 +61,7 @@ def job(target: str) -> list[dict[str, Any]]:
 def test_a_record_keeps_what_the_decisions_read_and_nothing_a_cluster_adds(target: str) -> None:
     objects = job(target)
     kept = [records.essentials(o) for o in objects]
-    for full, record in zip(objects, kept):
+    for full, record in zip(objects, kept, strict=True):
         metadata = record["metadata"]
         assert "managedFields" not in metadata and "finalizers" not in metadata
         assert set(metadata.get("annotations") or {}) <= {"msgen/run-policy", "batch.kubernetes.io/job-completion-index"}

@@ -96,8 +96,8 @@ def run_entry(
 RENDER_MODULES = {
     "msgen", "msgen.hosts", "msgen.hosts.fast_exit", "msgen.hosts.compile_command",
     "msgen.hosts.command_line", "msgen.hosts.command_line.entry", "msgen.hosts.command_line.render_argv",
-    "msgen.compile", "msgen.compile.collector", "msgen.compile.driver", "msgen.compile.list_items",
-    "msgen.compile.pipeline",
+    "msgen.compile", "msgen.compile.all_findings", "msgen.compile.collector", "msgen.compile.driver",
+    "msgen.compile.list_items", "msgen.compile.pipeline",
     "msgen.kinds", "msgen.kinds.msjob", "msgen.kinds.podtemplate", "msgen.kinds.shared",
     "msgen.launchers", "msgen.launchers.cluster", "msgen.launchers.launcher", "msgen.launchers.mindspore",
     "msgen.launchers.resolve",
@@ -105,7 +105,7 @@ RENDER_MODULES = {
     "msgen.checks", "msgen.checks.input_model", "msgen.checks.input_model_check", "msgen.checks.output_bound",
     "msgen.checks.output_size", "msgen.checks.pod_schema", "msgen.checks.validation",
     "msgen.checks.apirules", "msgen.checks.apirules.containers", "msgen.checks.apirules.crd_lists",
-    "msgen.checks.apirules.enums", "msgen.checks.apirules.findings", "msgen.checks.apirules.formats",
+    "msgen.checks.apirules.enums", "msgen.checks.apirules.findings",
     "msgen.checks.apirules.host_ports", "msgen.checks.apirules.job_values", "msgen.checks.apirules.metadata",
     "msgen.checks.apirules.pod", "msgen.checks.apirules.releases", "msgen.checks.apirules.resources",
     "msgen.targets", "msgen.targets.addressing", "msgen.targets.cells", "msgen.targets.common",
@@ -115,10 +115,10 @@ RENDER_MODULES = {
     "msgen.options", "msgen.options.option_table", "msgen.options.text",
     "msgen.yamlio", "msgen.yamlio.emit", "msgen.yamlio.inputs", "msgen.yamlio.pyyaml", "msgen.yamlio.spool",
     "msgen.yamlio.terminal", "msgen.yamlio.yaml_builder", "msgen.yamlio.yaml_dumper", "msgen.yamlio.yaml_go",
-    "msgen.yamlio.yaml_loader", "msgen.yamlio.yaml_writer",
-    "msgen.model", "msgen.model.diagnostics", "msgen.model.memo", "msgen.model.names", "msgen.model.patch",
-    "msgen.model.plan", "msgen.model.quantity", "msgen.model.run_policy", "msgen.model.source",
-    "msgen.model.versions",
+    "msgen.yamlio.verbatim", "msgen.yamlio.yaml_loader", "msgen.yamlio.yaml_writer",
+    "msgen.model", "msgen.model.addresses", "msgen.model.diagnostics", "msgen.model.exit_status",
+    "msgen.model.memo", "msgen.model.names", "msgen.model.patch", "msgen.model.plan", "msgen.model.quantity",
+    "msgen.model.run_policy", "msgen.model.source", "msgen.model.target_facts", "msgen.model.versions",
 }
 #: ... and of `msgen-krm` compiling it as its function config: the KRM host instead of the command line's.
 KRM_MODULES = (

@@ -22,7 +22,7 @@ from msgen.launchers import resolve
 
 from .conftest import SAMPLES, msgen
 from .test_launcher import SHELLS
-from .test_mindspore_contract import pod_templates, render, role_of
+from .test_frameworks_mindspore import pod_templates, render, role_of
 
 MS = SAMPLES / "mindspore"
 #: Prints what the wrapped program sees: its scheduler address and arguments.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -51,7 +52,7 @@ def test_without_shared_a_crd_comes_from_the_go_module_cache_at_the_pinned_versi
     archive.parent.mkdir(parents=True)
     with zipfile.ZipFile(archive, "w") as written:
         written.writestr(f"{module}@{version}/{inside}", "kind: CustomResourceDefinition\n")
-    monkeypatch.setattr(upstream_crds.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
     found = upstream_crds.crd_file("trainer.kubeflow.org_trainjobs.yaml")
     assert found.read_text() == "kind: CustomResourceDefinition\n"
     # Neither: the test skips, naming both places.

@@ -8,15 +8,17 @@ of its own, `test_targets_<module>.py`, that calls `check_facts`.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
 import pytest
 
+from msgen import targets
 from msgen.checks import apirules
 from msgen.model import run_policy
-from msgen import targets
+from msgen.model.extension_points import Target
 from msgen.reconcile import actions, status
 from msgen.targets import indexed_job, jobset, pod, statefulset, support, volcano
 from msgen.targets.limits import INDEXED_JOB_LIMIT, replica_problems
@@ -125,7 +127,7 @@ def test_facts_are_true_of_what_it_renders(module: ModuleType) -> None:
     check_facts(module.TARGET)
 
 
-def check_facts(target: targets.Target) -> None:
+def check_facts(target: Target) -> None:
     """Every fact `target` declares, checked against what it renders on tiny plans."""
     facts = target.facts
     objects, _ = render(plan(), target.name)
@@ -190,15 +192,15 @@ def check_facts(target: targets.Target) -> None:
     assert facts.pods_run_until_deleted == all(s["restartPolicy"] == "Always" for s in specs)
     template = {"spec": {"containers": [{"name": "c", "image": "i"}], "activeDeadlineSeconds": 5}}
     document = plan().document
-    refused = apirules.check_template(template, document, (), (1, 37), target.name)
-    assert facts.pods_run_until_deleted == bool(refused), refused
+    found = apirules.check_template(template, document, (), (1, 37), target.name)
+    assert facts.pods_run_until_deleted == bool(found), found
     check_reconciler_facts(target)
     # support: a cell for every policy, each of a known kind
     assert set(target.support) == set(support.ROWS)
     assert {cell.support for cell in target.support.values()} <= {"native", "partly", "apply", "no"}
 
 
-def check_reconciler_facts(target: targets.Target) -> None:
+def check_reconciler_facts(target: Target) -> None:
     """What the reconciler does when a job of `target` succeeded with a pod still running."""
     facts = target.facts
     objects, _ = render(plan(job(run_policy="{cleanPodPolicy: Running}")), target.name)
@@ -209,7 +211,7 @@ def check_reconciler_facts(target: targets.Target) -> None:
     running = {"apiVersion": "v1", "kind": "Pod", "status": {"phase": "Running"},
                "metadata": {"name": "running", "labels": labels}}
     ended = status.JobStatus(job="tiny", phase="Succeeded", completion_time="2026-01-01T00:00:00Z")
-    due = actions.due(policy, ended, made, [running], actions.datetime.now(actions.timezone.utc))
+    due = actions.due(policy, ended, made, [running], datetime.now(timezone.utc))
     verbs = {(a.verb, a.kind) for a in due}
     assert facts.suspends_jobs_at_end == (("suspend", "Job") in verbs), due
     assert facts.completed_by_command == any(verb == "complete" for verb, _ in verbs), due

@@ -9,7 +9,9 @@ from msgen.model.patch import EnvValue, field_ref, literal
 from msgen.model.plan import PodSlot
 from msgen.targets.addressing import Addressing, Endpoint, Naming
 
+from .conftest import msgen
 from .plugin_plans import plan
+from .test_errors import GOOD_SCHEDULER, GOOD_WORKER, fails, job
 
 STATIC = Naming(hostname=lambda role, i: f"tiny-{role.key}-{i}", dynamic_index=None)
 DYNAMIC = Naming(
@@ -59,3 +61,11 @@ def test_the_services_each_mode_needs(mode: str, services: list[str]) -> None:
     made = _addressing(mode).services()
     assert [s["metadata"]["name"] for s in made] == services
     assert made[-1]["spec"]["clusterIP"] == "None"
+
+
+def test_name_that_makes_a_derived_name_too_long() -> None:
+    # 50 + len("-scheduler-0") = 62 characters: fits
+    assert msgen("render", "-", input=job(GOOD_SCHEDULER + GOOD_WORKER, name="a" * 50)).exit_code == 0
+    err = fails(job(GOOD_SCHEDULER + GOOD_WORKER, name="b" * 52))
+    assert "<stdin>:4:9: error: metadata.name:" in err
+    assert f"makes the name '{'b' * 52}-scheduler-0', which is not accepted: must be no more than 63 characters" in err

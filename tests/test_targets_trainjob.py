@@ -16,17 +16,25 @@ from typing import Any
 import pytest
 import yaml
 
+from msgen import targets
 from msgen.model import run_policy
 from msgen.model.plan import Options
 from msgen.reconcile import status
-from msgen import targets
 from msgen.targets import trainjob
 from msgen.targets.labels import APP_NAME, JOB_NAME, MANAGED_BY
 from msgen.targets.trainjob import ANCESTOR_LABEL, FRAMEWORK_LABEL, NODE, TARGET
 
 from .conftest import GOLDEN, ROOT, msgen
 from .kube_schemas import crd_errors
-from .plugin_plans import job, plan, pod_templates, render, workloads
+from .plugin_plans import (
+    addresses,
+    job,
+    plan,
+    pod_templates,
+    raw_pods,
+    render,
+    workloads,
+)
 from .test_target_plugins import check_facts
 
 
@@ -374,3 +382,22 @@ def test_failed_is_failure_with_trainers_reason(reason: str, message: str) -> No
     resumed = _train_job({"type": "Suspended", "status": "False", "reason": "Resumed", "message": "TrainJob is resumed"},
                          {"type": "Failed", "status": "False", "reason": reason, "message": message})
     assert not status.aggregate(POLICY, [resumed], WORKER_0_DONE).finished
+
+
+def test_its_entry_points_on_a_tiny_job() -> None:
+    """`naming` (a Worker's host name; whether pods read their index at run time), `slots`
+    (one pod template per role or per replica), `render` (the objects), `check_names` (every
+    derived name a DNS label, refused for a long job name)."""
+    made, options = plan(), Options(target="trainjob")
+    worker = made.role("Worker")
+    assert worker is not None
+    naming = trainjob.TARGET.naming(made, options)
+    assert (naming.hostname(worker, 1), naming.dynamic_index is not None) == ('tiny-node-0-1', True)
+    slots = trainjob.TARGET.slots(made)
+    assert [(s.role.replica_type, s.index) for s in slots] == [('Scheduler', 0), ('Worker', None)]
+    objects, _ = trainjob.TARGET.render(made, raw_pods(slots), addresses(made, "trainjob"), options)
+    assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [('Service', 'tiny-scheduler-0'), ('TrainingRuntime', 'tiny-35dfbe71'), ('TrainJob', 'tiny')]
+    assert trainjob.TARGET.check_names(made, objects) == []
+    long = plan(job(name="b" * 52))
+    objects, _ = trainjob.TARGET.render(long, raw_pods(trainjob.TARGET.slots(long)), addresses(long, "trainjob"), options)
+    assert [d.is_error for d in trainjob.TARGET.check_names(long, objects)][:1] == [True]

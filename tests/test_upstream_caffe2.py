@@ -25,8 +25,8 @@ from msgen.reconcile import status
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import msgen, needs_shared, shared_files
-from .test_kubernetes_schemas import core_parts
-from .test_mindspore_contract import pod_templates
+from .kube_schemas import core_parts
+from .test_frameworks_mindspore import pod_templates
 from .test_upstream_mindspore import INDEX_FIELDS
 
 CAFFE2 = shared_files("upstream/caffe2-operator", "*.yaml")
@@ -138,7 +138,7 @@ def test_no_port_is_added_and_services_stay_valid(path: Path, target: str) -> No
     objects, _ = rendered(path, target)
     for _, template in shards(objects, name):
         assert template["spec"]["hostNetwork"] is True
-        for container, original in zip(template["spec"]["containers"], source["containers"]):
+        for container, original in zip(template["spec"]["containers"], source["containers"], strict=True):
             # A containerPort on the host network is a host port: one shard per node.
             assert container.get("ports") == original.get("ports") is None
     services = [

@@ -19,7 +19,7 @@ from msgen.targets import NAMES as TARGETS
 from msgen.targets import lookup
 
 from .conftest import SHARED, msgen, needs_shared, shared_files
-from .test_mindspore_contract import main_container, pod_templates
+from .test_frameworks_mindspore import main_container, pod_templates
 
 UPSTREAM = SHARED / "upstream"
 MS_OPERATOR = shared_files("upstream/ms-operator", "*.yaml")

@@ -23,9 +23,8 @@ from msgen.model import versions
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import msgen, needs_shared, shared_files
-from .test_crds import OUTPUT_CRDS, crd_validator
-from .test_kubernetes_schemas import core_parts
-from .test_mindspore_contract import pod_templates
+from .kube_schemas import OUTPUT_CRDS, core_parts, crd_validator
+from .test_frameworks_mindspore import pod_templates
 from .test_upstream_mindspore import env
 
 KUBEFLOW = shared_files("upstream/kubeflow-mxnet-operator", "*.yaml")

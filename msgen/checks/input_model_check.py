@@ -48,7 +48,7 @@ def validate(cls: type[M], data: Any) -> M | None:
     return found
 
 
-def model_checker(cls: type[BaseModel]) -> _Check:
+def model_checker(cls: type[BaseModel]) -> _Check:  # noqa: C901 - one branch per annotation form the checker reads (the module docstring's list)
     """The checker of one declared model (built on first use, from its annotations)."""
     found = _CHECKERS.get(cls)
     if found is not None:

@@ -51,13 +51,6 @@ def _schema() -> tuple[str, dict[str, Any], dict[str, dict[str, tuple[int, int]]
     return document["root"], document["definitions"], since
 
 
-def kubernetes_version() -> str:
-    """The Kubernetes release whose schema the pod templates are checked against."""
-    with open(_SCHEMA_FILE, encoding="utf-8") as stream:
-        version: str = json.load(stream)["kubernetes"]
-    return version
-
-
 def check_plan(plan: Plan, kube_version: tuple[int, int]) -> list[Diagnostic]:
     """Every schema error in the plan's pod templates, positioned in its document."""
     out: list[Diagnostic] = []

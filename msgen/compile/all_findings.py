@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..checks import apirules, pod_schema
 from ..checks.input_model import BaseModel, declared_bases, own_fields, resolve
@@ -28,6 +28,9 @@ from ..kinds.podtemplate import PodTemplateSpec
 from ..model.diagnostics import MAX_REPORTED, Diagnostic
 from ..model.plan import Options
 from ..model.source import Document, Path
+
+if TYPE_CHECKING:
+    from ..model.extension_points import InputModel
 
 #: How pydantic's "missing" errors read (`checks.validation`): they stand at the mapping the
 #: field is missing from, but cover only that field.
@@ -47,7 +50,7 @@ def check_template(
 
 
 def unplanned(
-    document: Document, model: type[BaseModel], options: Options, earlier: list[Diagnostic]
+    document: Document, model: type[InputModel], options: Options, earlier: list[Diagnostic]
 ) -> list[Diagnostic]:
     """The pod-template findings of a job that did not become a plan, beyond `earlier`'s."""
     out: list[Diagnostic] = []
@@ -125,7 +128,7 @@ def _within(path: str, place: str) -> bool:
     return path == place or path.startswith((place + ".", place + "["))
 
 
-def template_paths(model: type[BaseModel], data: Any, path: Path = ()) -> Iterator[Path]:
+def template_paths(model: type[InputModel], data: Any, path: Path = ()) -> Iterator[Path]:
     """Where `data` holds a pod template (a mapping), as `model` declares: a field typed
     `PodTemplateSpec`, in models, lists and maps of them, wherever the data has that shape."""
     if not isinstance(data, dict):
@@ -158,7 +161,7 @@ def _walk(annotation: Any, value: Any, path: Path) -> Iterator[Path]:
                 return
 
 
-def _fields(model: type[BaseModel]) -> list[tuple[str, Any]]:
+def _fields(model: type[InputModel]) -> list[tuple[str, Any]]:
     return [
         (name, resolve(klass, annotation, for_pydantic=False))
         for klass in declared_bases(model)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ..checks import apirules
 from .. import devices, frameworks, kinds, launchers, targets
@@ -28,9 +28,8 @@ from ..targets.fit import unsupported
 from ..targets.limits import replica_problems
 
 if TYPE_CHECKING:
-    from ..frameworks import Framework
+    from ..model.extension_points import Framework, Target
     from ..model.plan import PodSlot
-    from ..targets import Target
     from ..targets.addressing import Naming
 
 #: Kinds that look like training jobs; met under an apiVersion msgen does not compile, they
@@ -107,13 +106,15 @@ def _check_templates(plan: Plan, options: Options, memos: CompileMemos | None) -
     return out
 
 
-class _Checked(NamedTuple):
-    """What the checks of a plan found out on the way, that rendering it goes on with."""
+class _Checked:
+    """What the checks of a plan found out on the way, that rendering it goes on with (a
+    slotted class, not a NamedTuple: typing would compile its fields' names, which this
+    module's annotations leave as text, into ForwardRefs on every render)."""
 
-    target: Target
-    framework: Framework
-    naming: Naming
-    slots: list[PodSlot]
+    __slots__ = ("target", "framework", "naming", "slots")
+
+    def __init__(self, target: Target, framework: Framework, naming: Naming, slots: list[PodSlot]) -> None:
+        self.target, self.framework, self.naming, self.slots = target, framework, naming, slots
 
 
 def _checked(plan: Plan, options: Options) -> tuple[list[Diagnostic], _Checked | None]:
@@ -125,19 +126,17 @@ def _checked(plan: Plan, options: Options) -> tuple[list[Diagnostic], _Checked |
     if too_many:
         return too_many, None
     framework = frameworks.lookup(plan.framework)
-    diagnostics = framework.check(plan, options) + devices.check(plan)
+    diagnostics = frameworks.check(framework, plan, options) + devices.check(plan)
     diagnostics += launchers.check(plan, options)
     if has_errors(diagnostics):
         return diagnostics, None
     naming = target.naming(plan, options)
     slots = target.slots(plan)
-    needs_index = framework.needs_pod_index(plan)
+    needs_index = frameworks.needs_pod_index(framework, plan)
     problem = unsupported(plan, options, target, naming, slots, needs_index)
     if problem is not None:
         where: tuple[Any, ...] = ("kind",)
-        found_reason = None
-        if needs_index and isinstance(framework, frameworks.ExplainsPodIndex):
-            found_reason = framework.pod_index_reason(plan)
+        found_reason = frameworks.pod_index_reason(framework, plan) if needs_index else None
         if plan.static_indexes:
             where = plan.roles[0].path[:-1]  # the replica specs, whose ranks span the roles
         elif found_reason is not None:
@@ -158,7 +157,7 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
     diagnostics, checked = _checked(plan, options)
     if checked is None:
         return [], diagnostics
-    target, framework, naming, slots = checked
+    target, framework, naming, slots = checked.target, checked.framework, checked.naming, checked.slots
     addressing = Addressing(plan, options.scheduler_address, naming, framework.endpoints(plan))
     pods = []
     extra: dict[tuple[str, str], dict[str, Any]] = {}  # ConfigMaps the pods need, once each

@@ -3,26 +3,23 @@
 A role's device is read from the resources its containers request, never guessed from the
 image. Each accelerator is a module, registered in `_REGISTRY` under its device kind with the
 resource names that ask for it, and loaded only for a job that asks for that kind; it
-contributes the `Patch`es a pod of a role needs (`Device`). The GPU module hides GPUs from the
+contributes the `Patch`es a pod of a role needs (`Device`, `msgen.model.extension_points`). The GPU module hides GPUs from the
 containers of a GPU job that asked for none (with the NVIDIA runtime as the node default, they
 would otherwise see every GPU on the node).
 """
 
 import importlib
-from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ..model.diagnostics import Diagnostic
 from ..model.patch import Patch
 from ..model.plan import Plan, PodSlot, Role
+from ..model.quantity import amount
+
+if TYPE_CHECKING:
+    from ..model.extension_points import Device
 
 DeviceKind = Literal["cpu", "gpu", "ascend"]
-
-
-@runtime_checkable
-class Device(Protocol):
-    """An accelerator's module: what a pod of `role` needs, in a job that asks for it."""
-
-    def contribute(self, plan: Plan, role: Role) -> list[Patch]: ...
 
 
 class Entry(NamedTuple):
@@ -43,8 +40,8 @@ _REGISTRY: dict[DeviceKind, Entry] = {
 ASCEND_RESOURCE_PREFIXES = _REGISTRY["ascend"].prefixes
 
 
-def lookup(kind: DeviceKind) -> Device:
-    device: Device = importlib.import_module(_REGISTRY[kind].module)
+def lookup(kind: DeviceKind) -> "Device":
+    device: "Device" = importlib.import_module(_REGISTRY[kind].module)
     return device
 
 
@@ -160,10 +157,9 @@ def contribute(plan: Plan, slot: PodSlot) -> list[Patch]:
 
 
 def _count(quantity: Any) -> int | None:
-    if isinstance(quantity, bool):
+    """A number of devices: a whole quantity, 0 or more, read by Kubernetes' grammar
+    (`msgen.model.quantity`): `2`, `"2"`, `"1e0"` and `"1000m"` each count; None otherwise."""
+    exact = amount(quantity)
+    if exact is None or exact.negative or not exact.whole:
         return None
-    if isinstance(quantity, int):
-        return quantity if quantity >= 0 else None
-    if isinstance(quantity, str) and quantity.isdigit():
-        return int(quantity)
-    return None
+    return exact.numerator // exact.denominator

@@ -88,8 +88,8 @@ def superpod_id(
     return dynamic_index if pods == 1 else None
 
 
-if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
-    from . import Device
+if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from ..model.extension_points import Device
     from . import ascend as _this
 
-    _CONFORMS: Device = _this
+    _DEVICE: Device = _this

@@ -29,8 +29,8 @@ def hide_gpus(container_names: list[str]) -> Patch:
     )
 
 
-if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
-    from . import Device
+if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from ..model.extension_points import Device
     from . import gpu as _this
 
-    _CONFORMS: Device = _this
+    _DEVICE: Device = _this

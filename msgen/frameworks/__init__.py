@@ -1,41 +1,23 @@
 """Framework env contracts, chosen by the key the input kind names in its plan.
 
-A framework is a module whose functions make up `Framework` (each module ends with a block
-that has mypy check it against the protocol); a framework that can say where a job asks for
-each pod's index also has `ExplainsPodIndex`'s function, an optional hook of its own.
+A framework is a module implementing `Framework` (`msgen.model.extension_points`, where every
+extension point is named; each module ends with a block that has mypy check it against the
+interfaces it implements), and those of the optional interfaces it needs: `ChecksJob` (its
+contract's findings), `NeedsPodIndex` (its env tells a pod its index), `ExplainsPodIndex`
+(where a job asks for that). The functions below ask a framework for those only where it has
+them, so no framework writes a function that does nothing.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..model.diagnostics import Diagnostic
-    from ..model.patch import Patch
-    from ..model.plan import Options, Plan, PodSlot
+    from ..model.extension_points import Framework
+    from ..model.plan import Options, Plan
     from ..model.source import Path
-    from ..targets.addressing import Addressing, Endpoint
-
-
-@runtime_checkable
-class Framework(Protocol):
-    def endpoints(self, plan: Plan) -> list[Endpoint]: ...
-
-    def check(self, plan: Plan, options: Options) -> list[Diagnostic]: ...
-
-    def contribute(self, plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch: ...
-
-    def needs_pod_index(self, plan: Plan) -> bool: ...
-
-
-@runtime_checkable
-class ExplainsPodIndex(Protocol):
-    """The optional hook of a framework whose refusal for want of pod indexes should name
-    where the job asks for them, and why."""
-
-    def pod_index_reason(self, plan: Plan) -> tuple[Path, str] | None: ...
-
 
 #: framework key (`Plan.framework`) → module.
 _REGISTRY = {
@@ -50,3 +32,24 @@ _REGISTRY = {
 def lookup(name: str) -> Framework:
     framework: Framework = importlib.import_module(_REGISTRY[name])
     return framework
+
+
+def check(framework: Framework, plan: Plan, options: Options) -> list[Diagnostic]:
+    """The framework's findings about the job (`ChecksJob`), none where it checks nothing."""
+    hook = getattr(framework, "check", None)
+    return [] if hook is None else list(hook(plan, options))
+
+
+def needs_pod_index(framework: Framework, plan: Plan) -> bool:
+    """Whether the framework tells a pod its own index (`NeedsPodIndex`); no, without it."""
+    hook = getattr(framework, "needs_pod_index", None)
+    return hook is not None and bool(hook(plan))
+
+
+def pod_index_reason(framework: Framework, plan: Plan) -> tuple[Path, str] | None:
+    """Where, and why, the job asks for pods' indexes (`ExplainsPodIndex`), where it says."""
+    hook = getattr(framework, "pod_index_reason", None)
+    if hook is None:
+        return None
+    found: tuple[Path, str] | None = hook(plan)
+    return found

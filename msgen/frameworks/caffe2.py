@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.patch import ALL_CONTAINERS, EnvValue, Patch, literal
 from ..model.plan import Options, Plan, PodSlot, Role
-from ..targets.addressing import Addressing, Endpoint
+from ..model.addresses import Endpoint
 from .jsonenv import INDEX, with_index
 from .ports import check_listed_replicas
 
@@ -79,7 +79,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     ]
 
 
-def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
+def contribute(plan: Plan, slot: PodSlot, addressing: Addresses) -> Patch:
     role = slot.role
     index, requires = addressing.index_text(slot)
     port = config_port(plan, role)
@@ -103,8 +103,10 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
     return Patch(contributor="Caffe2", env=tuple(env))
 
 
-if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
-    from . import Framework
+if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from ..model.extension_points import Addresses, ChecksJob, Framework, NeedsPodIndex
     from . import caffe2 as _this
 
-    _CONFORMS: Framework = _this
+    _FRAMEWORK: Framework = _this
+    _CHECKS: ChecksJob = _this
+    _NEEDS_INDEX: NeedsPodIndex = _this

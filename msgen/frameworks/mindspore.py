@@ -42,13 +42,10 @@ from ..model.diagnostics import Diagnostic, Severity
 from ..model.patch import EnvValue, Patch, field_ref, literal
 from ..model.plan import Options, Plan, PodSlot, Role
 from ..model.source import Path
-from ..targets.addressing import Addressing, Endpoint
+from ..model.addresses import Endpoint
 from .. import devices, targets
 
 ROLE_VALUES = {"Scheduler": "MS_SCHED", "PS": "MS_PSERVER", "Worker": "MS_WORKER"}
-ENV_NAMES = (
-    "MS_SCHED_HOST", "MS_NODE_ID", "MS_SCHED_PORT", "MS_SERVER_NUM", "MS_WORKER_NUM", "MS_ROLE",
-)  # fmt: skip
 #: Where MindSpore trained with parameter servers: `set_ps_context(enable_ps=True)` plus
 #: `Parameter.set_param_ps()`, in graph mode on Ascend or GPU. Its Parameter Server guide is
 #: published for 0.6 to 2.5; 2.7.0's wheel still has `set_param_ps`, 2.7.1's and later ones
@@ -219,7 +216,7 @@ def _superpod_check(plan: Plan, options: Options) -> list[Diagnostic]:
     return out
 
 
-def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
+def contribute(plan: Plan, slot: PodSlot, addressing: Addresses) -> Patch:
     found = endpoints(plan)
     if not found:
         return Patch(contributor="MindSpore")
@@ -263,7 +260,7 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
 
 
 def _ascend_operator_env(
-    plan: Plan, slot: PodSlot, addressing: Addressing, host: EnvValue, port: int
+    plan: Plan, slot: PodSlot, addressing: Addresses, host: EnvValue, port: int
 ) -> Patch:
     """ascend-operator's `setMindSporeEnv`, on every role, the Scheduler included.
 
@@ -365,9 +362,11 @@ def _required(index: EnvValue | None) -> EnvValue:
     return index
 
 
-if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
-    from . import ExplainsPodIndex, Framework
+if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from ..model.extension_points import Addresses, ChecksJob, ExplainsPodIndex, Framework, NeedsPodIndex
     from . import mindspore as _this
 
-    _CONFORMS: Framework = _this
+    _FRAMEWORK: Framework = _this
+    _CHECKS: ChecksJob = _this
+    _NEEDS_INDEX: NeedsPodIndex = _this
     _EXPLAINS: ExplainsPodIndex = _this

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..model.diagnostics import Diagnostic
 from ..model.patch import EnvValue, Patch, literal
 from ..model.plan import Options, Plan, PodSlot
-from ..targets.addressing import Addressing, Endpoint
+from ..model.addresses import Endpoint
 from .jsonenv import INDEX, with_index
 from .ports import check_listed_replicas, every_replica_by_name, main_port
 
@@ -45,7 +45,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     return check_listed_replicas(plan, "MS_CONFIG")
 
 
-def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
+def contribute(plan: Plan, slot: PodSlot, addressing: Addresses) -> Patch:
     role = slot.role
     assert slot.index is not None, "the 2020 MSJob asks targets for static indexes"
     master = plan.role(MASTER)
@@ -78,8 +78,10 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
     return Patch(contributor="MindSpore (2020 MSJob)", env=env)
 
 
-if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
-    from . import Framework
+if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from ..model.extension_points import Addresses, ChecksJob, Framework, NeedsPodIndex
     from . import mindspore_legacy as _this
 
-    _CONFORMS: Framework = _this
+    _FRAMEWORK: Framework = _this
+    _CHECKS: ChecksJob = _this
+    _NEEDS_INDEX: NeedsPodIndex = _this

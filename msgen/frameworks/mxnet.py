@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..model.diagnostics import Diagnostic
 from ..model.patch import ALL_CONTAINERS, EnvValue, Patch, literal
 from ..model.plan import Options, Plan, PodSlot
-from ..targets.addressing import Addressing, Endpoint
+from ..model.addresses import Endpoint
 from .jsonenv import INDEX, with_index
 from .ports import check_listed_replicas, every_replica_by_name, main_port
 
@@ -59,7 +59,7 @@ def labels_setting(rt: str) -> str:
     return f"labels.{rt}"
 
 
-def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
+def contribute(plan: Plan, slot: PodSlot, addressing: Addresses) -> Patch:
     if not _distributed(plan):
         return Patch(contributor="MXNet")
     index, requires = addressing.index_text(slot)
@@ -98,8 +98,10 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
     return Patch(contributor="MXNet", env=tuple(env))
 
 
-if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
-    from . import Framework
+if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from ..model.extension_points import Addresses, ChecksJob, Framework, NeedsPodIndex
     from . import mxnet as _this
 
-    _CONFORMS: Framework = _this
+    _FRAMEWORK: Framework = _this
+    _CHECKS: ChecksJob = _this
+    _NEEDS_INDEX: NeedsPodIndex = _this

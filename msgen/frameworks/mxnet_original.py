@@ -18,15 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..model.diagnostics import Diagnostic
 from ..model.patch import EnvValue, Patch, literal
-from ..model.plan import Options, Plan, PodSlot
-from ..targets.addressing import Addressing, Endpoint
+from ..model.plan import Plan, PodSlot
+from ..model.addresses import Endpoint
 from .ports import main_port
-
-
-def needs_pod_index(plan: Plan) -> bool:
-    return False
 
 
 def endpoints(plan: Plan) -> list[Endpoint]:
@@ -38,11 +33,7 @@ def endpoints(plan: Plan) -> list[Endpoint]:
     return [Endpoint(scheduler, 0, (port,), by_name=True)]
 
 
-def check(plan: Plan, options: Options) -> list[Diagnostic]:
-    return []
-
-
-def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
+def contribute(plan: Plan, slot: PodSlot, addressing: Addresses) -> Patch:
     scheduler = plan.role("Scheduler")
     if scheduler is None or not addressing.distributed:
         return Patch(contributor="MXNet")
@@ -59,8 +50,8 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing) -> Patch:
     )
 
 
-if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
-    from . import Framework
+if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from ..model.extension_points import Addresses, Framework
     from . import mxnet_original as _this
 
-    _CONFORMS: Framework = _this
+    _FRAMEWORK: Framework = _this

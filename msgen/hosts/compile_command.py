@@ -5,16 +5,19 @@ line `render_argv` reads without click, runs without importing click at all (abo
 of a cold render's start-up). click is imported here only to report something: a usage
 error, or diagnostics, which go through `click.echo` exactly as before.
 
-Exit status: 0 ok (warnings allowed), 1 the input has errors, 2 the command line is wrong.
+Exit status: 0 ok (warnings allowed), 1 the input has errors, 2 the command line is wrong
+(`msgen.model.exit_status` names every status). Every command runs inside one error boundary,
+`guarded`: a bug in msgen is one line and EXIT_INTERNAL, Ctrl-C is EXIT_INTERRUPTED.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 from ..model.diagnostics import Diagnostic, LineReader, distinct, report_lines
+from ..model.exit_status import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED
 from ..model.plan import Options
 
 if TYPE_CHECKING:
@@ -22,10 +25,6 @@ if TYPE_CHECKING:
 
     from ..compile.driver import Compilation, Sink
     from ..model.source import Document, Source
-
-EXIT_INPUT = 1
-EXIT_INTERNAL = 70
-
 
 def options_from(kwargs: dict[str, Any], given: Mapping[str, str] | None = None) -> Options:
     """The compile options of a command's parsed parameters (see `cli.compile_options`): one
@@ -99,16 +98,6 @@ def render(
             except OutputError as exc:
                 _echo_error(f"msgen: cannot write the output: {exc}")
                 raise SystemExit(EXIT_INPUT) from None
-
-
-def print_objects(objects: list[dict[str, Any]]) -> None:
-    """Compiled objects to standard output by the route `render` takes (a Spool), for the
-    commands that compile whole before printing (the kustomize plug-in, Argo CD's generate)."""
-    from ..yamlio.spool import Spool
-
-    with Spool() as spool:
-        spool.add(objects)
-        spool.deliver()
 
 
 def compile_paths(
@@ -232,10 +221,20 @@ def internal_error(program: str, exc: Exception) -> str:
     )
 
 
-def guarded(command: Callable[[], None]) -> None:
-    """Run `command` inside the error boundary (`internal_error`)."""
+def guarded(command: Callable[[], object], program: str = "msgen") -> None:
+    """Run `command` inside the error boundary of every command: the status it exits with
+    passes; Ctrl-C is `interrupted`; any other exception is a bug (`internal_error`)."""
     try:
         command()
-    except Exception as exc:  # pragma: no cover - only a bug in msgen gets here
-        _echo_error(internal_error("msgen", exc))
+    except KeyboardInterrupt:
+        interrupted()
+    except Exception as exc:  # only a bug in msgen gets here
+        _echo_error(internal_error(program, exc))
         raise SystemExit(EXIT_INTERNAL) from None
+
+
+def interrupted(message: str = "Aborted!") -> NoReturn:
+    """Ctrl-C: `message` on its own line (the terminal's `^C` stays on the one before), and
+    EXIT_INTERRUPTED, as a shell reports a command its SIGINT ended."""
+    _echo_error("\n" + message)
+    raise SystemExit(EXIT_INTERRUPTED) from None

@@ -34,16 +34,18 @@ def leave(code: object) -> NoReturn:
     Both streams are flushed first; one whose reader has gone makes the status 1, as click
     gives a closed pipe (without this, the interpreter would report it while shutting down).
     """
+    from ..model.exit_status import EXIT_INPUT, EXIT_OK  # loaded by now; not with the collector on
+
     if code is None:
-        status = 0
+        status = EXIT_OK
     elif isinstance(code, int):
         status = code
     else:
         sys.stderr.write(f"{code}\n")
-        status = 1
+        status = EXIT_INPUT
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
-            status = status or 1
+            status = status or EXIT_INPUT
     os._exit(status)

@@ -1,33 +1,18 @@
 """Input kinds, found by `apiVersion` + `kind` in one registry.
 
-Each kind is a module with a `KIND` object (a `JobKind`): its input model and its
-`to_plan`; a module that serves two groups names the second object (`module:NAME`).
+Each kind is a module with a `KIND` object (a `JobKind`, `msgen.model.extension_points`): its
+input model and its `to_plan`, written on the skeleton every kind shares (`shared.InputKind`);
+a module that serves two groups names the second object (`module:NAME`).
 Modules are imported on first use, so a render pays only for the kinds it meets.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..checks.input_model import BaseModel
-
-    from ..model.diagnostics import Diagnostic
-    from ..model.plan import Options, Plan
-    from ..model.source import Document
-
-
-@runtime_checkable
-class JobKind(Protocol):
-    api_version: str
-    kind: str
-
-    def model(self) -> type[BaseModel]: ...
-
-    def to_plan(
-        self, document: Document, options: Options
-    ) -> tuple[Plan | None, list[Diagnostic]]: ...
+    from ..model.extension_points import JobKind
 
 
 _REGISTRY: dict[tuple[str, str], str] = {

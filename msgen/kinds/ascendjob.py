@@ -16,20 +16,21 @@ refused with a clear message.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from . import JobKind
-from ..checks.input_model import BaseModel, Field
+from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic, Severity
-from ..model.plan import ALL_WORKERS, Options, Plan, Role
+from ..model.plan import ALL_WORKERS, Role
 from ..model.source import Document, Path
 from .msjob import MSReplicaSpec, MSRunPolicy, MSSchedulingPolicy, to_run_policy
 from .podtemplate import INT32_MAX, ObjectMeta, _Model
 from . import ascend_recovery as recovery
 from ..model.patch import copy_data
-from .shared import job_name, replica_type_of
-from ..checks.validation import validate_model
+from .shared import InputKind, PlanFields, ensure_port, main_container, ports_of, replica_type_of
+
+if TYPE_CHECKING:
+    from ..model.extension_points import JobKind
 
 API_VERSION = "mindxdl.gitee.com/v1"
 KIND_NAME = "AscendJob"
@@ -69,26 +70,23 @@ class AscendJob(_Model):
     status: dict[str, Any] | None = None
 
 
-class AscendJobKind:
+class AscendJobKind(InputKind[AscendJob]):
     api_version = API_VERSION
     kind = KIND_NAME
+    input_model = AscendJob
 
-    def model(self) -> type[BaseModel]:
-        return AscendJob
+    def accepts(self, job: AscendJob, document: Document, out: list[Diagnostic]) -> bool:
+        """Only MindSpore AscendJobs: the roles of another framework's are not read."""
+        return _check_framework(job, document, out)
 
-    def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
-        job, diagnostics = validate_model(AscendJob, document)
-        if job is None:
-            return None, diagnostics
-        _check_framework(job, document, diagnostics)
-        if any(d.is_error for d in diagnostics):
-            return None, diagnostics
-        name = job_name(job.metadata, document, diagnostics)
-        roles = _roles(job, document, diagnostics)
-        if name is None or any(d.is_error for d in diagnostics):
-            return None, diagnostics
+    def roles(self, job: AscendJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
+        return _roles(job, document, out)
+
+    def fields(
+        self, job: AscendJob, roles: tuple[Role, ...], document: Document, out: list[Diagnostic]
+    ) -> PlanFields:
         if job.spec.schedulerName is not None:
-            diagnostics.append(
+            out.append(
                 document.diagnostic(
                     ("spec", "schedulerName"),
                     "not expressed: for a gang-scheduling PodGroup pass "
@@ -97,35 +95,26 @@ class AscendJobKind:
                     severity=Severity.WARNING,
                 )
             )
-        meta = job.metadata
-        return (
-            Plan(
-                api_version=API_VERSION,
-                kind=KIND_NAME,
-                name=name,
-                namespace=meta.namespace or options.namespace,
-                labels=dict(meta.labels or {}),
-                framework="mindspore",
-                main_container=MAIN_CONTAINER,
-                port_name=PORT_NAME,
-                roles=roles,
-                # ascend-operator's defaults (SetDefaultsAscendJob, checkSpecStatus): pods
-                # are left as they are when the job ends, and without a successPolicy the job
-                # succeeds when all its pods have.
-                run_policy=to_run_policy(job.spec.runPolicy, default_clean_pod_policy="None"),
-                success_policy=job.spec.successPolicy or ALL_WORKERS,
-                enable_dynamic_worker=False,
-                document=document,
-                process_contract="ascend-operator",
-                framework_settings=recovery.recovery_env(document, diagnostics),
-            ),
-            diagnostics,
+        return PlanFields(
+            framework="mindspore",
+            main_container=MAIN_CONTAINER,
+            port_name=PORT_NAME,
+            # ascend-operator's defaults (SetDefaultsAscendJob, checkSpecStatus): pods are left
+            # as they are when the job ends, and without a successPolicy the job succeeds when
+            # all its pods have.
+            run_policy=to_run_policy(job.spec.runPolicy, default_clean_pod_policy="None"),
+            success_policy=job.spec.successPolicy or ALL_WORKERS,
+            process_contract="ascend-operator",
+            framework_settings=recovery.recovery_env(document, out),
         )
 
 
-def _check_framework(job: AscendJob, document: Document, out: list[Diagnostic]) -> None:
+def _check_framework(job: AscendJob, document: Document, out: list[Diagnostic]) -> bool:
+    """Whether the job is a MindSpore AscendJob; an error saying which it is otherwise."""
     labels = job.metadata.labels or {}
     framework = labels.get(FRAMEWORK_LABEL)
+    if framework == "mindspore":
+        return True
     if framework is None:
         out.append(
             document.diagnostic(
@@ -134,7 +123,7 @@ def _check_framework(job: AscendJob, document: Document, out: list[Diagnostic]) 
                 "it); accepted: framework: mindspore",
             )
         )
-    elif framework != "mindspore":
+    else:
         known = framework in FRAMEWORKS
         out.append(
             document.diagnostic(
@@ -149,6 +138,7 @@ def _check_framework(job: AscendJob, document: Document, out: list[Diagnostic]) 
                 + "; accepted: mindspore",
             )
         )
+    return False
 
 
 def _roles(job: AscendJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
@@ -157,17 +147,12 @@ def _roles(job: AscendJob, document: Document, out: list[Diagnostic]) -> tuple[R
     keys: dict[str, str] = {}
     for key, spec in job.spec.replicaSpecs.items():
         path: Path = ("spec", "replicaSpecs", key)
-        replica_type = replica_type_of(key, REPLICA_TYPES, keys, document, path, out)
+        unknown = (
+            f"replica type {key!r} is not part of a MindSpore AscendJob; accepted: "
+            f"{', '.join(REPLICA_TYPES)} (in any letter case)"
+        )
+        replica_type = replica_type_of(key, REPLICA_TYPES, keys, document, path, out, unknown)
         if replica_type is None:
-            if key.lower() not in {t.lower() for t in REPLICA_TYPES}:
-                out.append(
-                    document.diagnostic(
-                        path,
-                        f"replica type {key!r} is not part of a MindSpore AscendJob; accepted: "
-                        f"{', '.join(REPLICA_TYPES)} (in any letter case)",
-                        key=True,
-                    )
-                )
             continue
         replicas = 1 if spec.replicas is None else spec.replicas
         if replica_type == "Scheduler" and replicas > 1:
@@ -178,7 +163,17 @@ def _roles(job: AscendJob, document: Document, out: list[Diagnostic]) -> tuple[R
                 )
             )
         template = copy_data(raw_specs[key]["template"])
-        _check_containers(template, document, path, replica_type, out)
+        main = main_container(
+            template, document, path, replica_type, MAIN_CONTAINER, out,
+            only_one_is_main=False, why="as ascend-operator expects",
+        )  # fmt: skip
+        if main is not None:
+            # ascend-operator's SetDefaultsAscendJob gives every role but Worker the default
+            # port: only the Scheduler's port is reached by others.
+            if replica_type == "Worker":
+                ports_of(main)
+            else:
+                ensure_port(main, PORT_NAME, DEFAULT_PORT)
         found[replica_type] = Role(
             replica_type=replica_type,
             replicas=replicas,
@@ -187,39 +182,6 @@ def _roles(job: AscendJob, document: Document, out: list[Diagnostic]) -> tuple[R
             path=path,
         )
     return tuple(found[t] for t in REPLICA_TYPES if t in found)
-
-
-def _check_containers(
-    template: dict[str, Any], document: Document, path: Path, replica_type: str, out: list[Diagnostic]
-) -> None:
-    containers: list[dict[str, Any]] = template["spec"]["containers"]
-    containers_path = path + ("template", "spec", "containers")
-    for index, container in enumerate(containers):
-        if not container.get("image"):
-            out.append(
-                document.diagnostic(
-                    containers_path + (index,),
-                    f"container {container['name']!r} of {replica_type} has no image; "
-                    "accepted: a container image reference",
-                )
-            )
-    main = [c for c in containers if c["name"] == MAIN_CONTAINER]
-    if not main:
-        names = ", ".join(repr(c["name"]) for c in containers)
-        out.append(
-            document.diagnostic(
-                containers_path,
-                f"{replica_type} has no container named {MAIN_CONTAINER!r} (found {names}); "
-                f"accepted: one container named {MAIN_CONTAINER!r}, as ascend-operator expects",
-            )
-        )
-        return
-    ports = main[0].get("ports") or []  # (`ports: null` too)
-    main[0]["ports"] = ports
-    # ascend-operator's SetDefaultsAscendJob gives every role but Worker the default port:
-    # only the Scheduler's port is reached by others.
-    if replica_type != "Worker" and not any(p.get("name") == PORT_NAME for p in ports):
-        ports.append({"containerPort": DEFAULT_PORT, "name": PORT_NAME})
 
 
 KIND: JobKind = AscendJobKind()

@@ -15,19 +15,20 @@ not read.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from . import JobKind
-from ..checks.input_model import BaseModel, Field
+from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic, Severity
 from ..frameworks import caffe2
-from ..model.plan import ALL_WORKERS, Options, Plan, Role, RunPolicy
+from ..model.plan import ALL_WORKERS, Role, RunPolicy
 from ..model.source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from ..model.patch import copy_data
-from .shared import job_name, main_container
-from ..checks.validation import validate_model
+from .shared import InputKind, PlanFields, main_container
+
+if TYPE_CHECKING:
+    from ..model.extension_points import JobKind
 
 API_VERSION = "kubeflow.org/v1alpha1"
 KIND_NAME = "Caffe2Job"
@@ -74,27 +75,18 @@ class Caffe2Job(_Model):
     status: dict[str, Any] | None = None
 
 
-class Caffe2JobKind:
+class Caffe2JobKind(InputKind[Caffe2Job]):
     api_version = API_VERSION
     kind = KIND_NAME
+    input_model = Caffe2Job
 
-    def model(self) -> type[BaseModel]:
-        return Caffe2Job
-
-    def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
-        job, out = validate_model(Caffe2Job, document)
-        if job is None:
-            return None, out
-        name = job_name(job.metadata, document, out)
-        settings = _backend(job, document, out)
+    def roles(self, job: Caffe2Job, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
+        """One role of Workers, the shards."""
         path: Path = ("spec", "replicaSpecs")
         template = copy_data(document.data["spec"]["replicaSpecs"]["template"])
         main_container(
             template, document, path, "the Caffe2Job", MAIN_CONTAINER, out, only_one_is_main=False
         )
-        _check_termination_policy(job, document, out)
-        if name is None or any(d.is_error for d in out):
-            return None, out
         spec = job.spec.replicaSpecs
         role = Role(
             replica_type="Worker",
@@ -103,25 +95,22 @@ class Caffe2JobKind:
             template=template,
             path=path,
         )
-        meta = job.metadata
-        plan = Plan(
-            api_version=API_VERSION,
-            kind=KIND_NAME,
-            name=name,
-            namespace=meta.namespace or options.namespace,
-            labels=dict(meta.labels or {}),
+        return (role,)
+
+    def fields(
+        self, job: Caffe2Job, roles: tuple[Role, ...], document: Document, out: list[Diagnostic]
+    ) -> PlanFields:
+        settings = _backend(job, document, out)
+        _check_termination_policy(job, document, out)
+        return PlanFields(
             framework="caffe2",
             main_container=MAIN_CONTAINER,
             port_name=PORT_NAME,
-            roles=(role,),
             run_policy=RunPolicy(clean_pod_policy="None"),
             # caffe2-operator: Succeeded once every shard has; Failed once any has.
             success_policy=ALL_WORKERS,
-            enable_dynamic_worker=False,
-            document=document,
             framework_settings=settings,
         )
-        return plan, out
 
 
 def _backend(job: Caffe2Job, document: Document, out: list[Diagnostic]) -> dict[str, str]:

@@ -7,18 +7,19 @@ Running, and container `mindspore` gets port `msjob-port` 2222 unless it names o
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from . import JobKind
-from ..checks.input_model import BaseModel, Field
+from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic, Severity
-from ..model.plan import CleanPodPolicy, Options, Plan, Role, RunPolicy, SchedulingPolicy
+from ..model.plan import CleanPodPolicy, Role, RunPolicy, SchedulingPolicy
 from ..model.source import Document, Path
 from .podtemplate import INT32_MAX, INT64_MAX, ObjectMeta, PodTemplateSpec, Quantity, _Model
 from ..model.patch import copy_data
-from .shared import job_name
-from ..checks.validation import validate_model
+from .shared import InputKind, PlanFields, ensure_port, main_container, replica_type_of
+
+if TYPE_CHECKING:
+    from ..model.extension_points import JobKind
 
 API_VERSION = "mindspore.gitee.com/v1"
 KIND_NAME = "MSJob"
@@ -66,135 +67,64 @@ class MSJob(_Model):
     status: dict[str, Any] | None = None
 
 
-class MSJobKind:
+class MSJobKind(InputKind[MSJob]):
     api_version = API_VERSION
     kind = KIND_NAME
+    input_model = MSJob
 
-    def model(self) -> type[BaseModel]:
-        return MSJob
-
-    def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
-        job, diagnostics = validate_model(MSJob, document)
-        if job is None:
-            return None, diagnostics
-        name = job_name(job.metadata, document, diagnostics)
-        roles = _roles(job, document, diagnostics)
-        if name is None or any(d.is_error for d in diagnostics):
-            return None, diagnostics
-        meta = job.metadata
-        return (
-            Plan(
-                api_version=API_VERSION,
-                kind=KIND_NAME,
-                name=name,
-                namespace=meta.namespace or options.namespace,
-                labels=dict(meta.labels or {}),
-                framework="mindspore",
-                main_container=MAIN_CONTAINER,
-                port_name=PORT_NAME,
-                roles=roles,
-                run_policy=to_run_policy(job.spec.runPolicy),
-                success_policy=job.spec.successPolicy or "",
-                enable_dynamic_worker=bool(job.spec.enableDynamicWorker),
-                document=document,
-            ),
-            diagnostics,
-        )
-
-
-def _roles(job: MSJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
-    raw_specs: dict[str, Any] = document.data["spec"]["msReplicaSpecs"]
-    found: dict[str, tuple[str, Role]] = {}
-    for key, spec in job.spec.msReplicaSpecs.items():
-        path: Path = ("spec", "msReplicaSpecs", key)
-        replica_type = next((t for t in REPLICA_TYPES if t.lower() == key.lower()), None)
-        if replica_type is None:
-            out.append(
-                document.diagnostic(
-                    path,
-                    f"unknown replica type {key!r}; accepted: {', '.join(REPLICA_TYPES)} "
-                    "(in any letter case)",
-                    key=True,
+    def roles(self, job: MSJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
+        raw_specs: dict[str, Any] = document.data["spec"]["msReplicaSpecs"]
+        found: dict[str, Role] = {}
+        keys: dict[str, str] = {}
+        for key, spec in job.spec.msReplicaSpecs.items():
+            path: Path = ("spec", "msReplicaSpecs", key)
+            unknown = f"unknown replica type {key!r}; accepted: {', '.join(REPLICA_TYPES)} (in any letter case)"
+            replica_type = replica_type_of(key, REPLICA_TYPES, keys, document, path, out, unknown)
+            if replica_type is None:
+                continue
+            replicas = 1 if spec.replicas is None else spec.replicas
+            if replica_type == "Scheduler" and replicas > 1:
+                out.append(
+                    document.diagnostic(
+                        path + ("replicas",),
+                        f"more than one Scheduler: replicas {replicas}; accepted: 0 or 1",
+                    )
                 )
-            )
-            continue
-        if replica_type in found:
-            out.append(
-                document.diagnostic(
-                    path,
-                    f"more than one {replica_type}: keys {found[replica_type][0]!r} and {key!r} "
-                    "name the same replica type; accepted: one key per replica type",
-                    key=True,
+            template = copy_data(raw_specs[key]["template"])
+            # ms-operator's checks: every container has an image; one is named `mindspore`.
+            main = main_container(template, document, path, replica_type, MAIN_CONTAINER, out, only_one_is_main=False)
+            if main is not None:
+                ensure_port(main, PORT_NAME, DEFAULT_PORT)
+            if spec.template.spec.restartPolicy is not None:
+                out.append(
+                    document.diagnostic(
+                        path + ("template", "spec", "restartPolicy"),
+                        "restartPolicy in the pod template is replaced by the replica's "
+                        f"restartPolicy ({spec.restartPolicy or 'Never'}), as ms-operator does; "
+                        "set it on the replica instead",
+                        severity=Severity.WARNING,
+                    )
                 )
-            )
-            continue
-        replicas = 1 if spec.replicas is None else spec.replicas
-        if replica_type == "Scheduler" and replicas > 1:
-            out.append(
-                document.diagnostic(
-                    path + ("replicas",),
-                    f"more than one Scheduler: replicas {replicas}; accepted: 0 or 1",
-                )
-            )
-        template = copy_data(raw_specs[key]["template"])
-        _check_containers(template, document, path, replica_type, out)
-        if spec.template.spec.restartPolicy is not None:
-            out.append(
-                document.diagnostic(
-                    path + ("template", "spec", "restartPolicy"),
-                    "restartPolicy in the pod template is replaced by the replica's "
-                    f"restartPolicy ({spec.restartPolicy or 'Never'}), as ms-operator does; "
-                    "set it on the replica instead",
-                    severity=Severity.WARNING,
-                )
-            )
-        found[replica_type] = (
-            key,
-            Role(
+            found[replica_type] = Role(
                 replica_type=replica_type,
                 replicas=replicas,
                 restart_policy=spec.restartPolicy or "Never",
                 template=template,
                 path=path,
-            ),
-        )
-    return tuple(found[t][1] for t in REPLICA_TYPES if t in found)
-
-
-def _check_containers(
-    template: dict[str, Any],
-    document: Document,
-    path: Path,
-    replica_type: str,
-    out: list[Diagnostic],
-) -> None:
-    """ms-operator's checks: every container has an image; one is named `mindspore`."""
-    containers: list[dict[str, Any]] = template["spec"]["containers"]
-    containers_path = path + ("template", "spec", "containers")
-    for index, container in enumerate(containers):
-        if not container.get("image"):
-            out.append(
-                document.diagnostic(
-                    containers_path + (index,),
-                    f"container {container['name']!r} of {replica_type} has no image; "
-                    "accepted: a container image reference",
-                )
             )
-    main = [c for c in containers if c["name"] == MAIN_CONTAINER]
-    if not main:
-        names = ", ".join(repr(c["name"]) for c in containers)
-        out.append(
-            document.diagnostic(
-                containers_path,
-                f"{replica_type} has no container named {MAIN_CONTAINER!r} (found {names}); "
-                f"accepted: one container named {MAIN_CONTAINER!r}, which msgen configures",
-            )
+        return tuple(found[t] for t in REPLICA_TYPES if t in found)
+
+    def fields(
+        self, job: MSJob, roles: tuple[Role, ...], document: Document, out: list[Diagnostic]
+    ) -> PlanFields:
+        return PlanFields(
+            framework="mindspore",
+            main_container=MAIN_CONTAINER,
+            port_name=PORT_NAME,
+            run_policy=to_run_policy(job.spec.runPolicy),
+            success_policy=job.spec.successPolicy or "",
+            enable_dynamic_worker=bool(job.spec.enableDynamicWorker),
         )
-        return
-    ports = main[0].get("ports") or []  # `ports: null` is accepted, as by the API server
-    main[0]["ports"] = ports
-    if not any(p.get("name") == PORT_NAME for p in ports):
-        ports.append({"containerPort": DEFAULT_PORT, "name": PORT_NAME})
 
 
 def to_run_policy(

@@ -15,18 +15,19 @@ mount of an undeclared volume would leave the pod stuck in ContainerCreating).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from . import JobKind
-from ..checks.input_model import BaseModel, Field
+from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic
-from ..model.plan import ALL_WORKERS, Options, Plan, Role, RunPolicy
+from ..model.plan import ALL_WORKERS, Role, RunPolicy
 from ..model.source import Document, Path
 from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from ..model.patch import copy_data
-from .shared import check_volumes, ensure_port, job_name, main_container
-from ..checks.validation import validate_model
+from .shared import InputKind, PlanFields, check_volumes, ensure_port, main_container
+
+if TYPE_CHECKING:
+    from ..model.extension_points import JobKind
 
 API_VERSION = "kubeflow.org/v1"
 KIND_NAME = "MSJob"
@@ -78,40 +79,25 @@ def parse_port(
     return None
 
 
-class LegacyMSJobKind:
+class LegacyMSJobKind(InputKind[LegacyMSJob]):
     api_version = API_VERSION
     kind = KIND_NAME
+    input_model = LegacyMSJob
 
-    def model(self) -> type[BaseModel]:
-        return LegacyMSJob
+    def roles(self, job: LegacyMSJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
+        return _roles(job, document, out)
 
-    def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
-        job, out = validate_model(LegacyMSJob, document)
-        if job is None:
-            return None, out
-        name = job_name(job.metadata, document, out)
-        roles = _roles(job, document, out)
-        if name is None or any(d.is_error for d in out):
-            return None, out
-        meta = job.metadata
-        main = _main_name(roles)
-        plan = Plan(
-            api_version=API_VERSION,
-            kind=KIND_NAME,
-            name=name,
-            namespace=meta.namespace or options.namespace,
-            labels=dict(meta.labels or {}),
+    def fields(
+        self, job: LegacyMSJob, roles: tuple[Role, ...], document: Document, out: list[Diagnostic]
+    ) -> PlanFields:
+        return PlanFields(
             framework="mindspore-legacy",
-            main_container=main,
+            main_container=_main_name(roles),
             port_name=PORT_NAME,
-            roles=roles,
             run_policy=RunPolicy(clean_pod_policy="None"),
             success_policy=ALL_WORKERS,
-            enable_dynamic_worker=False,
-            document=document,
             static_indexes=True,
         )
-        return plan, out
 
 
 def _main_name(roles: tuple[Role, ...]) -> str:

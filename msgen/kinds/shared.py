@@ -1,19 +1,102 @@
-"""Checks and defaults the older job kinds share (MXJob, MxJob, Caffe2Job, 2020 MSJob).
+"""What every input kind shares: the skeleton of `to_plan`, and the checks and defaults of its
+operator.
 
-Their operators all did the same few things to a replica's pod template: find the container
-they configure by name, give it a default port, and insist on images. Old job files are often
-inconsistent in ways Kubernetes only reports once pods fail to start (a volume mounted but
-never declared), so msgen names each problem where it was written.
+Every kind compiles a job the same way (`InputKind.to_plan`): the document is validated
+against the kind's model, then its name, its roles and what else its Plan says are read, and
+only when none of them found an error is the Plan made, so one run reports every finding of
+a job. The operators all did the same few things to a replica's pod template: find the
+container they configure by name, give it a default port, and insist on images; replica keys
+matched in any letter case. Old job files are often inconsistent in ways Kubernetes only
+reports once pods fail to start (a volume mounted but never declared), so msgen names each
+problem where it was written.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
-from typing import Any
-
-from ..model.diagnostics import Diagnostic, Severity
-from ..model.names import dns1035_problem
+from ..checks.input_model import BaseModel
+from ..checks.validation import VOLUME_SOURCES, validate_model
+from ..model.diagnostics import Diagnostic, Severity, has_errors
+from ..model.names import dns1035_label, refused
+from ..model.plan import Options, Plan, ProcessContract, Role, RunPolicy
 from ..model.source import Document, Path
-from ..checks.validation import VOLUME_SOURCES
+
+J = TypeVar("J", bound=BaseModel)
+
+
+class PlanFields(NamedTuple):
+    """What a kind's Plan says beside the job's name, namespace, labels and roles."""
+
+    framework: str
+    main_container: str
+    port_name: str
+    run_policy: RunPolicy
+    success_policy: str
+    enable_dynamic_worker: bool = False
+    static_indexes: bool = False
+    framework_settings: dict[str, str] = {}  # never mutated
+    process_contract: ProcessContract = "ms-operator"
+
+
+class InputKind(Generic[J]):
+    """An input kind (a `JobKind`) as every kind is written: its API, its model `J`, and the
+    three steps that are its own.
+
+    - `accepts`: whether msgen compiles this job of the kind at all (an AscendJob of another
+      framework: no, said once); by default every job;
+    - `roles`: each replica spec as a `Role`, checked and defaulted as its operator did;
+    - `fields`: what else the Plan says (framework, main container, policies), with the
+      findings reading them made.
+    """
+
+    api_version: str
+    kind: str
+    input_model: type[J]
+
+    def model(self) -> type[BaseModel]:
+        return self.input_model
+
+    def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
+        """validate -> name -> roles -> fields, then the Plan when none of them is an error."""
+        job, out = validate_model(self.input_model, document)
+        if job is None or not self.accepts(job, document, out):
+            return None, out
+        metadata: Any = job.metadata  # type: ignore[attr-defined]  # every kind's model has it
+        name = job_name(metadata, document, out)
+        roles = self.roles(job, document, out)
+        fields = self.fields(job, roles, document, out)
+        if name is None or has_errors(out):
+            return None, out
+        return (
+            Plan(
+                api_version=self.api_version,
+                kind=self.kind,
+                name=name,
+                namespace=metadata.namespace or options.namespace,
+                labels=dict(metadata.labels or {}),
+                roles=roles,
+                document=document,
+                **fields._asdict(),
+            ),
+            out,
+        )
+
+    def accepts(self, job: J, document: Document, out: list[Diagnostic]) -> bool:
+        return True
+
+    def roles(self, job: J, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
+        raise NotImplementedError
+
+    def fields(
+        self, job: J, roles: tuple[Role, ...], document: Document, out: list[Diagnostic]
+    ) -> PlanFields:
+        raise NotImplementedError
+
+
+if TYPE_CHECKING:  # mypy checks the skeleton against the interface it implements
+    from ..model.extension_points import JobKind
+
+    _CONFORMS: JobKind = InputKind[BaseModel]()
 
 VOLUME_MOUNT_FIELDS = (
     "name", "mountPath", "readOnly", "subPath", "subPathExpr", "mountPropagation",
@@ -35,10 +118,12 @@ def job_name(metadata: Any, document: Document, out: list[Diagnostic]) -> str | 
     if not metadata.name:
         out.append(document.diagnostic(("metadata",), "missing required field 'name'"))
         return None
-    problem = dns1035_problem(metadata.name)
-    if problem is not None:
+    problems = dns1035_label(metadata.name)
+    if problems:
         out.append(
-            document.diagnostic(("metadata", "name"), f"job name {metadata.name!r} {problem}")
+            document.diagnostic(
+                ("metadata", "name"), f"job name {metadata.name!r} {refused(problems)}"
+            )
         )
         return None
     return str(metadata.name)
@@ -53,8 +138,10 @@ def main_container(
     out: list[Diagnostic],
     *,
     only_one_is_main: bool,
+    why: str = "which msgen configures",
 ) -> dict[str, Any] | None:
-    """The container the operator configured: the one named `wanted`.
+    """The container the operator configured: the one named `wanted` (`why`, said when
+    there is none); every container has an image.
 
     With `only_one_is_main`, a pod's single container is configured whatever its name (with a
     warning), as the 2020 MSJob's own example needs.
@@ -88,16 +175,23 @@ def main_container(
         document.diagnostic(
             containers_path,
             f"{replica_type} has no container named {wanted!r} (found {names}); "
-            f"accepted: one container named {wanted!r}, which msgen configures",
+            f"accepted: one container named {wanted!r}, {why}",
         )
     )
     return None
 
 
+def ports_of(container: dict[str, Any]) -> list[dict[str, Any]]:
+    """The container's ports, a list from now on (`ports: null` is accepted, as by the API
+    server)."""
+    ports: list[dict[str, Any]] = container.get("ports") or []
+    container["ports"] = ports
+    return ports
+
+
 def ensure_port(container: dict[str, Any], name: str, default: int) -> int:
     """The container's port called `name`, added with the operator's default when missing."""
-    ports = container.get("ports") or []
-    container["ports"] = ports
+    ports = ports_of(container)
     for port in ports:
         if port.get("name") == name:
             return int(port["containerPort"])
@@ -183,8 +277,10 @@ def replica_type_of(
     document: Document,
     path: Path,
     out: list[Diagnostic],
+    unknown: str | None = None,
 ) -> str | None:
-    """The replica type a replica-spec key names, matched case-insensitively.
+    """The replica type a replica-spec key names, matched case-insensitively; `unknown`, when
+    given, is the error for a key that names none.
 
     The kubeflow/common operators (ms-operator, ascend-operator `setTypeNamesToCamelCase`,
     mxnet-operator `setMXNetTypeNamesToCamelCase`) accept `worker` or `WORKER` for `Worker`;
@@ -193,6 +289,8 @@ def replica_type_of(
     """
     replica_type = next((t for t in accepted if t.lower() == key.lower()), None)
     if replica_type is None:
+        if unknown is not None:
+            out.append(document.diagnostic(path, unknown, key=True))
         return None
     if replica_type in seen:
         out.append(

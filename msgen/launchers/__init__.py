@@ -4,45 +4,25 @@ The core contract (frameworks/) says what each pod's environment is. This stage 
 run's options choose on top: who starts one MindSpore process per device (`launcher`), the
 Ascend rank table, Ascend pod settings (`/dev/shm`, the chip's node selector), disaster
 recovery and timeouts for large clusters, and resolving the scheduler's name in `dns` mode.
-Each contributor is a module (`Process`) chosen by key: by the device kind the job's roles ask
-for (or whose options it was given), and by the job's framework; modules load only for the
-jobs they serve. Each returns `Patch`es; `apply_patches` merges them with the same conflict
-rules as the core's env.
+Each contributor is a module (`StartsProcesses`, and `ChecksJob` or `LabelsWorkloads` where it
+needs them: `msgen.model.extension_points`) chosen by key: by the device kind the job's roles
+ask for (or whose options it was given), and by the job's framework; modules load only for
+the jobs they serve. Each returns `Patch`es; `apply_patches` merges them with the same
+conflict rules as the core's env.
 """
 
 import importlib
-from typing import Any, Callable, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from .. import devices
 from ..devices import DeviceKind
 from ..model.diagnostics import Diagnostic
 from ..model.patch import Patch
+from ..model.patch import WorkloadLabels as WorkloadLabels
 from ..model.plan import Options, Plan, PodSlot
-from ..targets.addressing import Addressing
 
-
-@runtime_checkable
-class Process(Protocol):
-    def check(self, plan: Plan, options: Options) -> list[Diagnostic]: ...
-
-    def contribute(
-        self, plan: Plan, slot: PodSlot, addressing: Addressing, options: Options
-    ) -> list[Patch]: ...
-
-    def workload_labels(self, plan: Plan, options: Options) -> "tuple[WorkloadLabels, ...]":
-        """What the options add to the rendered workloads themselves: labels, which the
-        pipeline applies to the target's output (`with_workload_labels`)."""
-
-
-class WorkloadLabels(NamedTuple):
-    """Labels for one workload a target renders (`kind`, `name`): on the object, and on its
-    pod template. A contributor says what; `with_workload_labels` makes the new objects, so
-    nothing edits a target's output in place."""
-
-    kind: str
-    name: str
-    labels: tuple[tuple[str, str], ...]
-    template_labels: tuple[tuple[str, str], ...] = ()
+if TYPE_CHECKING:
+    from ..model.extension_points import Addresses, StartsProcesses
 
 
 class ForDevice(NamedTuple):
@@ -65,12 +45,12 @@ _BY_DEVICE: dict[DeviceKind, ForDevice] = {
 _BY_FRAMEWORK: dict[str, str] = {"mindspore": "msgen.launchers.mindspore"}
 
 
-def _load(module: str) -> Process:
-    found: Process = importlib.import_module(module)
+def _load(module: str) -> "StartsProcesses":
+    found: "StartsProcesses" = importlib.import_module(module)
     return found
 
 
-def contributors(plan: Plan, options: Options) -> list[Process]:
+def contributors(plan: Plan, options: Options) -> "list[StartsProcesses]":
     """The contributors the job needs; other jobs do not load them (a job without Ascend
     roles or options loads neither `msgen.launchers.ascend` nor `msgen.devices.ascend`)."""
     used = {devices.role_request(plan, r).kind for r in plan.roles}
@@ -85,11 +65,17 @@ def contributors(plan: Plan, options: Options) -> list[Process]:
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
-    return [found for each in contributors(plan, options) for found in each.check(plan, options)]
+    """Every contributor's findings (those that check something: `ChecksJob`)."""
+    return [
+        found
+        for each in contributors(plan, options)
+        if (hook := getattr(each, "check", None)) is not None
+        for found in hook(plan, options)
+    ]
 
 
 def contribute(
-    plan: Plan, slot: PodSlot, addressing: Addressing, options: Options
+    plan: Plan, slot: PodSlot, addressing: "Addresses", options: Options
 ) -> list[Patch]:
     return [
         patch
@@ -99,9 +85,13 @@ def contribute(
 
 
 def workload_labels(plan: Plan, options: Options) -> list[WorkloadLabels]:
-    """What the options add to the rendered workloads themselves, from every contributor."""
+    """What the options add to the rendered workloads themselves, from every contributor that
+    labels them (`LabelsWorkloads`)."""
     return [
-        found for each in contributors(plan, options) for found in each.workload_labels(plan, options)
+        found
+        for each in contributors(plan, options)
+        if (hook := getattr(each, "workload_labels", None)) is not None
+        for found in hook(plan, options)
     ]
 
 

@@ -26,8 +26,7 @@ from ..options.text import ANNOTATION_PREFIX
 from ..model.patch import Patch, literal
 from ..model.plan import Options, Plan, PodSlot, Role
 from ..model.source import Path
-from ..targets.addressing import Addressing
-from . import WorkloadLabels
+from ..model.patch import WorkloadLabels
 
 SHM_PATH = "/dev/shm"
 SHM_VOLUME = "msgen-shm"
@@ -163,7 +162,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     return out
 
 
-def contribute(plan: Plan, slot: PodSlot, addressing: Addressing, options: Options) -> list[Patch]:
+def contribute(plan: Plan, slot: PodSlot, addressing: Addresses, options: Options) -> list[Patch]:
     role = slot.role
     if role not in ascend_roles(plan):
         return []
@@ -252,8 +251,10 @@ def _option_path(plan: Plan, option: str) -> Path:
     return ("metadata", "name")
 
 
-if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
-    from . import Process
+if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from ..model.extension_points import Addresses, ChecksJob, LabelsWorkloads, StartsProcesses
     from . import ascend as _this
 
-    _CONFORMS: Process = _this
+    _STARTS: StartsProcesses = _this
+    _CHECKS: ChecksJob = _this
+    _LABELS: LabelsWorkloads = _this

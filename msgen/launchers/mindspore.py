@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 from ..model.diagnostics import Diagnostic
 from ..model.patch import Patch
 from ..model.plan import Options, Plan, PodSlot
-from ..targets.addressing import Addressing
-from . import WorkloadLabels, cluster, launcher, resolve
+from . import cluster, launcher, resolve
 
 
 def check(plan: Plan, options: Options) -> list[Diagnostic]:
@@ -17,7 +16,7 @@ def check(plan: Plan, options: Options) -> list[Diagnostic]:
     return out + resolve.check(plan, options, launcher.wrapped_role(plan, options))
 
 
-def contribute(plan: Plan, slot: PodSlot, addressing: Addressing, options: Options) -> list[Patch]:
+def contribute(plan: Plan, slot: PodSlot, addressing: Addresses, options: Options) -> list[Patch]:
     if not addressing.distributed:
         return []
     patches = launcher.contribute(plan, slot, options) + cluster.contribute(plan, slot, options)
@@ -25,13 +24,9 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addressing, options: Optio
     return patches + resolve.contribute(plan, slot, options)
 
 
-def workload_labels(plan: Plan, options: Options) -> tuple[WorkloadLabels, ...]:
-    """None: MindSpore's processes need nothing of the workloads themselves."""
-    return ()
-
-
-if TYPE_CHECKING:  # mypy checks this module against the protocol its registry serves
-    from . import Process
+if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from ..model.extension_points import Addresses, ChecksJob, StartsProcesses
     from . import mindspore as _this
 
-    _CONFORMS: Process = _this
+    _STARTS: StartsProcesses = _this
+    _CHECKS: ChecksJob = _this

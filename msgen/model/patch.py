@@ -76,6 +76,17 @@ class Patch(NamedTuple):
     objects: tuple[dict[str, Any], ...] = ()
 
 
+class WorkloadLabels(NamedTuple):
+    """Labels for one workload a target renders (`kind`, `name`): on the object, and on its
+    pod template. A contributor says what; `with_workload_labels` makes the new objects, so
+    nothing edits a target's output in place."""
+
+    kind: str
+    name: str
+    labels: tuple[tuple[str, str], ...]
+    template_labels: tuple[tuple[str, str], ...] = ()
+
+
 def apply_patches(
     plan: Plan, slot: PodSlot, patches: list[Patch], options: Options
 ) -> tuple[dict[str, Any], list[Diagnostic]]:
@@ -142,7 +153,7 @@ def _patchable(template: dict[str, Any]) -> dict[str, Any]:
     return {**template, "spec": spec}
 
 
-def _pod_parts(
+def _pod_parts(  # noqa: C901 - one branch per pod part a Patch sets (volumes, mounts, command, node selector), merged in one pass
     plan: Plan, slot: PodSlot, template: dict[str, Any], patch: Patch
 ) -> list[Diagnostic]:
     """Volumes, mounts, command wrappers and node selector entries of one patch."""

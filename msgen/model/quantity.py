@@ -23,6 +23,11 @@ GRAMMAR = re.compile(
     r"^(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+))"
     r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<exponent>[eE][+-]?\d+)|(?P<decimal>[numkMGTPE]?))\Z"
 )
+#: The longest number (in characters: digits, a sign, a point) and the largest decimal
+#: exponent read: far beyond any resource, and within what Python reads and writes as an
+#: integer (it refuses a text of over 4,300 digits, which would end a render as a bug).
+MAX_NUMBER = 1000
+MAX_EXPONENT = 1000
 
 
 class Amount(NamedTuple):
@@ -71,15 +76,13 @@ def amount(value: object) -> Amount | None:
     if isinstance(value, (int, float)):
         value = repr(value) if isinstance(value, float) else str(value)
     match = GRAMMAR.match(value) if isinstance(value, str) else None
-    if match is None:
+    if match is None or _too_long(match):
         return None
     number, scale, power = match.group("number"), 1, 0
     if match.group("binary"):
         scale = 1024 ** _BINARY[match.group("binary")]
     elif match.group("exponent"):
         power = int(match.group("exponent")[1:])
-        if abs(power) > 1000:  # far beyond any resource, and the integers would be huge
-            return None
     else:
         power = 3 * _DECIMAL[match.group("decimal")]
     whole, _, fraction = number.lstrip("+-").partition(".")
@@ -90,6 +93,14 @@ def amount(value: object) -> Amount | None:
     else:
         denominator *= 10**-power
     return Amount(numerator, denominator)
+
+
+def _too_long(match: re.Match[str]) -> bool:
+    """A number longer than MAX_NUMBER, or an exponent beyond MAX_EXPONENT."""
+    exponent = match.group("exponent")
+    return len(match.group("number")) > MAX_NUMBER or (
+        exponent is not None and (len(exponent) > 8 or abs(int(exponent[1:])) > MAX_EXPONENT)
+    )
 
 
 class Sum:
@@ -120,7 +131,7 @@ def parse(quantity: object) -> "tuple[Decimal, str]":
     if isinstance(quantity, bool) or not isinstance(quantity, (int, float, str)):
         raise ValueError(f"{quantity!r} is not a quantity")
     match = GRAMMAR.match(str(quantity).strip())
-    if match is None:
+    if match is None or _too_long(match):
         raise ValueError(
             f"{quantity!r} is not a Kubernetes quantity; accepted: a number with an optional "
             "suffix, such as 500m, 2, 16Gi or 1G"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import mindspore_versions, quantity, versions
 from ..model.diagnostics import Diagnostic, Severity, did_you_mean
-from ..model.names import dns1123_problem, label_value_problem
+from ..model.names import dns1123_label, label_value, refused
 from .option_table import BY_NAME, Row, choices, names
 from ..model.plan import Options
 
@@ -211,9 +211,9 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
             raise _refused(key, f"{text!r} is not accepted; accepted: a size such as 16Gi or 512Mi")
         return text
     if row.check in ("dns-label", "label-value"):
-        problem = dns1123_problem(text) if row.check == "dns-label" else label_value_problem(text)
-        if problem is not None:
-            raise _refused(key, f"{text!r} {problem}")
+        problems = dns1123_label(text) if row.check == "dns-label" else label_value(text, empty=False)
+        if problems:
+            raise _refused(key, f"{text!r} {refused(problems)}")
         return text
     if accepted == ("true", "false"):
         return text == "true"

@@ -298,7 +298,7 @@ class Health:
         return self.view is None or self.view.alive()
 
 
-def run(client: Client, namespaces: list[str], *, resync: float, once: bool, echo: Callable[[str], None],
+def run(client: Client, namespaces: list[str], *, resync: float, once: bool, echo: Callable[[str], None],  # noqa: C901 - the loop's parts (lease, watches, probes, queue, shutdown) in the order they start and stop
         elector: Elector | None = None, health: Health | None = None, sync_timeout: float = 60.0,
         recorder: Recorder = NOTHING, workers: int = 1) -> None:
     """Until stopped: the jobs each change queues (up to `workers` reconciled at once), every job at least every `resync`

@@ -78,7 +78,6 @@ def describe(files: list[Path] | None) -> str:
 def load(explicit: str | None, context: str | None) -> Any:
     """lightkube's SingleConfig for the kubeconfig and context kubectl would use.
     Raises ValueError (a file named but missing, unreadable YAML, an unknown context)."""
-    import yaml
     from lightkube import KubeConfig
     from lightkube.core.exceptions import ConfigError
 
@@ -89,10 +88,7 @@ def load(explicit: str | None, context: str | None) -> Any:
         found = [f for f in files if f.exists()]
         if not found:
             raise ValueError(f"no kubeconfig file at {describe(files)}")
-        loaded = []
-        for path in found:
-            with open(path, encoding="utf-8") as stream:
-                loaded.append((path.resolve(), yaml.safe_load(stream) or {}))
+        loaded = [(path.resolve(), _read(path)) for path in found]
         conf = merged(loaded)
         single = KubeConfig.from_dict(conf, fname=loaded[0][0]).get(context_name=context)
         if single is not None and single.user is None:  # no user: kubectl talks to it anonymously
@@ -100,5 +96,20 @@ def load(explicit: str | None, context: str | None) -> Any:
 
             single = single._replace(user=User())
         return single
-    except (ConfigError, OSError, KeyError, TypeError, yaml.YAMLError) as exc:
+    except (ConfigError, OSError, KeyError, TypeError) as exc:
         raise ValueError(f"{describe(files)}: {exc}") from None
+
+
+def _read(path: Path) -> Any:
+    """A kubeconfig file's first document, read as kubectl reads YAML (msgen's one reader,
+    `yamlio.yaml_loader`); ValueError naming the line and column of text that is not YAML."""
+    from ..model.diagnostics import InputError
+    from ..model.source import Source
+    from ..yamlio.yaml_loader import load_documents
+
+    try:
+        documents = load_documents(Source(str(path), path.read_text(encoding="utf-8")))
+    except InputError as exc:
+        raise ValueError("; ".join(f"{d.position.file}:{d.position.line}:{d.position.column}: {d.message}"
+                                   if d.position else d.message for d in exc.diagnostics)) from None
+    return (documents[0].data if documents else None) or {}

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from lightkube import Client
 
+from ..model.exit_status import EXIT_INPUT, EXIT_TIMEOUT, EXIT_USAGE
 from . import applyset, kube
 from .kube import KubeError, describe
 
@@ -35,7 +36,7 @@ _SERVER_FIELDS = ("managedFields", "resourceVersion", "generation", "uid", "crea
 
 
 class Stop(Exception):
-    def __init__(self, message: str, exit_code: int = 1) -> None:
+    def __init__(self, message: str, exit_code: int = EXIT_INPUT) -> None:
         super().__init__(message)
         self.exit_code = exit_code
 
@@ -77,7 +78,7 @@ def served_kinds(client: Client, objects: list[dict[str, Any]]) -> None:
     """Stop (exit 2, as `diff` exits on errors) naming each kind the server does not serve."""
     problems = unserved(client, objects)
     if problems:
-        raise Stop("\n  ".join(["the cluster does not serve what these inputs render:", *problems]), 2)
+        raise Stop("\n  ".join(["the cluster does not serve what these inputs render:", *problems]), EXIT_USAGE)
 
 
 def unserved(client: Client, objects: list[dict[str, Any]]) -> list[str]:
@@ -143,7 +144,7 @@ def _apply_one(client: Client, obj: dict[str, Any], settings: Settings) -> dict[
                 wait_gone(client, obj, timeout=300)
                 return kube.apply(client, obj, force=settings.force_conflicts)
             raise Stop(f"{exc}\n{recreate_hint(obj)}") from None
-        raise Stop(str(exc), 1) from None
+        raise Stop(str(exc), EXIT_INPUT) from None
 
 
 def recreate_hint(obj: dict[str, Any]) -> str:
@@ -156,7 +157,7 @@ def wait_gone(client: Client, obj: dict[str, Any], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while kube.get(client, obj["apiVersion"], obj["kind"], meta["name"], meta["namespace"]) is not None:
         if time.monotonic() > deadline:
-            raise Stop(f"{describe(obj)} still exists after {timeout:.0f}s", 3)
+            raise Stop(f"{describe(obj)} still exists after {timeout:.0f}s", EXIT_TIMEOUT)
         time.sleep(1)
 
 
@@ -221,7 +222,7 @@ def diff(client: Client, objects: list[dict[str, Any]]) -> str:
             merged = kube.apply(client, obj, dry_run=True)
         except KubeError as exc:
             hint = f"\n{recreate_hint(obj)}" if exc.code == 422 and "immutable" in str(exc) else ""
-            raise Stop(f"{exc}{hint}", 2) from None
+            raise Stop(f"{exc}{hint}", EXIT_USAGE) from None
         before, after = _shown(live), _shown(merged)
         name = _ref(obj)
         out += difflib.unified_diff(before, after, f"live/{name}", f"rendered/{name}")

@@ -213,7 +213,7 @@ def _first_run(policy: JobPolicy, pods: list[dict[str, Any]]) -> str | None:
     return min(times) if times else None
 
 
-def _verdict(
+def _verdict(  # noqa: C901 - the operators' status rules, one branch per condition, in their order
     policy: JobPolicy,
     workloads: list[dict[str, Any]],
     pods: list[dict[str, Any]],

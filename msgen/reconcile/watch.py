@@ -35,7 +35,6 @@ WORKLOADS = (
 #: job's name), without the job-name label, so that no Job is watched twice.
 JOBSET_JOBS: dict[str, Any] = {ownership.JOBSET_NAME_LABEL: None, JOB_NAME: kube.ABSENT}
 #: Exit status of --wait / --watch when --timeout passes first (1 is a failed job).
-EXIT_TIMEOUT = 3
 #: Event reasons that say why a pod waits: the scheduler's, the volume controllers', and the
 #: kubelet's for images and containers (it records a failed pull as "Failed", the back-off
 #: after it as "BackOff"; ErrImagePull and ImagePullBackOff are container waiting reasons).

@@ -8,17 +8,17 @@ from ..model.diagnostics import Diagnostic, Severity
 from ..model.patch import copy_data
 from ..model.plan import Options, Plan, PodSlot
 from . import labels, scheduling, support
-from .addressing import Addressing, dns_policy
+from .addressing import dns_policy
 
 if TYPE_CHECKING:
-    from . import Target
+    from ..model.extension_points import Addresses, Target
 
 
 def finish_pod(
     plan: Plan,
     slot: PodSlot,
     merged: dict[str, Any],
-    addressing: Addressing,
+    addressing: Addresses,
     *,
     restart_policy: str,
     hostname: str | None,
@@ -70,7 +70,7 @@ def role_slots(plan: Plan) -> list[PodSlot]:
 
 
 def shared_objects(
-    plan: Plan, addressing: Addressing, options: Options, target: Target
+    plan: Plan, addressing: Addresses, options: Options, target: Target
 ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
     """What every target starts with: the Services, the PodGroup, and the warnings for the
     policies `target` does not express."""

@@ -8,10 +8,15 @@ refusal lists the targets that can, in registry order.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..model import versions
 from ..model.plan import Options, Plan, PodSlot
-from . import NAMES, Target, having, lookup
-from .addressing import Naming
+from ..model.addresses import Naming
+from . import NAMES, having, lookup
+
+if TYPE_CHECKING:
+    from ..model.extension_points import Target
 
 
 def unsupported(

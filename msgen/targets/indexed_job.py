@@ -12,18 +12,21 @@ the names the `pod` target gives, with a Job's retries and clean-up.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..model import versions
 from ..model.diagnostics import Diagnostic
 from ..model.patch import EnvValue, field_ref
 from ..model.plan import ALL_WORKERS, SCHEDULER_DECIDES, Options, Plan, PodSlot, Role
-from . import INDEXED_POD, RENDERED, Facts, Link, Target, labels, scheduling
-from .addressing import Addressing, Naming, name_problems
+from . import INDEXED_POD, RENDERED, Facts, Link, labels, scheduling
+from .addressing import Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .limits import INDEXED_JOB_LIMIT
 from .scheduling import warn
 from .cells import N, Cell, apply, partly
+
+if TYPE_CHECKING:
+    from ..model.extension_points import Addresses, Target
 
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 COMPLETION_INDEX_VARIABLE = "JOB_COMPLETION_INDEX"
@@ -125,7 +128,7 @@ class IndexedJobTarget:
         self,
         plan: Plan,
         pods: list[tuple[PodSlot, dict[str, Any]]],
-        addressing: Addressing,
+        addressing: Addresses,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
         objects, diagnostics = shared_objects(plan, addressing, options, self)

@@ -13,13 +13,13 @@ Service `<job>` itself. Since JobSet 0.9 it labels every pod with its JobSet's U
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.diagnostics import Diagnostic
 from ..model.patch import field_ref
 from ..model.plan import Options, Plan, PodSlot, Role
-from . import INDEXED_POD, RENDERED, REPLICATED_JOB, Facts, Link, Target, scheduling
-from .addressing import Addressing, Naming, name_problems
+from . import INDEXED_POD, RENDERED, REPLICATED_JOB, Facts, Link, scheduling
+from .addressing import Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .indexed_job import (
     DYNAMIC_WORKERS,
@@ -30,6 +30,9 @@ from .indexed_job import (
 )
 from .limits import INDEXED_JOB_LIMIT
 from .cells import N, Cell, apply, na, partly
+
+if TYPE_CHECKING:
+    from ..model.extension_points import Addresses, Target
 
 API_VERSION = "jobset.x-k8s.io/v1alpha2"
 #: Put on every pod by the JobSet controller since JobSet 0.9: one value per run of the JobSet.
@@ -115,7 +118,7 @@ class JobSetTarget:
         self,
         plan: Plan,
         pods: list[tuple[PodSlot, dict[str, Any]]],
-        addressing: Addressing,
+        addressing: Addresses,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
         objects, diagnostics = shared_objects(plan, addressing, options, self)

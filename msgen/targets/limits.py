@@ -14,7 +14,7 @@ from ..model.diagnostics import Diagnostic
 from ..model.plan import Plan
 
 if TYPE_CHECKING:
-    from . import Target
+    from ..model.extension_points import Target
 
 #: The API server's own limit on an Indexed Job's parallelism (and its completions).
 #: Kubernetes supports clusters of at most 150,000 pods, so no target goes beyond it.

@@ -8,14 +8,17 @@ gives it a DNS name.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.diagnostics import Diagnostic
 from ..model.plan import Options, Plan, PodSlot
-from . import RENDERED, Facts, Link, Target, labels, scheduling
-from .addressing import Addressing, Naming, name_problems
+from . import RENDERED, Facts, Link, labels, scheduling
+from .addressing import Naming, name_problems
 from .common import finish_pod, shared_objects
 from .cells import N, Cell, apply, na
+
+if TYPE_CHECKING:
+    from ..model.extension_points import Addresses, Target
 
 
 #: More bare Pods than this in one job is a typo, not a cluster; the output would not end.
@@ -77,7 +80,7 @@ class PodTarget:
         self,
         plan: Plan,
         pods: list[tuple[PodSlot, dict[str, Any]]],
-        addressing: Addressing,
+        addressing: Addresses,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
         total = sum(role.replicas for role in plan.roles)

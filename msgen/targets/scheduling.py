@@ -25,7 +25,7 @@ from ..model.diagnostics import Diagnostic, Severity
 from ..model.plan import Options, Plan, PodSlot, SchedulingPolicy
 
 if TYPE_CHECKING:
-    from . import Target
+    from ..model.extension_points import Target
 
 VOLCANO_SCHEDULER = "volcano"
 VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"

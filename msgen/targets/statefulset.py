@@ -13,18 +13,21 @@ their pod name as `MS_NODE_ID`, as ms-operator gave it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import versions
 from ..model.diagnostics import Diagnostic
 from ..model.patch import field_ref
 from ..model.plan import Options, Plan, PodSlot, Role
-from . import ORDINAL, RENDERED, Facts, Link, Target, labels, scheduling
-from .addressing import Addressing, Naming, name_problems
+from . import ORDINAL, RENDERED, Facts, Link, labels, scheduling
+from .addressing import Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .limits import INDEXED_JOB_LIMIT, MOST_OF_A_CLUSTER
 from .scheduling import warn
 from .cells import N, na
+
+if TYPE_CHECKING:
+    from ..model.extension_points import Addresses, Target
 
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -105,7 +108,7 @@ class StatefulSetTarget:
         self,
         plan: Plan,
         pods: list[tuple[PodSlot, dict[str, Any]]],
-        addressing: Addressing,
+        addressing: Addresses,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
         objects, diagnostics = shared_objects(plan, addressing, options, self)

@@ -11,13 +11,19 @@ render warns at the policy's position and says what happens instead; the README'
 generated from the same cells, and a test keeps the two equal.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .. import targets
 from ..model import versions
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.plan import ALL_WORKERS, ONE_ROLE_DECIDES, Options, Plan
 from ..model.source import Path
-from . import Target
 from .cells import Cell
+
+if TYPE_CHECKING:
+    from ..model.extension_points import Target
 
 #: The policies a job may use, as the README's rows name them, in the README's order. Each
 #: target's `support` has a cell for every row (tests/test_target_plugins.py checks it).

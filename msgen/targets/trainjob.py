@@ -53,12 +53,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.diagnostics import Diagnostic
 from ..model.plan import Options, Plan, PodSlot, Role
-from . import INDEXED_POD, RENDERED, REPLICATED_JOB, SAME_NAME, Facts, Link, Target, scheduling
-from .addressing import Addressing, name_problems
+from . import INDEXED_POD, RENDERED, REPLICATED_JOB, SAME_NAME, Facts, Link, scheduling
+from .addressing import name_problems
 from .cells import partly
 from .jobset import SUPPORT as JOBSET_SUPPORT
 from .jobset import API_VERSION as JOBSET_API_VERSION
@@ -66,6 +66,9 @@ from .jobset import JobSetTarget
 from .labels import own_labels
 from .limits import INDEXED_JOB_LIMIT
 from .scheduling import warn
+
+if TYPE_CHECKING:
+    from ..model.extension_points import Addresses, Target
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 #: Read by Trainer's SDK to tell a runtime's framework (it lists no runtime without it).
@@ -129,7 +132,7 @@ class TrainJobTarget(JobSetTarget):
         self,
         plan: Plan,
         pods: list[tuple[PodSlot, dict[str, Any]]],
-        addressing: Addressing,
+        addressing: Addresses,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
         objects, diagnostics = super().render(plan, pods, addressing, options)

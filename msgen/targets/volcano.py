@@ -28,18 +28,21 @@ Policies map onto Volcano's events and actions, per task:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.diagnostics import Diagnostic
 from ..model.patch import field_ref
 from ..model.plan import Options, Plan, PodSlot, Role
-from . import RENDERED, TASK_INDEX, Facts, Link, Target, scheduling
-from .addressing import Addressing, Naming, name_problems
+from . import RENDERED, TASK_INDEX, Facts, Link, scheduling
+from .addressing import Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .indexed_job import UNLIMITED_BACKOFF
 from .limits import INDEXED_JOB_LIMIT, MOST_OF_A_CLUSTER
 from .scheduling import warn
 from .cells import N, apply, na, partly
+
+if TYPE_CHECKING:
+    from ..model.extension_points import Addresses, Target
 
 
 #: Set on every pod by Volcano's job controller since Volcano 1.9 (label and annotation).
@@ -129,7 +132,7 @@ class VolcanoTarget:
         self,
         plan: Plan,
         pods: list[tuple[PodSlot, dict[str, Any]]],
-        addressing: Addressing,
+        addressing: Addresses,
         options: Options,
     ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
         # The volcano target emits no PodGroup: shared_objects gives Services and warnings.

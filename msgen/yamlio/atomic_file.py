@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TextIO
 
+from ..model.exit_status import EXIT_SIGNALLED
+
 #: Signals that end msgen while it writes; each removes the temporary file first.
 _CLEAN_UP_ON = (signal.SIGTERM, signal.SIGHUP)
 
@@ -96,7 +98,7 @@ def _signals_raise() -> Iterator[None]:
         # Die of the signal as if it had never been caught: the parent sees the usual status.
         signal.signal(exc.signum, signal.SIG_DFL)
         os.kill(os.getpid(), exc.signum)
-        raise SystemExit(128 + exc.signum) from None
+        raise SystemExit(EXIT_SIGNALLED + exc.signum) from None
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

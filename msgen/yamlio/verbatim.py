@@ -16,8 +16,7 @@ themselves (msgen writes its own separators); a document after a directive (`%YA
 from its data, as are the items of a `kind: List` (always unpacked) and the JSON output.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
 import codecs
 import os
 import re

@@ -38,7 +38,7 @@ KUBERNETES_TYPES = {
 
 def build(version: str | None = None) -> str:
     """The file's text, from the schemas of `version` (default: the newest bundled)."""
-    import kubernetes_validate.utils as kv_utils  # type: ignore[import-untyped]
+    import kubernetes_validate.utils as kv_utils
 
     from .pod_schema_build import _definitions
 

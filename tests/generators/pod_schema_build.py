@@ -34,7 +34,7 @@ _REF = re.compile(r"^#/\$defs/(.+)$")
 
 
 def _definitions(version: str) -> dict[str, Any]:
-    import kubernetes_validate.utils as kv_utils  # type: ignore[import-untyped]
+    import kubernetes_validate.utils as kv_utils
 
     text = kv_utils.schema_contents(
         f"kubernetes-json-schema/v{version}-local-strict/_definitions.json", version

@@ -12,7 +12,8 @@ from typing import Any
 
 from ...model.diagnostics import did_you_mean
 from ...model.source import Path
-from . import formats, releases, resources
+from ...model import names
+from . import releases, resources
 from .findings import Findings, items, mapping, shown, text
 
 #: `fieldRef.fieldPath` values an env var may read (subscripted labels and annotations too).
@@ -36,19 +37,19 @@ def check_containers(found: Findings, spec: dict[str, Any], path: Path, volumes:
         found.refuse(
             path + ("containers",), "[] is not accepted: a pod needs at least one container"
         )
-    names: set[str] = set()
+    used: set[str] = set()
     for field in ("containers", "initContainers"):
         for i, container in items(spec.get(field)):
             where = path + (field, i)
             name = text(container.get("name"))
-            if name in names:
+            if name in used:
                 found.refuse(
                     where + ("name",),
                     f"container name {name!r} is used twice in the pod; accepted: a name of"
                     " its own",
                 )
             elif name:
-                names.add(name)
+                used.add(name)
             _check_container(found, container, where, volumes)
             _check_restart_policy(found, container, where, init=field == "initContainers")
 
@@ -60,7 +61,7 @@ def _check_container(
     if not name:
         found.refuse(path + ("name",), "a container needs a name; accepted: a DNS-1123 label")
     else:
-        found.check(path + ("name",), "container name", name, formats.dns1123_label(name))
+        found.check(path + ("name",), "container name", name, names.dns1123_label(name))
     if not text(container.get("image")):
         found.refuse(
             path + ("image",) if "image" in container else path,
@@ -119,8 +120,8 @@ def _check_env(found: Findings, env: Any, path: Path) -> None:
         if not name:
             found.refuse(where + ("name",) if "name" in var else where, "an env var needs a name")
         else:
-            problems = formats.env_name(name, relaxed=relaxed)
-            if problems and not relaxed and not formats.env_name(name, relaxed=True):
+            problems = names.env_name(name, relaxed=relaxed)
+            if problems and not relaxed and not names.env_name(name, relaxed=True):
                 problems.append(
                     f"Kubernetes {releases.show('relaxed-env-names')} and newer accept any"
                     f" printable ASCII but '=' (--kube-version is {found.version_text()})"
@@ -176,7 +177,7 @@ def _check_file_key(found: Findings, ref: dict[str, Any], path: Path) -> None:
     `validateFileKeyRefVolumes`)."""
     key = text(ref.get("key"))
     found.check(
-        path + ("key",) if "key" in ref else path, "key", key, formats.env_name(key, relaxed=True)
+        path + ("key",) if "key" in ref else path, "key", key, names.env_name(key, relaxed=True)
     )
     volume = text(ref.get("volumeName"))
     if volume not in found.empty_dirs:
@@ -207,7 +208,7 @@ def _check_field_ref(found: Findings, ref: dict[str, Any], path: Path) -> None:
         if field.startswith(prefix) and field.endswith("']"):
             key = field[len(prefix) : -2]
             key = key.lower() if "annotations" in prefix else key
-            found.check(path + ("fieldPath",), "fieldPath key", key, formats.qualified_name(key))
+            found.check(path + ("fieldPath",), "fieldPath key", key, names.qualified_name(key))
             return
     accepted = [
         p
@@ -243,7 +244,7 @@ def _check_resource_field(found: Findings, ref: dict[str, Any], path: Path) -> N
 def _check_key_selector(found: Findings, ref: dict[str, Any], path: Path) -> None:
     name = text(ref.get("name"))
     found.check(
-        path + ("name",) if "name" in ref else path, "name", name, formats.dns1123_subdomain(name)
+        path + ("name",) if "name" in ref else path, "name", name, names.dns1123_subdomain(name)
     )
     key = text(ref.get("key"))
     if not key:
@@ -252,7 +253,7 @@ def _check_key_selector(found: Findings, ref: dict[str, Any], path: Path) -> Non
             "a key is needed; accepted: a ConfigMap or Secret key",
         )
     else:
-        found.check(path + ("key",), "key", key, formats.config_key(key))
+        found.check(path + ("key",), "key", key, names.config_key(key))
 
 
 def _check_env_from(found: Findings, sources: Any, path: Path) -> None:
@@ -261,30 +262,30 @@ def _check_env_from(found: Findings, sources: Any, path: Path) -> None:
         prefix = text(source.get("prefix"))
         if prefix:
             found.check(
-                path + (i, "prefix"), "prefix", prefix, formats.env_name(prefix, relaxed=relaxed)
+                path + (i, "prefix"), "prefix", prefix, names.env_name(prefix, relaxed=relaxed)
             )
         given = [k for k in ("configMapRef", "secretRef") if source.get(k) is not None]
         if len(given) != 1:
             found.refuse(path + (i,), "envFrom needs exactly one of configMapRef and secretRef")
         for kind in given:
             name = text(mapping(source[kind]).get("name"))
-            found.check(path + (i, kind, "name"), "name", name, formats.dns1123_subdomain(name))
+            found.check(path + (i, kind, "name"), "name", name, names.dns1123_subdomain(name))
 
 
 def _check_ports(found: Findings, ports: Any, path: Path) -> None:
-    names: set[str] = set()
+    used: set[str] = set()
     for i, port in items(ports):
         name = port.get("name")
         if isinstance(name, str) and name:
-            problems = formats.port_name(name)
+            problems = names.port_name(name)
             found.check(path + (i, "name"), "port name", name, problems)
-            if not problems and name in names:
+            if not problems and name in used:
                 found.refuse(
                     path + (i, "name"),
                     f"port name {name!r} is used twice in the container; accepted: a name of"
                     " its own",
                 )
-            names.add(name)
+            used.add(name)
 
 
 def _check_mounts(found: Findings, mounts: Any, path: Path, volumes: set[str]) -> None:

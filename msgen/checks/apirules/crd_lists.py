@@ -56,7 +56,7 @@ def _unique(found: Findings, values: Any, path: Path, keys: tuple[tuple[str, Any
     for i, item in items(values):
         key = tuple(item.get(name, default) for name, default in keys)
         if key in seen:
-            shown = ", ".join(f"{name} {value!r}" for (name, _), value in zip(keys, key))
+            shown = ", ".join(f"{name} {value!r}" for (name, _), value in zip(keys, key, strict=True))
             found.refuse(
                 path + (i,),
                 f"{shown} is listed twice; target {found.target} writes a custom resource whose "

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...model.diagnostics import did_you_mean
 from ...model.source import Path
-from . import formats
+from ...model import names
 from .findings import Findings, shown
 
 #: (the field's parent, the field) → accepted values; parent "*" matches any parent.
@@ -69,7 +69,7 @@ def check(found: Findings, template: Any, path: Path) -> None:
             elif key == "matchExpressions" and isinstance(value, list):
                 _requirements(found, value, where + (key,), node=parent in NODE_TERMS)
             elif key == "topologyKey" and isinstance(value, str):
-                problems = formats.qualified_name(value) if value else ["must not be empty"]
+                problems = names.qualified_name(value) if value else ["must not be empty"]
                 found.check(where + (key,), "topologyKey", value, problems)
             elif isinstance(value, (dict, list)):
                 stack.append((value, where + (key,), key))
@@ -84,7 +84,7 @@ def _requirements(found: Findings, requirements: list[Any], path: Path, *, node:
         key, operator = requirement.get("key"), requirement.get("operator")
         values = requirement.get("values") or []
         if isinstance(key, str):
-            found.check(where + ("key",), "key", key, formats.qualified_name(key))
+            found.check(where + ("key",), "key", key, names.qualified_name(key))
         if operator not in operators:
             found.refuse(
                 where + ("operator",),
@@ -103,4 +103,4 @@ def _requirements(found: Findings, requirements: list[Any], path: Path, *, node:
             found.refuse(where + ("values",), f"operator {operator} takes exactly one value")
         for j, value in enumerate(values if isinstance(values, list) else []):
             if isinstance(value, str):
-                found.check(where + ("values", j), "value", value, formats.label_value(value))
+                found.check(where + ("values", j), "value", value, names.label_value(value))

@@ -6,6 +6,7 @@ from typing import Any
 
 from ... import targets
 from ...model.diagnostics import Diagnostic
+from ...model.names import refused
 from ...model.source import Document, Path
 
 
@@ -34,7 +35,7 @@ class Findings:
         """One error for `value` at `path` when `problems` (a format rule's answer) is not empty."""
         if problems:
             self.refuse(
-                path, f"{what} {shown(value)} is not accepted: {'; '.join(problems)}", key=key
+                path, f"{what} {shown(value)} {refused(problems)}", key=key
             )
 
     def version_text(self) -> str:

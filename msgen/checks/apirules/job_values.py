@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from ...model.diagnostics import Diagnostic
 from ...model.plan import Options, Plan
-from . import formats, metadata
+from ...model import names
+from . import metadata
 from .findings import Findings
 from .resources import check_quantity
 
@@ -73,16 +74,16 @@ def _check_scheduling(found: Findings, plan: Plan, options: Options) -> None:
         return
     if gang == "volcano" and scheduling.queue is not None:
         queue = scheduling.queue
-        found.check(path + ("queue",), "queue", queue, formats.dns1123_subdomain(queue))
+        found.check(path + ("queue",), "queue", queue, names.dns1123_subdomain(queue))
     if scheduling.priority_class is not None:
         name = scheduling.priority_class
         found.check(
-            path + ("priorityClass",), "priorityClass", name, formats.dns1123_subdomain(name)
+            path + ("priorityClass",), "priorityClass", name, names.dns1123_subdomain(name)
         )
     podgroup = not (found.facts.own_gang or found.facts.gang_by_policy) and options.gang_scheduler != "none"
     for name, value in (scheduling.min_resources or {}).items() if podgroup else ():
         where = path + ("minResources", name)
-        problems = formats.qualified_name(name)
+        problems = names.qualified_name(name)
         found.check(where, "resource name", name, problems, key=True)
         if not problems:  # written as text (`str(value)`), so a number is no problem here
             check_quantity(found, where, value, in_crd=False)

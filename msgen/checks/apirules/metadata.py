@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.source import Path
-from . import formats
+from ...model import names
 from .findings import Findings
 
 #: Kubernetes' limit on the total size of one object's annotations (keys and values).
@@ -19,16 +19,16 @@ ANNOTATIONS_MAX_BYTES = 256 * 1024
 
 def check_namespace(found: Findings, path: Path, value: Any) -> None:
     if isinstance(value, str) and value:
-        found.check(path, "namespace", value, formats.dns1123_label(value))
+        found.check(path, "namespace", value, names.dns1123_label(value))
 
 
 def check_labels(found: Findings, path: Path, labels: Any) -> None:
     if not isinstance(labels, dict):
         return
     for key, value in labels.items():
-        found.check(path + (key,), "label key", key, formats.qualified_name(str(key)), key=True)
+        found.check(path + (key,), "label key", key, names.qualified_name(str(key)), key=True)
         if isinstance(value, str):
-            found.check(path + (key,), "label value", value, formats.label_value(value))
+            found.check(path + (key,), "label value", value, names.label_value(value))
 
 
 def check_annotations(found: Findings, path: Path, annotations: Any) -> None:
@@ -36,7 +36,7 @@ def check_annotations(found: Findings, path: Path, annotations: Any) -> None:
         return
     size = 0
     for key, value in annotations.items():
-        problems = formats.qualified_name(str(key).lower())
+        problems = names.qualified_name(str(key).lower())
         found.check(path + (key,), "annotation key", key, problems, key=True)
         size += len(str(key).encode()) + (len(value.encode()) if isinstance(value, str) else 0)
     if size > ANNOTATIONS_MAX_BYTES:

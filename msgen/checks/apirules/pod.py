@@ -14,7 +14,8 @@ from typing import Any
 
 from ...model.diagnostics import did_you_mean
 from ...model.source import Path
-from . import containers, enums, formats, host_ports, metadata, releases
+from ...model import names
+from . import containers, enums, host_ports, metadata, releases
 from .findings import Findings, items, mapping, shown, text
 
 #: Volume sources a volume may have exactly one of (`core/v1 VolumeSource`).
@@ -61,14 +62,14 @@ def check_spec(found: Findings, spec: dict[str, Any], path: Path) -> None:
             " initContainers",
             key=True,
         )
-    for field, rule in (("hostname", formats.dns1123_label), ("subdomain", formats.dns1123_label)):
+    for field, rule in (("hostname", names.dns1123_label), ("subdomain", names.dns1123_label)):
         value = spec.get(field)
         if isinstance(value, str) and value:
             found.check(path + (field,), field, value, rule(value))
     for field in ("serviceAccountName", "serviceAccount", "nodeName", "priorityClassName"):
         value = spec.get(field)
         if isinstance(value, str) and value:
-            found.check(path + (field,), field, value, formats.dns1123_subdomain(value))
+            found.check(path + (field,), field, value, names.dns1123_subdomain(value))
     deadline = spec.get("activeDeadlineSeconds")
     if deadline is not None and found.facts.pods_run_until_deleted:
         found.refuse(
@@ -88,7 +89,7 @@ def check_spec(found: Findings, spec: dict[str, Any], path: Path) -> None:
 
 def _check_volumes(found: Findings, volumes: Any, path: Path) -> set[str]:
     """Errors in `volumes`; the names of the valid ones (what mounts may name)."""
-    names: set[str] = set()
+    valid: set[str] = set()
     for i, volume in items(volumes):
         where = path + (i,)
         before = len(found.errors)
@@ -99,8 +100,8 @@ def _check_volumes(found: Findings, volumes: Any, path: Path) -> set[str]:
                 "a volume needs a name; accepted: a DNS-1123 label",
             )
         else:
-            found.check(where + ("name",), "volume name", name, formats.dns1123_label(name))
-        if name and name in names:
+            found.check(where + ("name",), "volume name", name, names.dns1123_label(name))
+        if name and name in valid:
             found.refuse(
                 where + ("name",),
                 f"volume name {name!r} is used twice in the pod; accepted: a name of its own",
@@ -116,12 +117,12 @@ def _check_volumes(found: Findings, volumes: Any, path: Path) -> set[str]:
         if sources:
             _check_source(found, sources[0], mapping(volume.get(sources[0])), where + (sources[0],))
         if len(found.errors) == before:
-            names.add(name)
+            valid.add(name)
             if sources == ["emptyDir"]:
                 found.empty_dirs.add(name)
         elif name:
             found.broken_volumes.add(name)
-    return names
+    return valid
 
 
 def _check_source(found: Findings, kind: str, source: dict[str, Any], path: Path) -> None:
@@ -179,7 +180,7 @@ def _check_mode(found: Findings, mode: Any, path: Path) -> None:
         )
 
 
-def _check_dns(found: Findings, spec: dict[str, Any], path: Path) -> None:
+def _check_dns(found: Findings, spec: dict[str, Any], path: Path) -> None:  # noqa: C901 - one branch per dnsPolicy/dnsConfig rule of the API server's validation, in its order
     config = spec.get("dnsConfig")
     if spec.get("dnsPolicy") == "None":
         if not isinstance(config, dict):
@@ -234,7 +235,7 @@ def _check_dns(found: Findings, spec: dict[str, Any], path: Path) -> None:
                     where + ("searches", i),
                     "search domain",
                     search,
-                    formats.dns1123_subdomain(name, underscores=relaxed),
+                    names.dns1123_subdomain(name, underscores=relaxed),
                 )
     for i, option in items(config.get("options")):
         if not text(option.get("name")):

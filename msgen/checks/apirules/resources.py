@@ -15,7 +15,7 @@ from typing import Any
 from ...model import quantity
 from ...model.quantity import Amount
 from ...model.source import Path
-from . import formats
+from ...model import names
 from .findings import Findings, mapping, shown
 
 STANDARD = ("cpu", "memory", "ephemeral-storage")
@@ -141,7 +141,7 @@ def _check_huge_pages(found: Findings, path: Path, name: str, amount: Amount, va
 
 def _check_name(found: Findings, path: Path, name: str) -> bool:
     """True (and an error at the name) when `name` is not a container resource name."""
-    problems = formats.qualified_name(name)
+    problems = names.qualified_name(name)
     if (
         not problems
         and "/" not in name
@@ -152,7 +152,7 @@ def _check_name(found: Findings, path: Path, name: str) -> bool:
             f"must be one of {', '.join(STANDARD)}, hugepages-<size>, or a name with a domain "
             "such as nvidia.com/gpu"
         ]
-    elif not problems and is_extended(name) and formats.qualified_name("requests." + name):
+    elif not problems and is_extended(name) and names.qualified_name("requests." + name):
         problems = ["an extended resource's domain and name must also form a valid quota name"]
     found.check(path, "resource name", name, problems, key=True)
     return bool(problems)

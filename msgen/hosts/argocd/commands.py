@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..click_options import CONTEXT as _CONTEXT
-from ..compile_command import EXIT_INPUT, compile_paths, no_documents, report
+from ...model.exit_status import EXIT_INPUT, EXIT_OK
+from ..compile_command import compile_paths, no_documents, report
 
 if TYPE_CHECKING:
     from ...compile.driver import Compilation, Sink
@@ -34,7 +35,7 @@ def krm_step(config: str) -> None:
     status, output, messages = run_step(config_text, sys.stdin.read(), root)
     for message in messages:
         click.echo(message, err=True)
-    if status != 0:
+    if status != EXIT_OK:
         raise SystemExit(status)
     sys.stdout.write(output)
     sys.stdout.flush()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model.diagnostics import InputError, format_diagnostic
+from ...model.exit_status import EXIT_INPUT, EXIT_OK
 from ...model.source import Source
 from ...yamlio.emit import to_yaml
 from ...yamlio.yaml_loader import load_documents
@@ -27,7 +28,7 @@ def run_step(config_text: str, resources: str, cwd: str) -> tuple[int, str, list
         config = load_documents(Source("<function config>", config_text))
         items = [d.data for d in load_documents(Source("<resources>", resources))] if resources.strip() else []
     except InputError as exc:
-        return 1, "", [format_diagnostic(d) for d in exc.diagnostics]
+        return EXIT_INPUT, "", [format_diagnostic(d) for d in exc.diagnostics]
     function_config: Any = config[0].data.get("functionConfig") if config and isinstance(config[0].data, dict) else None
     resource_list: dict[str, Any] = {
         "apiVersion": "config.kubernetes.io/v1",
@@ -39,4 +40,4 @@ def run_step(config_text: str, resources: str, cwd: str) -> tuple[int, str, list
     if status != 0:
         return status, "", messages
     reply = load_documents(Source("<msgen-krm>", output))[0].data
-    return 0, to_yaml(list(reply.get("items") or [])), messages
+    return EXIT_OK, to_yaml(list(reply.get("items") or [])), messages

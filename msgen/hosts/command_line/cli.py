@@ -1,6 +1,7 @@
 """The `msgen` command, on click.
 
-Exit status: 0 ok (warnings allowed), 1 the input has errors, 2 the command line is wrong.
+Exit status (`msgen.model.exit_status`): 0 ok (warnings allowed), 1 the input has errors, 2 the
+command line is wrong, 70 a bug in msgen, 130 interrupted.
 Errors go to stderr as `file:line:column: error: ...`; stdout gets the whole output or
 nothing, so a generator host never sees a partial stream. What the compiling commands do
 once their options are read lives in `compile_command`, without click: the `msgen` entry
@@ -17,16 +18,7 @@ import click
 from ... import __version__
 from ..click_options import CONTEXT as _CONTEXT
 from ..click_options import PATHS, compile_options
-from ..compile_command import (
-    EXIT_INPUT,
-    EXIT_INTERNAL,
-    compile_paths,
-    guarded,
-    options_from,
-    report,
-)
-
-__all__ = ["EXIT_INPUT", "EXIT_INTERNAL", "compile_paths", "main", "report", "run"]
+from ..compile_command import compile_paths, guarded, interrupted, options_from
 
 
 def _output(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -77,6 +69,14 @@ class _Commands(click.Group):
         import importlib
 
         importlib.import_module(module).register(self)
+
+    def invoke(self, ctx: click.Context) -> object:
+        """A command interrupted by Ctrl-C ends as every msgen command does (`interrupted`),
+        not with click's status 1."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupted()
 
 
 @click.group(cls=_Commands, context_settings=_CONTEXT)
@@ -239,6 +239,6 @@ def convert(paths: tuple[str, ...], in_place: bool) -> None:
 
 
 def run() -> None:
-    """click's own handling, plus no traceback for a bug unless MSGEN_DEBUG is set."""
+    """click's own handling of the command line, inside msgen's error boundary (`guarded`)."""
     guarded(lambda: main(standalone_mode=True))
 

@@ -35,6 +35,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ... import kinds
 from ...yamlio.atomic_file import OutputError, write_whole
 from ...model.diagnostics import Diagnostic, InputError, format_diagnostic, has_errors
+from ...model.exit_status import EXIT_INPUT, EXIT_OK
 from ...yamlio.inputs import MissingPath, expand_paths, read_source
 from ...model.plan import Options
 from ...model.source import Source
@@ -106,7 +107,7 @@ def convert_source(source: Source) -> Conversion:
         line = mapping.lc.key(key)[0] if key in mapping else mapping.lc.line
         changes.append(Change(source.name, line + 1, message))
 
-    for tree, convert in zip(trees, wanted):
+    for tree, convert in zip(trees, wanted, strict=True):
         if not convert:
             continue
         if (tree["apiVersion"], tree["kind"]) == LEGACY_MSJOB:
@@ -314,7 +315,7 @@ def convert_paths(given: list[str], in_place: bool) -> int:
         conversions.append((path, conversion))
     if failed:
         click.echo("msgen: nothing was converted: fix the errors above first", err=True)
-        return 1
+        return EXIT_INPUT
     outputs = []
     for path, conversion in conversions:
         for change in conversion.changes or []:
@@ -326,12 +327,12 @@ def convert_paths(given: list[str], in_place: bool) -> int:
                     write_atomically(path, text)
                 except OutputError as exc:
                     click.echo(f"msgen: cannot rewrite {exc}", err=True)
-                    return 1
+                    return EXIT_INPUT
         else:
             outputs.append(text)
     if not in_place:
         sys.stdout.write("---\n".join(t if t.endswith("\n") else t + "\n" for t in outputs))
-    return 0
+    return EXIT_OK
 
 
 def write_atomically(path: str, text: str) -> None:

@@ -41,6 +41,7 @@ def main() -> None:
 def run(leave_fast: bool = False, loaded: Callable[[], None] | None = None) -> None:
     """The `msgen` command line; `leave_fast` ends a plain render with `leave`; `loaded` is
     called before a render starts."""
+    from ...model.exit_status import EXIT_OK  # with the collector off (`main`)
     from .render_argv import parse_with_sources
 
     read = parse_with_sources(sys.argv[1:], os.environ)
@@ -62,24 +63,19 @@ def run(leave_fast: bool = False, loaded: Callable[[], None] | None = None) -> N
     output, output_format = params.pop("output"), params.pop("output_format")
     try:
         guarded(lambda: _render_as_click_does(output, output_format, params, sources))
-    except (EOFError, KeyboardInterrupt):
-        import click  # click's own words for an interrupted command
-
-        click.echo(file=sys.stderr)
-        click.echo("Aborted!", file=sys.stderr)
-        sys.exit(1)
     except SystemExit as exc:
         if not leave_fast:
             raise
         leave(exc.code)
     if leave_fast:
-        leave(0)
+        leave(EXIT_OK)
 
 
 def _render_as_click_does(
     output: str | None, output_format: str, params: dict[str, object], sources: dict[str, str]
 ) -> None:
     """`compile_command.render`, with click's exit for a closed pipe (status 1, no traceback)."""
+    from ...model.exit_status import EXIT_INPUT
     from ..compile_command import render
 
     try:
@@ -90,4 +86,4 @@ def _render_as_click_does(
         devnull = os.open(os.devnull, os.O_WRONLY)  # nothing more can reach the reader
         os.dup2(devnull, sys.stdout.fileno())
         os.dup2(devnull, sys.stderr.fileno())
-        sys.exit(1)
+        sys.exit(EXIT_INPUT)

@@ -78,7 +78,7 @@ def parse_with_sources(
         return None
 
 
-def _parse(args: list[str], environ: Mapping[str, str], sources: dict[str, str]) -> dict[str, Any]:
+def _parse(args: list[str], environ: Mapping[str, str], sources: dict[str, str]) -> dict[str, Any]:  # noqa: C901 - click's parsing, one option form per branch, mirrored so a render loads no click
     by_option = {opt: name for name, p in RENDER.items() for opt in p["opts"]}
     given: dict[str, Any] = {}
     paths: list[str] = []

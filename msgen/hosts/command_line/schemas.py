@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ...kinds import JobKind
+    from ...model.extension_points import JobKind
 
 
 def schema_for(job_kind: JobKind) -> dict[str, Any]:
@@ -48,8 +48,3 @@ def _describe_properties(definition: dict[str, Any], fields: dict[str, str]) -> 
         if field in fields:
             prop["description"] = fields[field]
 
-
-def schema_file_name(job_kind: JobKind) -> str:
-    """`schemas/<group>_<version>_<kind>.json`, e.g. mindspore.gitee.com_v1_msjob.json."""
-    group_version = job_kind.api_version.replace("/", "_")
-    return f"{group_version}_{job_kind.kind.lower()}.json"

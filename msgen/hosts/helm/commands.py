@@ -17,7 +17,8 @@ import click
 
 from ..click_options import render_options
 from ..click_options import CONTEXT as _CONTEXT
-from ..compile_command import EXIT_INPUT, report
+from ...model.exit_status import EXIT_INPUT
+from ..compile_command import report
 
 
 @click.command("helm-post-renderer", context_settings=_CONTEXT)
@@ -122,7 +123,7 @@ def install_helm_plugin(plugins_dir: str | None) -> None:
             "HELM_PLUGINS=DIR helm install ... --post-renderer msgen",
             err=True,
         )
-        raise SystemExit(1)
+        raise SystemExit(EXIT_INPUT)
     for path in install(directory):
         click.echo(f"installed {path}")
     hint = "" if plugins_dir is None else f"HELM_PLUGINS={directory} "

@@ -149,12 +149,14 @@ def template_of(body: str) -> str | None:
     """The template Helm 4 says a document came from (FILENAME_ANNOTATION), or None."""
     if FILENAME_ANNOTATION not in body:
         return None
-    import yaml
+    from ...model.diagnostics import InputError
+    from ...yamlio.yaml_loader import load_documents
 
     try:
-        document = yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
+        documents = load_documents(Source(FILENAME_ANNOTATION, body))
+    except InputError:  # compiled next, under the stream's name, which reports it
         return None
+    document = documents[0].data if documents else None
     metadata = document.get("metadata") if isinstance(document, dict) else None
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     found = annotations.get(FILENAME_ANNOTATION) if isinstance(annotations, dict) else None

@@ -14,7 +14,8 @@ import click
 
 from ..click_options import CONTEXT as _CONTEXT
 from ..click_options import compile_options
-from ..compile_command import EXIT_INPUT, compile_paths, options_from
+from ...model.exit_status import EXIT_INPUT
+from ..compile_command import compile_paths, options_from
 
 if TYPE_CHECKING:
     from ...model.plan import Options

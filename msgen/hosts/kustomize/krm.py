@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from ...compile import collector
-from ...kinds.near_miss import compiled_or_near
+from ... import kinds
 from . import krm_checks, krm_config
 from ...model.diagnostics import (
     MAX_REPORTED,
@@ -39,7 +39,8 @@ from ...model.source import Document, Source
 from ...yamlio.inputs import decoded
 from ...yamlio.yaml_loader import load_documents
 from ...yamlio.terminal import note_terminal_stdin
-from ..compile_command import EXIT_INTERNAL, internal_error
+from ...model.exit_status import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
+from ..compile_command import guarded, internal_error
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
 PATH_ANNOTATIONS = krm_config.PATH_ANNOTATIONS
@@ -61,10 +62,10 @@ def main() -> None:
     gc.disable()  # while the modules load, as `msgen.hosts.command_line.entry.main` does
     render_modules_loaded()
     try:
-        run_function()
+        guarded(run_function, "msgen-krm")
     except SystemExit as exc:
         leave(exc.code)
-    leave(0)
+    leave(EXIT_OK)
 
 
 def run_function() -> None:
@@ -209,7 +210,7 @@ def _compile_items(
     if too_much is not None:  # the items that passed through count too
         problem = resource_list.diagnostic(("items",), too_much)
         return _failed(config_found + [problem], compilation.sources, results, unshown)
-    return 0, text, messages
+    return EXIT_OK, text, messages
 
 
 def _envelope_problems(resource_list: Document) -> list[Diagnostic]:
@@ -345,7 +346,7 @@ def _failed(
         "items": [],
         "results": _bounded(results, unshown[0]),
     }
-    return 1, to_yaml([reply]), messages
+    return EXIT_INPUT, to_yaml([reply]), messages
 
 
 def _bounded(results: list[dict[str, Any]], unshown: int) -> list[dict[str, Any]]:
@@ -373,7 +374,12 @@ def _is_resource_list(data: Any) -> bool:
 def _is_job(data: dict[str, Any]) -> bool:
     """A job kind, or a near miss of one: compiled, so that the near miss is an error rather
     than an uncompiled job in the build's output."""
-    return compiled_or_near(data.get("apiVersion"), data.get("kind"))
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    if isinstance(api_version, str) and isinstance(kind, str) and kinds.lookup(api_version, kind):
+        return True
+    from ...kinds.near_miss import compiled_or_near  # only for a kind msgen does not compile
+
+    return compiled_or_near(api_version, kind)
 
 
 def _same(a: Any, b: dict[str, Any]) -> bool:

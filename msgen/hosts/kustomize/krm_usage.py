@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from ...model.exit_status import EXIT_OK, EXIT_USAGE
+
 USAGE = """Usage: msgen-krm [--help | --version]
 
   msgen as a kustomize KRM function: reads one config.kubernetes.io/v1 ResourceList on
@@ -34,15 +36,15 @@ def command_line(argv: list[str]) -> None:
         return
     if argv in (["--help"], ["-h"]):
         sys.stdout.write(USAGE)
-        raise SystemExit(0)
+        raise SystemExit(EXIT_OK)
     if argv == ["--version"]:
         from ... import __version__
 
         sys.stdout.write(f"msgen-krm, version {__version__}\n")
-        raise SystemExit(0)
+        raise SystemExit(EXIT_OK)
     sys.stderr.write(
         "Usage: msgen-krm [--help | --version]\nTry 'msgen-krm --help' for help.\n\n"
         f"Error: msgen-krm takes no arguments, got {' '.join(argv)!r}; accepted: none (a "
         "ResourceList on standard input), --help or --version\n"
     )
-    raise SystemExit(2)
+    raise SystemExit(EXIT_USAGE)

@@ -12,21 +12,21 @@ training-operator's `spec.runPolicy` or kubeflow mxnet-operator's inline form
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import JobKind
-from ...checks.input_model import BaseModel
 
 from ...model.diagnostics import Diagnostic, Severity
 from ...frameworks.mxnet import TUNER_SERVER_KEY
-from ...model.plan import ALL_WORKERS, SCHEDULER_DECIDES, TUNER_DECIDES, Options, Plan, Role, RunPolicy
+from ...model.plan import ALL_WORKERS, SCHEDULER_DECIDES, TUNER_DECIDES, Role, RunPolicy
 from ...model.source import Document, Path
 from .labels import tuner_keys
 from .model import MXJob
 from .run_policy import run_policy
 from ...model.patch import copy_data
-from ..shared import ensure_port, job_name, main_container, replica_type_of
-from ...checks.validation import validate_model
+from ..shared import InputKind, PlanFields, ensure_port, main_container, replica_type_of
+
+if TYPE_CHECKING:
+    from ...model.extension_points import JobKind
 
 API_VERSION = "kubeflow.org/v1"
 KIND_NAME = "MXJob"
@@ -66,34 +66,20 @@ def check_replica(
         ensure_port(main, PORT_NAME, default_port)
 
 
-def mxnet_plan(
-    document: Document,
-    options: Options,
-    metadata: Any,
+def mxnet_fields(
     roles: tuple[Role, ...],
     run_policy: RunPolicy,
-    out: list[Diagnostic],
     *,
     framework: str = "mxnet",
     framework_settings: dict[str, str] | None = None,
-) -> Plan | None:
-    name = job_name(metadata, document, out)
-    if name is None or any(d.is_error for d in out):
-        return None
-    return Plan(
-        api_version=str(document.data["apiVersion"]),
-        kind=str(document.data["kind"]),
-        name=name,
-        namespace=metadata.namespace or options.namespace,
-        labels=dict(metadata.labels or {}),
+) -> PlanFields:
+    """What an MXNet job's Plan says, for both operators' kinds (`framework`: their env)."""
+    return PlanFields(
         framework=framework,
         main_container=MAIN_CONTAINER,
         port_name=PORT_NAME,
-        roles=roles,
         run_policy=run_policy,
         success_policy=_success_policy(roles),
-        enable_dynamic_worker=False,
-        document=document,
         framework_settings=dict(framework_settings or {}),
     )
 
@@ -110,19 +96,18 @@ def _success_policy(roles: tuple[Role, ...]) -> str:
     return ALL_WORKERS
 
 
-class MXJobKind:
+class MXJobKind(InputKind[MXJob]):
     api_version = API_VERSION
     kind = KIND_NAME
+    input_model = MXJob
 
-    def model(self) -> type[BaseModel]:
-        return MXJob
+    def roles(self, job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
+        return _roles(job, document, out)
 
-    def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
-        job, diagnostics = validate_model(MXJob, document)
-        if job is None:
-            return None, diagnostics
-        roles = _roles(job, document, diagnostics)
-        policy = run_policy(job.spec, document, diagnostics)
+    def fields(
+        self, job: MXJob, roles: tuple[Role, ...], document: Document, out: list[Diagnostic]
+    ) -> PlanFields:
+        policy = run_policy(job.spec, document, out)
         written = job.spec.mxReplicaSpecs  # keyed as the job spells the replica types
         keys = tuner_keys(
             {
@@ -135,12 +120,9 @@ class MXJobKind:
             },
             job.spec.jobMode,
             document,
-            diagnostics,
+            out,
         )
-        plan = mxnet_plan(
-            document, options, job.metadata, roles, policy, diagnostics, framework_settings=keys
-        )
-        return plan, diagnostics
+        return mxnet_fields(roles, policy, framework_settings=keys)
 
 
 def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:

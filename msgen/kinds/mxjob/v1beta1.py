@@ -13,18 +13,20 @@ as a `kubeflow.org/v1 MXJob`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .. import JobKind
-from ...checks.input_model import BaseModel, Field
+from ...checks.input_model import Field
 
 from ...model.diagnostics import Diagnostic
-from ...model.plan import Options, Plan, Role, RunPolicy
+from ...model.plan import Role, RunPolicy
 from ...model.source import Document, Path
-from .v1 import DEFAULT_PORT, MAIN_CONTAINER, PORT_NAME, check_replica, mxnet_plan
+from ..shared import InputKind, PlanFields
+from .v1 import DEFAULT_PORT, MAIN_CONTAINER, PORT_NAME, check_replica, mxnet_fields
 from ..podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from ...model.patch import copy_data
-from ...checks.validation import validate_model
+
+if TYPE_CHECKING:
+    from ...model.extension_points import JobKind
 
 API_VERSION = "mxnet.mlkube.io/v1beta1"
 #: The group the seed job files show (`MxJob.v1beta1.mlkube.io`), accepted as well.
@@ -63,26 +65,20 @@ class SeedMxJob(MxJob):
     apiVersion: Literal["mlkube.io/v1beta1"]  # type: ignore[assignment]
 
 
-class MxJobKind:
+class MxJobKind(InputKind[MxJob]):
     kind = KIND_NAME
 
     def __init__(self, api_version: str, model: type[MxJob]):
         self.api_version = api_version
-        self._model = model
+        self.input_model = model
 
-    def model(self) -> type[BaseModel]:
-        return self._model
+    def roles(self, job: MxJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:
+        return _roles(job, document, out)
 
-    def to_plan(self, document: Document, options: Options) -> tuple[Plan | None, list[Diagnostic]]:
-        job, diagnostics = validate_model(self._model, document)
-        if job is None:
-            return None, diagnostics
-        roles = _roles(job, document, diagnostics)
-        policy = RunPolicy(clean_pod_policy="None")
-        plan = mxnet_plan(
-            document, options, job.metadata, roles, policy, diagnostics, framework="mxnet-original"
-        )
-        return plan, diagnostics
+    def fields(
+        self, job: MxJob, roles: tuple[Role, ...], document: Document, out: list[Diagnostic]
+    ) -> PlanFields:
+        return mxnet_fields(roles, RunPolicy(clean_pod_policy="None"), framework="mxnet-original")
 
 
 def _roles(job: MxJob, document: Document, out: list[Diagnostic]) -> tuple[Role, ...]:

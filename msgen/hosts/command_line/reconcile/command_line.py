@@ -1,9 +1,10 @@
 """What the reconciler's commands share: cluster options, connecting, rendering for the
 cluster that is there, following a job to its end (`apply --wait`, `status --watch`), and errors.
 
-Exit status of every reconciler command: 0 done; 1 the input has errors, the cluster refused
-or cannot be reached, or the job failed; 2 the command line is wrong, or the Kubernetes
-client (`msgen-k8s[apply]`) is not installed; 3 --timeout passed first; 130 interrupted.
+Exit status of every reconciler command (`msgen.model.exit_status`): 0 done; 1 the input has
+errors, the cluster refused or cannot be reached, or the job failed; 2 the command line is
+wrong, or the Kubernetes client (`msgen-k8s[apply]`) is not installed; 3 --timeout passed
+first; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ....model import run_policy, versions
+from ....model.exit_status import EXIT_INPUT, EXIT_TIMEOUT, EXIT_USAGE
 from ...click_options import CONTEXT as CONTEXT
-from ...compile_command import compile_paths, options_from
+from ...compile_command import compile_paths, interrupted, options_from
 
 if TYPE_CHECKING:
     from lightkube import Client
 
-EXIT_USAGE = 2
 #: The modules of the `msgen-k8s[apply]` extra the reconciler imports itself.
 CLIENT_MODULES = ("httpx2", "lightkube", "lightkube.models")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?\Z")
@@ -83,7 +84,7 @@ def connect(kwargs: dict[str, Any]) -> Client:
     try:
         return client_for(kwargs.pop("kubeconfig"), kwargs.pop("context"))
     except KubeError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_INPUT)
 
 
 def rendered(kwargs: dict[str, Any], client: Client, *, ask_server: bool = False,
@@ -130,10 +131,10 @@ def cluster_version(client: Client) -> tuple[int, int]:
         found = versions.parse(text)
     except KubeError as exc:
         if exc.code == 0:  # no answer: a version given would not reach the server either
-            fail(str(exc), 1)
-        fail(f"{exc}; name the cluster's version with --kube-version to render without asking", 1)
+            fail(str(exc), EXIT_INPUT)
+        fail(f"{exc}; name the cluster's version with --kube-version to render without asking", EXIT_INPUT)
     except ValueError as exc:
-        fail(f"the cluster's version: {exc}", 1)
+        fail(f"the cluster's version: {exc}", EXIT_INPUT)
     return min(found, versions.NEWEST)
 
 
@@ -146,7 +147,7 @@ def served_apis(client: Client) -> frozenset[str]:
     try:
         return served_api_versions(client)
     except KubeError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_INPUT)
 
 
 def render_paths(paths: list[str], kwargs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -171,13 +172,12 @@ def follow_job(client: Client, job: str, namespace: str, timeout: float | None, 
         found = watch.follow(client, job, namespace, timeout=timeout, echo=lines, witness=witness)
     except KeyboardInterrupt:
         lines.close()
-        echo(f"\nmsgen: stopped watching; the job keeps running. Resume with:\n"
-             f"  msgen status {job} -n {namespace} --watch", err=True)
-        raise SystemExit(130) from None
+        interrupted(f"msgen: stopped watching; the job keeps running. Resume with:\n"
+                    f"  msgen status {job} -n {namespace} --watch")
     except TimeoutError as exc:
-        fail(f"timed out; the job keeps running: {exc}", watch.EXIT_TIMEOUT)
+        fail(f"timed out; the job keeps running: {exc}", EXIT_TIMEOUT)
     except (watch.NotFound, kube.KubeError, run_policy.PolicyError) as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_INPUT)
     for line in watch.summary(found, time.monotonic() - started):
         echo(line)
     if found.phase == "Failed":
@@ -185,4 +185,4 @@ def follow_job(client: Client, job: str, namespace: str, timeout: float | None, 
             echo(f"  last log lines of pod {failure.pod}:")
             for line in witness.log_of(failure) or watch.last_logs(client, namespace, failure):
                 echo(line)
-        raise SystemExit(1)
+        raise SystemExit(EXIT_INPUT)

@@ -16,10 +16,10 @@ from typing import Any
 
 import click
 
+from ....model.exit_status import EXIT_DIFF_ERROR, EXIT_DIFFERENT, EXIT_INPUT, EXIT_OK, EXIT_USAGE
 from ...click_options import compile_options
 from .command_line import CONTEXT as _CONTEXT
 from .command_line import (
-    EXIT_USAGE,
     cluster_options,
     connect,
     fail,
@@ -108,7 +108,7 @@ def apply(prune: bool, set_name: str | None, wait: bool, timeout: float | None, 
     except Stop as exc:
         fail(str(exc), exc.exit_code)
     except kube.KubeError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_INPUT)
     if wait and not settings.dry_run:
         from ....reconcile.actions import job_of
 
@@ -145,14 +145,12 @@ def diff(**kwargs: Any) -> None:
             objects = [applyset.with_membership(o, applyset.applyset_id(name, namespace)) for o in objects]
         served_kinds(client, objects)
         text = unified(client, objects)
-    except Stop as exc:
-        fail(str(exc), 2)
-    except kube.KubeError as exc:
-        fail(str(exc), 2)
-    except SystemExit as exc:  # input errors and usage are errors too: >1
-        raise SystemExit(2 if exc.code else 0) from None
+    except (Stop, kube.KubeError) as exc:
+        fail(str(exc), EXIT_DIFF_ERROR)
+    except SystemExit as exc:  # the input's errors and the command line's are errors too
+        raise SystemExit(EXIT_DIFF_ERROR if exc.code else EXIT_OK) from None
     sys.stdout.write(text)
-    raise SystemExit(1 if text else 0)
+    raise SystemExit(EXIT_DIFFERENT if text else EXIT_OK)
 
 
 @click.command(context_settings=_CONTEXT)
@@ -190,7 +188,7 @@ def delete(paths: tuple[str, ...], set_name: str | None, wait: bool, no_wait: bo
     try:
         live = check_parent(client, set_name, namespace)
         if live is None:
-            fail(f"no ApplySet {set_name!r} in namespace {namespace!r}", 1)
+            fail(f"no ApplySet {set_name!r} in namespace {namespace!r}", EXIT_INPUT)
         set_id = applyset.applyset_id(set_name, namespace)
         kinds = live["metadata"]["annotations"].get(applyset.GROUP_KINDS, "")
         found = members(client, set_id, namespace, kinds)
@@ -205,4 +203,4 @@ def delete(paths: tuple[str, ...], set_name: str | None, wait: bool, no_wait: bo
     except Stop as exc:
         fail(str(exc), exc.exit_code)
     except kube.KubeError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_INPUT)

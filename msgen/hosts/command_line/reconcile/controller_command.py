@@ -6,8 +6,9 @@ from typing import Any, NoReturn
 
 import click
 
-from ....model.names import dns1123_problem
-from .command_line import CONTEXT, EXIT_USAGE, INSTALL_APPLY, cluster_options, connect, fail
+from ....model.exit_status import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_USAGE
+from ....model.names import dns1123_label, refused
+from .command_line import CONTEXT, INSTALL_APPLY, cluster_options, connect, fail
 
 
 def _interrupted(signum: int, frame: object) -> NoReturn:
@@ -19,9 +20,9 @@ def namespaces_of(given: tuple[str, ...]) -> list[str]:
     """`-n a -n b` or `-n a,b` → ["a", "b"]; none → ["*"], every namespace."""
     found = [name.strip() for each in given for name in each.split(",") if name.strip()]
     for name in found:
-        problem = dns1123_problem(name)
-        if problem is not None:
-            raise click.BadParameter(f"{name!r} {problem}", param_hint="'--namespace'")
+        problems = dns1123_label(name)
+        if problems:
+            raise click.BadParameter(f"{name!r} {refused(problems)}", param_hint="'--namespace'")
     return list(dict.fromkeys(found)) or ["*"]
 
 
@@ -108,6 +109,6 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
         loop.run(client, watched, resync=interval, once=once, echo=click.echo, elector=elector, health=health,
                  recorder=recorder, workers=workers)
     except KeyboardInterrupt:
-        raise SystemExit(130) from None
+        raise SystemExit(EXIT_INTERRUPTED) from None
     except kube.KubeError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_INPUT)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ....model.exit_status import EXIT_INPUT
 from ...click_options import render_options
 from .command_line import (
     CONTEXT,
@@ -85,7 +86,7 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
     try:  # a few lists per namespace for every job named, not a few per job
         objects = snapshot.listed(client, named, list(watching.WORKLOADS))
     except kube.KubeError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_INPUT)
     ends = _published_ends(client, [k for k in named if not _has_workload(objects[k])])
     for job, namespace in named:
         try:
@@ -93,7 +94,7 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
         except (watching.NotFound, run_policy.PolicyError) as exc:
             ended = ends.get((job, namespace))
             if ended is None:
-                fail(str(exc), 1)
+                fail(str(exc), EXIT_INPUT)
             shown[job] = ended
             if output == "table":
                 click.echo(f"{job}: {ended['phase']} (published by msgen controller; the job's workloads are gone)")
