@@ -25,14 +25,12 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ...yamlio.inputs import KUSTOMIZATION_FILES, MANIFEST_SUFFIXES
 from ...options.option_layers import HANDOFF_VARIABLE
 
 #: The variable that names the kustomize binary; else `kustomize` on PATH.
 KUSTOMIZE_VARIABLE = "MSGEN_KUSTOMIZE"
 #: Argo CD's repo-server timeout is 60 s by default; a build must end well before.
 BUILD_TIMEOUT = 50
-_REFERENCE_FIELDS = ("resources", "components", "generators", "transformers", "bases")
 
 
 class KustomizeError(Exception):
@@ -41,50 +39,10 @@ class KustomizeError(Exception):
 
 def kustomization_in(directory: str | Path) -> Path | None:
     """The kustomization file of `directory`, or None when it is not a kustomization."""
-    for name in KUSTOMIZATION_FILES:
-        path = Path(directory) / name
-        if path.is_file():
-            return path
-    return None
+    from ..kustomization_tree import kustomization_file
 
-
-def local_references(kustomization: Path) -> list[Path]:
-    """The local files and directories a kustomization refers to (remote ones are left out)."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(kustomization.read_text(encoding="utf-8", errors="replace"))
-    except yaml.YAMLError:
-        return []
-    if not isinstance(data, dict):
-        return []
-    found = []
-    for field in _REFERENCE_FIELDS:
-        entries = data.get(field)
-        for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, str) and "://" not in entry and not entry.startswith("git@"):
-                found.append((kustomization.parent / entry).resolve())
-    return found
-
-
-def files_reached(directory: Path, limit: int = 2000) -> list[Path]:
-    """The YAML files a kustomization in `directory` reaches, following local references."""
-    seen: set[Path] = set()
-    out: list[Path] = []
-    pending = [directory.resolve()]
-    while pending and len(out) < limit:
-        path = pending.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        if path.is_dir():
-            kustomization = kustomization_in(path)
-            if kustomization is not None:
-                out.append(kustomization)
-                pending.extend(local_references(kustomization))
-        elif path.is_file() and path.name.endswith(MANIFEST_SUFFIXES):
-            out.append(path)
-    return out
+    found = kustomization_file(str(directory))
+    return Path(found) if found is not None else None
 
 
 #: the copy the sidecar builds, and the repository directory it copies (msgen's step maps one
@@ -99,7 +57,7 @@ def build(directory: str, env: Mapping[str, str], handoff: str | None = None) ->
     MSGEN_HOST_OPTIONS. Raises KustomizeError saying why a build failed or was refused."""
     import tempfile
 
-    from .sidecar_tree import TreeRefused, exec_allowed, prepare
+    from .sidecar_tree import TreeRefused, exec_allowed, prepare, verify
 
     binary = env.get(KUSTOMIZE_VARIABLE) or shutil.which("kustomize", path=env.get("PATH"))
     try:
@@ -121,16 +79,18 @@ def build(directory: str, env: Mapping[str, str], handoff: str | None = None) ->
 
         home, tree = Path(scratch) / "plugins", Path(scratch) / "tree"
         try:
-            app, root = prepare(Path(directory), env, tree)
+            prepared = prepare(Path(directory), env, tree)
+            verify(prepared.app, tree, home, install_for_build(home))
         except TreeRefused as exc:
             raise KustomizeError(f"{directory} cannot be built in the msgen sidecar:\n{exc}") from None
-        install_for_build(home)
         child_env["KUSTOMIZE_PLUGIN_HOME"] = str(home)
         # msgen's step reads its config's findings' positions from the repository's own
         # files, not from the copy whose config was rewritten (plugin_commands.krm_step)
-        child_env[TREE_VARIABLE], child_env[ROOT_VARIABLE] = str(tree), str(root)
-        flags = ["--enable-alpha-plugins"]
-        return _run(binary, directory, str(app), flags, child_env, (str(tree), str(root)))
+        child_env[TREE_VARIABLE], child_env[ROOT_VARIABLE] = str(tree), str(prepared.root)
+        # only a build that runs msgen's plug-ins may load plug-ins at all: without the flag
+        # kustomize runs its builtins alone, whatever a remote base declares
+        flags = ["--enable-alpha-plugins"] if prepared.plugins else []
+        return _run(binary, directory, str(prepared.app), flags, child_env, (str(tree), str(prepared.root)))
 
 
 def _build_with_exec(binary: str, directory: str, child_env: dict[str, str]) -> str:
