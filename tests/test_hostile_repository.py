@@ -167,3 +167,20 @@ def test_discover_learns_nothing_of_a_file_outside_the_repository(tmp_path: Path
         assert done.returncode == 0, done.stderr
         printed.append(done.stdout + done.stderr)
     assert printed == ["", "", ""]
+
+
+def test_a_fifo_in_a_directory_is_refused_unopened(tmp_path: Path) -> None:
+    """Opening a FIFO for reading waits for a writer: `msgen render DIR` waited forever. It is
+    refused with its position, unopened (each run is a child killed after 60 s if it hangs)."""
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "job.yaml").write_text(JOB)
+    os.mkfifo(app / "pipe.yaml")
+    (app / "link.yaml").symlink_to(app / "pipe.yaml")
+    render = subprocess.run([sys.executable, "-m", "msgen", "render", str(app)], capture_output=True, text=True, timeout=60)
+    generated = subprocess.run([sys.executable, "-m", "msgen", "argocd-generate", str(app)], capture_output=True, text=True,
+                               env={**os.environ, "ARGOCD_APP_NAMESPACE": "team-a"}, timeout=60)  # fmt: skip
+    for done in (render, generated):
+        assert done.returncode == 1 and done.stdout == "", done.stderr
+        for name in ("link.yaml", "pipe.yaml"):
+            assert f"{app / name}:1:1: error: not a regular file (a FIFO, a socket or a device), not read" in done.stderr
