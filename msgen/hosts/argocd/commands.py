@@ -133,23 +133,21 @@ def argocd_generate(directory: str) -> None:
 
 
 def _names_agree(directory: str, objects: list[dict[str, Any]]) -> None:
-    """Exit 1 when a job msgen compiled inside the build cannot find its Scheduler any more:
-    an overlay above the one that runs msgen-krm renamed its objects (namePrefix, nameSuffix)
-    and the overlay does not list msgen-renamed.yaml, which would have failed the build."""
-    from ...checks.name_references import problems
+    """Exit 1 when a job msgen compiled inside the build no longer agrees with itself: an
+    overlay above the one that runs msgen-krm renamed, labelled or resized its objects, or a
+    generator hashed a name, where kustomize could not follow (an overlay without
+    msgen-kustomize.yaml, or a change no configuration can follow). Each finding is printed,
+    then what caused it and what to do instead (msgen.checks.job_agreement)."""
+    from ...checks.job_agreement import disagreements, explained
 
-    found = problems(objects, config_maps=False)
+    found = disagreements(objects)
     if not found:
         return
-    for problem in found:
-        click.echo(f"msgen: error: {problem}", err=True)
-    click.echo(
-        f"msgen: the objects msgen compiled in {directory} were renamed after it (namePrefix or "
-        "nameSuffix in an overlay above the one that runs msgen-krm): the job would never find "
-        "its Scheduler; rename the job before msgen compiles it, in that overlay (see msgen's "
-        "docs/gitops.md, Renames), and list msgen-renamed.yaml under its configurations:",
-        err=True,
-    )
+    lines = explained(found)
+    for line in lines[: len(found)]:
+        click.echo(f"msgen: error: {line}", err=True)
+    for line in lines[len(found):]:
+        click.echo(f"msgen: the objects msgen compiled in {directory}: {line}", err=True)
     raise SystemExit(EXIT_INPUT)
 
 

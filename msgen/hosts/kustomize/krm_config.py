@@ -124,16 +124,32 @@ def kustomization_files(roots: list[str]) -> list[str]:
     the YAML files beside it, through its local resources, bases and components: read by
     msgen's one reader of kustomization trees, inside the sidecar's copy when the sidecar's
     build runs this function, else inside the Git work tree of each root (or the root)."""
+    files: list[str] = []
+    for directory, entries in _kustomizations(roots):
+        files += [e.local for e in entries if e.field in ("generators", "transformers") and e.local]
+        files += yaml_files(directory)
+    return [f for f in dict.fromkeys(files) if os.path.isfile(f)]
+
+
+def configurations(roots: list[str]) -> list[str]:
+    """The transformer configurations (`configurations:`) the kustomizations at `roots` and
+    below them list, read by the same reader."""
+    files = [e.local for _directory, entries in _kustomizations(roots) for e in entries
+             if e.field == "configurations" and e.local]  # fmt: skip
+    return [f for f in dict.fromkeys(files) if os.path.isfile(f)]
+
+
+def _kustomizations(roots: list[str]) -> list[tuple[str, list[Any]]]:
+    """Each kustomization reached from `roots` (its directory), with its entries that name a
+    local file, at most MAX_KUSTOMIZATIONS from each root."""
     from .. import kustomization_tree as trees
 
-    files: list[str] = []
+    out: list[tuple[str, list[Any]]] = []
     for start in roots:
         tree = trees.read(start, _boundary(start), trees.Limits(kustomizations=MAX_KUSTOMIZATIONS))
         for directory, kustomization in tree.kustomizations.items():
-            files += [e.local for e in kustomization.entries
-                      if e.field in ("generators", "transformers") and e.form == trees.FILE and e.local]  # fmt: skip
-            files += yaml_files(directory)
-    return [f for f in dict.fromkeys(files) if os.path.isfile(f)]
+            out.append((directory, [e for e in kustomization.entries if e.form == trees.FILE]))
+    return out
 
 
 def _boundary(start: str) -> str:
