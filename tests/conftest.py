@@ -127,3 +127,30 @@ def kustomize_binary() -> str | None:
     if os.environ.get("CI"):
         pytest.fail("kustomize is missing: CI must install it (.ci/fetch-kustomize)")
     return None
+
+
+#: kustomize 5.x, the one overlays/argocd/Dockerfile's image carries on the harness: the
+#: harness builds it (`tests/live/cluster up --with argocd`) from tests/live/go/kustomize.
+KUSTOMIZE5_VARIABLE = "MSGEN_TEST_KUSTOMIZE5"
+KUSTOMIZE5_BUILD = (
+    "kustomize 5 is not here: the live harness builds it into <harness>/bin/kustomize-v5, or "
+    "`cd tests/live/go/kustomize && go build -o DIR/kustomize sigs.k8s.io/kustomize/kustomize/v5` "
+    f"(the Go module proxy; go.mod pins v5.5.0) and name it in ${KUSTOMIZE5_VARIABLE}"
+)
+
+
+def kustomize5_binary() -> str | None:
+    home = Path(os.environ.get("MSGEN_HARNESS_HOME", "/root/.cache/msgen-harness"))
+    for candidate in (os.environ.get(KUSTOMIZE5_VARIABLE), str(home / "bin" / "kustomize-v5")):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@pytest.fixture(params=["4.5.4", "5.x"])
+def any_kustomize(request: pytest.FixtureRequest) -> str:
+    """Each kustomize msgen supports: 4.5.4 (.ci/fetch-kustomize) and 5.x (the sidecar's)."""
+    found = kustomize_binary() if request.param == "4.5.4" else kustomize5_binary()
+    if found is None:
+        pytest.skip("kustomize 4.5.4 is not installed (.ci/fetch-kustomize)" if request.param == "4.5.4" else KUSTOMIZE5_BUILD)
+    return found

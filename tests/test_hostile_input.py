@@ -299,3 +299,32 @@ def test_a_quantity_of_thousands_of_digits_is_a_positioned_error(resource: str, 
     run = msgen("render", input=text)
     assert run.exit_code == 1 and run.stdout == ""
     assert f"limits.{resource}: quantity '{written[:20]}" in run.stderr
+
+
+GANG_JOB = (SAMPLES / "mindspore" / "resnet-gang-volcano.yaml").read_text()
+
+
+def test_a_huge_quantity_in_a_custom_resource_is_a_positioned_error(tmp_path: Path) -> None:
+    """`memory: 1e308` on a target that writes a custom resource was an internal error (a
+    float division overflowed while the refusal was being written)."""
+    (tmp_path / "job.yaml").write_text(GANG_JOB.replace("memory: 32Gi", "memory: 1e308"))
+    done = msgen("render", str(tmp_path / "job.yaml"), "--target", "volcano")
+    assert done.exit_code == 1 and done.stdout == ""
+    assert "job.yaml:43:27: error: spec.msReplicaSpecs.Worker.template.spec.containers[0].resources.requests.memory: " \
+           "quantity 1e+308 is not accepted here" in done.stderr, done.stderr
+    assert "internal error" not in done.stderr
+
+
+@pytest.mark.parametrize("written, text", [("1e308", "1e+308"), ("9007199254740993", "9007199254740993"),
+                                           ("99999999999999999999", "1e+20")])  # read as kubectl reads it: a float  # fmt: skip
+def test_huge_quantities_are_written_as_text(tmp_path: Path, written: str, text: str) -> None:
+    """A number no reader reads alike past 2**53 (kubectl's go-yaml reads an integer past 64
+    bits as a float) is written as the text of the quantity; a small one stays a number."""
+    (tmp_path / "job.yaml").write_text(GANG_JOB.replace("memory: 32Gi", f"memory: {written}").replace('cpu: "8"', "cpu: 8"))
+    done = msgen("render", str(tmp_path / "job.yaml"), "--target", "pod")
+    assert done.exit_code == 0, done.stderr
+    pods = [o for o in yaml.safe_load_all(done.stdout) if o and o["kind"] == "Pod" and "worker" in o["metadata"]["name"]]
+    assert len(pods) == 4
+    for pod in pods:
+        requests = pod["spec"]["containers"][0]["resources"]["requests"]
+        assert requests == {"cpu": 8, "memory": text}

@@ -152,3 +152,50 @@ def test_the_health_port_closes_idle_connections_and_bounds_them() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def discover(directory: Path, repo: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ARGOCD_APP_SOURCE_PATH": str(directory.relative_to(repo))}
+    return subprocess.run([sys.executable, "-m", "msgen", "argocd-discover", str(directory)], capture_output=True,
+                          text=True, env=env, cwd=directory, timeout=60)  # fmt: skip
+
+
+@pytest.mark.parametrize("reference", ["../../outside/secret.yaml", "link.yaml"])
+def test_discover_learns_nothing_of_a_file_outside_the_repository(tmp_path: Path, reference: str) -> None:
+    """A kustomization naming a file outside the repository (directly, or through a link) does
+    not make discover read it: whether that file holds a job changes nothing it prints (a
+    one-bit oracle on the sidecar's files otherwise), and a FIFO there is not opened."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = tmp_path / "repo"
+    (repo / "app").mkdir(parents=True)
+    (repo / "app" / "kustomization.yaml").write_text(f"resources: ['{reference}']\n")
+    (repo / "app" / "link.yaml").symlink_to(outside / "secret.yaml")
+    printed = []
+    for content in (JOB, SECRET, None):
+        (outside / "secret.yaml").unlink(missing_ok=True)
+        if content is None:
+            os.mkfifo(outside / "secret.yaml")
+        else:
+            (outside / "secret.yaml").write_text(content)
+        done = discover(repo / "app", repo)
+        assert done.returncode == 0, done.stderr
+        printed.append(done.stdout + done.stderr)
+    assert printed == ["", "", ""]
+
+
+def test_a_fifo_in_a_directory_is_refused_unopened(tmp_path: Path) -> None:
+    """Opening a FIFO for reading waits for a writer: `msgen render DIR` waited forever. It is
+    refused with its position, unopened (each run is a child killed after 60 s if it hangs)."""
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "job.yaml").write_text(JOB)
+    os.mkfifo(app / "pipe.yaml")
+    (app / "link.yaml").symlink_to(app / "pipe.yaml")
+    render = subprocess.run([sys.executable, "-m", "msgen", "render", str(app)], capture_output=True, text=True, timeout=60)
+    generated = subprocess.run([sys.executable, "-m", "msgen", "argocd-generate", str(app)], capture_output=True, text=True,
+                               env={**os.environ, "ARGOCD_APP_NAMESPACE": "team-a"}, timeout=60)  # fmt: skip
+    for done in (render, generated):
+        assert done.returncode == 1 and done.stdout == "", done.stderr
+        for name in ("link.yaml", "pipe.yaml"):
+            assert f"{app / name}:1:1: error: not a regular file (a FIFO, a socket or a device), not read" in done.stderr

@@ -137,6 +137,34 @@ def test_renames_beside_msgen_sync_and_renames_above_it_fail(repo: Repo, destina
         drop_namespace(elsewhere)
 
 
+#: The issue's repository: a plug-in config whose kind climbs out of kustomize's plug-in home to
+#: /bin/sh, which ran the config as its script and printed a ConfigMap into the build.
+CLIMBING = """\
+apiVersion: team.example/v1
+kind: ../../../../../../../../../../../../../../bin/sh
+metadata: {name: x}
+run: |
+  printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: pwned}\\ndata: {who: "%s", host: "%s"}\\n' "$(id)" "$(hostname)"; exit 0
+"""
+
+
+@pytest.mark.parametrize("field", ["generators", "transformers"])
+def test_a_repository_naming_a_program_is_refused(field: str, repo: Repo, destination: str, apps: list[App],
+                                                  api: Api) -> None:
+    """Before the sidecar's allowlist this Application went Synced and the cluster held
+    ConfigMap `pwned` with the sidecar's uid and host; now generation fails with msgen's
+    refusal, naming the file, line and kind, and Argo CD applies nothing."""
+    kustomization = f"resources: [job.yaml]\n{field}: [evil.yaml]\n"
+    repo.commit({"app/job.yaml": job("train", "sleep 5"), "app/kustomization.yaml": kustomization,
+                 "app/evil.yaml": CLIMBING}, "a plug-in named by its kind")
+    app = App(repo, "app", destination, api).create()
+    apps.append(app)
+    message = app.wait("a ComparisonError", comparison_error, 300)
+    assert "app/evil.yaml:1:1: error:" in message and "kind '../../../../../../../../../../../../../../bin/sh'" in message, message
+    assert "would make kustomize look for a program named by its apiVersion and kind" in message, message
+    assert names("configmaps", destination) == ["kube-root-ca.crt"] and names("jobs", destination) == []
+
+
 def test_parameters_and_env_change_the_output(repo: Repo, destination: str, apps: list[App], api: Api) -> None:
     revision = repo.commit({"jobs/train.yaml": job("train", "sleep 5")}, "a job")
     app = App(repo, "jobs", destination, api, parameters={"target": "pod"}, env={"MSGEN_RUN_NAME": "content"}).create()

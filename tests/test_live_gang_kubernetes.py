@@ -82,7 +82,7 @@ def test_the_api_server_accepts_every_object_and_the_pods_made_from_them(namespa
                 objects = [part for obj in run.objects() for part in judged(obj)
                            if part["kind"] in ("Workload", "PodGroup", "Pod", "Job", "StatefulSet")]
                 assert {o["kind"] for o in objects} >= {"Workload", "PodGroup", "Pod"}
-                for obj, (status, message) in zip(objects, server.dry_run_all(objects, namespace)):
+                for obj, (status, message) in zip(objects, server.dry_run_all(objects, namespace), strict=True):
                     if status >= 300 and not any(reason in message for reason in ENVIRONMENT):
                         refused.append(f"{sample} {target}: {obj['kind']}/{obj['metadata']['name']}: {message}")
     finally:

@@ -74,7 +74,7 @@ def compile_document(
         if all_findings.room_for_more(diagnostics):
             diagnostics.extend(all_findings.beyond(diagnostics, _checked(plan, options)[0]))
         return [], diagnostics, True
-    objects, found = render_plan(plan, options)
+    objects, found = render_plan(_huge_quantities_as_text(plan), options)
     diagnostics.extend(found)
     if options.served_apis is not None and not has_errors(diagnostics):
         from . import served  # where the host knows what the cluster serves
@@ -104,6 +104,34 @@ def _check_templates(plan: Plan, options: Options, memos: CompileMemos | None) -
         elif valid is not None:
             valid.remember(key, True)
     return out
+
+
+def _huge_quantities_as_text(plan: Plan) -> Plan:
+    """The plan with every container's requests and limits that are numbers too large to be
+    read alike written as text (`quantity.as_written`); the templates are copied only then."""
+    from ..model.quantity import as_written
+
+    roles = []
+    for role in plan.roles:
+        spec = role.template["spec"]
+        containers = [*(spec.get("initContainers") or []), *spec["containers"]]
+        if all(as_written(v) is v for c in containers for v in _resource_values(c)):
+            roles.append(role)
+            continue
+        copied = json.loads(json.dumps(role.template))
+        for container in [*(copied["spec"].get("initContainers") or []), *copied["spec"]["containers"]]:
+            for section in ("requests", "limits"):
+                values = (container.get("resources") or {}).get(section)
+                if isinstance(values, dict):
+                    container["resources"][section] = {k: as_written(v) for k, v in values.items()}
+        roles.append(role._replace(template=copied))
+    return plan._replace(roles=tuple(roles)) if roles != list(plan.roles) else plan
+
+
+def _resource_values(container: Any) -> list[Any]:
+    resources = container.get("resources") if isinstance(container, dict) else None
+    resources = resources if isinstance(resources, dict) else {}
+    return [v for s in ("requests", "limits") if isinstance(resources.get(s), dict) for v in resources[s].values()]
 
 
 class _Checked:

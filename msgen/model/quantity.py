@@ -103,6 +103,19 @@ def _too_long(match: re.Match[str]) -> bool:
     )
 
 
+#: From here on a number is not read alike everywhere: go-yaml (kubectl) reads an integer past
+#: 64 bits as a float, and a float holds integers exactly only below 2**53.
+EXACT_NUMBERS = 2**53
+
+
+def as_written(value: object) -> object:
+    """A quantity as msgen writes it: a YAML number too large to be read alike by every reader
+    (`1e308`, `99999999999999999999`) becomes its text, which every reader reads as it is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) >= EXACT_NUMBERS:
+        return repr(value) if isinstance(value, float) else str(value)
+    return value
+
+
 class Sum:
     """A running total of quantities of one resource, remembering the suffix family used."""
 

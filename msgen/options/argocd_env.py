@@ -198,20 +198,43 @@ def api_versions(env: Mapping[str, str]) -> tuple[str, ...] | None:
     return tuple(sorted({part.strip() for part in text.split(",") if part.strip()}))
 
 
+#: The sidecar's ceilings, set in the sidecar container's env by its administrator (an
+#: Application sets only `ARGOCD_ENV_*`): the most a render may write. A repository's function
+#: config, the plugin env and the parameters may lower these bounds, never raise them
+#: (msgen.options.ceilings). The defaults keep the worst a repository can make the sidecar
+#: spend, msgen and kustomize together, within its 1 GiB limit (bench/sidecar_bounds.py).
+CEILING_VARIABLES = {"max-output-size": "MSGEN_ARGOCD_MAX_OUTPUT_SIZE",
+                     "max-output-objects": "MSGEN_ARGOCD_MAX_OUTPUT_OBJECTS"}  # fmt: skip
+CEILING_DEFAULTS = {"max-output-size": "16Mi", "max-output-objects": "20000"}
+
+
+def ceiling_layer(env: Mapping[str, str]) -> Layer:
+    """The administrator's ceilings (the defaults where a variable is unset or empty); raises
+    OptionError naming a variable whose value the option does not accept."""
+    from .ceilings import checked
+
+    values = {}
+    for option, variable in CEILING_VARIABLES.items():
+        values[option] = (env.get(variable, "").strip() or CEILING_DEFAULTS[option], variable)
+    return checked(Layer(values))
+
+
 def handoff(env: Mapping[str, str]) -> Handoff:
     """Every option source in Argo CD's environment, checked: raises OptionError naming the
-    variable or parameter that is misspelt or holds a value msgen does not accept."""
+    variable or parameter that is misspelt, holds a value msgen does not accept, or goes
+    above the sidecar's ceiling."""
     facts = [fact_layer(env)]
     choices = [env_layer(env), parameter_layer(env)]
-    resolve([*facts, *choices])  # every value checked here, before any build starts
-    return Handoff(facts, choices, api_versions(env))
+    ceilings = ceiling_layer(env)
+    resolve([*facts, *choices], ceilings=ceilings)  # every value checked here, before any build
+    return Handoff(facts, choices, api_versions(env), ceilings)
 
 
 def options_from_env(env: Mapping[str, str]) -> tuple[Options, list[Override], Handoff]:
     """The options of a plain directory's render, the overrides to report, and the hand-off
     for a kustomize build."""
     found = handoff(env)
-    options, overrides = resolve([*found.facts, *found.choices])
+    options, overrides = resolve([*found.facts, *found.choices], ceilings=found.ceilings)
     if found.api_versions is not None:
         options = options._replace(served_apis=frozenset(found.api_versions))
     return options, overrides, found

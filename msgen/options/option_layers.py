@@ -54,17 +54,31 @@ class Override(NamedTuple):
 
 class Handoff(NamedTuple):
     """What a host resolved and passes on: the layers below and above a function config,
-    and the API versions the cluster serves (None: unknown)."""
+    the API versions the cluster serves (None: unknown), and its administrator's ceilings
+    (`msgen.options.ceilings`; None: none)."""
 
     facts: list[Layer]
     choices: list[Layer]
     api_versions: tuple[str, ...] | None = None
+    ceilings: Layer | None = None
 
 
-def resolve(layers: list[Layer], base: Options | None = None) -> tuple[Options, list[Override]]:
+def resolve(
+    layers: list[Layer], base: Options | None = None, ceilings: Layer | None = None
+) -> tuple[Options, list[Override]]:
     """`base` with every layer applied in order; and each value a later layer overrode with
-    a different one. Raises option_text.OptionError for a bad value."""
+    a different one. `ceilings` (an administrator's, msgen.options.ceilings) are the values
+    where no layer sets one, and no layer may go above them. Raises option_text.OptionError
+    for a bad value or one above its ceiling."""
     options = base or Options()
+    ceiling_origins: dict[str, str] = {}
+    if ceilings is not None:
+        from .ceilings import check
+
+        check(layers, ceilings)
+        options = option_text.apply(options, {n: t for n, (t, _s) in ceilings.values.items()},
+                                    shown_as={n: s for n, (_t, s) in ceilings.values.items()})  # fmt: skip
+        ceiling_origins = {name: f"{shown}={text!r}" for name, (text, shown) in ceilings.values.items()}
     chosen: dict[str, tuple[Any, str, str]] = {}  # option → (value, text, shown)
     overrides = []
     for layer in layers:
@@ -78,7 +92,8 @@ def resolve(layers: list[Layer], base: Options | None = None) -> tuple[Options, 
                 overrides.append(Override(name, f"{before[2]}={before[1]!r}", f"{shown}={text!r}"))
             chosen[name] = (value, text, shown)
     origins = tuple((name, f"{shown}={text!r}") for name, (_v, text, shown) in chosen.items())
-    return options._replace(origins=origins), overrides
+    kept = tuple((name, origin) for name, origin in ceiling_origins.items() if name not in chosen)
+    return options._replace(origins=kept + origins), overrides
 
 
 def describe(shown: str) -> str:
@@ -104,6 +119,7 @@ def to_env(handoff: Handoff) -> str:
         "facts": [layer.values for layer in handoff.facts],
         "choices": [layer.values for layer in handoff.choices],
         "apiVersions": list(handoff.api_versions) if handoff.api_versions is not None else None,
+        "ceilings": handoff.ceilings.values if handoff.ceilings is not None else None,
     }
     return json.dumps(data, sort_keys=True)
 
@@ -120,13 +136,14 @@ def from_env(env: Mapping[str, str]) -> Handoff | None:
         choices = [_layer(values) for values in data["choices"]]
         versions = data.get("apiVersions")
         api_versions = None if versions is None else tuple(str(v) for v in versions)
+        ceilings = None if data.get("ceilings") is None else _layer(data["ceilings"])
     except (ValueError, KeyError, TypeError, AttributeError):
         raise option_text.OptionError(
             HANDOFF_VARIABLE,
             f"${HANDOFF_VARIABLE} is not what msgen argocd-generate writes; accepted: unset "
             "(msgen sets it for the kustomize build it runs)",
         ) from None
-    return Handoff(facts, choices, api_versions)
+    return Handoff(facts, choices, api_versions, ceilings)
 
 
 def _layer(values: dict[str, Any]) -> Layer:
@@ -139,7 +156,7 @@ def with_function_config(handoff: Handoff | None, config: Layer) -> tuple[Option
     (the host reported the others already)."""
     if handoff is None:
         return resolve([config])
-    options, overrides = resolve([*handoff.facts, config, *handoff.choices])
+    options, overrides = resolve([*handoff.facts, config, *handoff.choices], ceilings=handoff.ceilings)
     mine = {f"{shown}={text!r}" for text, shown in config.values.values()}
     overrides = [o for o in overrides if o.lost in mine or o.won in mine]
     if handoff.api_versions is not None:

@@ -209,7 +209,8 @@ ROWS: tuple[Row, ...] = (
         help="The most objects one run may write in all; past it the run fails, writing "
         "nothing (a bound for input that would make millions of objects).",
         title="Most objects",
-        tooltip="the most objects one render may write (default 200000)",
+        tooltip="the most objects one render may write; the default and the most is the "
+        "sidecar's ceiling (MSGEN_ARGOCD_MAX_OUTPUT_OBJECTS, 20000 unless set)",
         help_order=160, check="count", metavar="N", hosts=frozenset({"cli", "krm", "argocd"}),
     ),
     Row(
@@ -217,7 +218,8 @@ ROWS: tuple[Row, ...] = (
         help="The most output one run may write in all, a size such as 256Mi or 1Gi; past "
         "it the run fails, writing nothing.",
         title="Most output",
-        tooltip="the most output one render may write, a size such as 256Mi (the default) or 1Gi",
+        tooltip="the most output one render may write, a size such as 4Mi; the default and the "
+        "most is the sidecar's ceiling (MSGEN_ARGOCD_MAX_OUTPUT_SIZE, 16Mi unless set)",
         help_order=170, check="quantity", metavar="SIZE", hosts=frozenset({"cli", "krm", "argocd"}),
     ),
     Row(

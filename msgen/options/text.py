@@ -208,7 +208,8 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
         return int(text)
     if row.check == "quantity":
         if not _is_size(text):
-            raise _refused(key, f"{text!r} is not accepted; accepted: a size such as 16Gi or 512Mi")
+            raise _refused(key, f"{text!r} is not accepted; accepted: a size such as 16Gi or 512Mi, "
+                           f"below {SIZE_CEILING_SHOWN}")
         return text
     if row.check in ("dns-label", "label-value"):
         problems = dns1123_label(text) if row.check == "dns-label" else label_value(text, empty=False)
@@ -220,10 +221,17 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
     return text
 
 
+#: A size option is a count of bytes every reader holds in 64 bits (Kubernetes' quantities,
+#: Go's int64): `99999999999999999999999999999999Ei` was accepted, and no bound it sets means
+#: anything.
+SIZE_CEILING = 8 << 60
+SIZE_CEILING_SHOWN = "8Ei"
+
+
 def _is_size(text: str) -> bool:
     """A size option (`--shm-size`): a Kubernetes quantity (msgen.model.quantity's grammar) of
-    whole bytes, more than none."""
+    whole bytes, more than none and below SIZE_CEILING."""
     exact = quantity.amount(text)
-    return exact is not None and exact.numerator > 0 and exact.whole
+    return exact is not None and exact.whole and 0 < exact.numerator // exact.denominator < SIZE_CEILING
 
 

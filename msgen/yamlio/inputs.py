@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import stat
 import sys
 from typing import BinaryIO
 
@@ -28,21 +29,37 @@ class Refused(str):
     """A path found in a directory that is not read: the reason is `refusal(path)`'s."""
 
 
+class NotRegular(Refused):
+    """A directory's entry with a manifest's name that is no regular file (a FIFO, a socket, a
+    device): opening a FIFO for reading waits for a writer, forever."""
+
+
 def refusal(path: Refused) -> Diagnostic:
-    """The error for a file of a directory that leads out of it (a symbolic link), which is
-    not read: its contents appear in no message."""
-    return Diagnostic(
-        Severity.ERROR,
-        "a symbolic link out of the directory msgen was given, not read; accepted: files "
-        "inside that directory (links to files inside it too)",
-        Position(str(path), 1, 1),
-    )
+    """The error for a file of a directory that leads out of it (a symbolic link), or that is
+    no regular file, which is not read: its contents appear in no message."""
+    if isinstance(path, NotRegular):
+        message = ("not a regular file (a FIFO, a socket or a device), not read; accepted: "
+                   "regular files in a directory msgen reads")  # fmt: skip
+    else:
+        message = ("a symbolic link out of the directory msgen was given, not read; accepted: "
+                   "files inside that directory (links to files inside it too)")  # fmt: skip
+    return Diagnostic(Severity.ERROR, message, Position(str(path), 1, 1))
+
+
+def _regular(path: str) -> bool:
+    """Whether `path` (links followed) is a regular file; a dangling link counts as one (its
+    reading reports it missing)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
 
 
 def expand_paths(paths: list[str]) -> list[str]:
     """Every file to read, in order: directories become their YAML and JSON files, sorted; a
     directory's file that is a link out of it becomes a `Refused` path (the input of a GitOps
-    host is a repository, whose links must not reach the machine's other files)."""
+    host is a repository, whose links must not reach the machine's other files), one that is
+    no regular file a `NotRegular` path (never opened)."""
     out: list[str] = []
     for path in paths or ["-"]:
         if path == "-":
@@ -57,7 +74,7 @@ def expand_paths(paths: list[str]) -> list[str]:
                         file = os.path.join(root, name)
                         real = os.path.realpath(file)
                         leaves = os.path.islink(file) and not real.startswith(inside + os.sep)
-                        found.append(Refused(file) if leaves else file)
+                        found.append(Refused(file) if leaves else file if _regular(file) else NotRegular(file))
             from pathlib import Path  # only for a directory: a file's render does without it
 
             out.extend(sorted(found, key=lambda p: Path(p).relative_to(path).as_posix()))

@@ -38,7 +38,7 @@ def check_quantity(
             path,
             f"{what} {value!r} is not accepted here: it lands in a custom resource, whose"
             " schema takes a quantity as an integer (of 64 bits) or a string; accepted:"
-            f" {str(value)!r} (quoted)" + (f", or {_milli(exact)}" if not too_big else ""),
+            f" {str(value)!r} (quoted)" + (f", or {_milli(exact)}" if not too_big and _milli(exact) != "nothing else" else ""),
         )
         return None
     if exact is None:
@@ -52,8 +52,10 @@ def check_quantity(
 
 
 def _milli(amount: Amount) -> str:
-    milli = amount.numerator * 1000 / amount.denominator
-    return f"{int(milli)}m" if milli == int(milli) else "a quoted number"
+    """The quantity as whole thousandths (`1500m`), when that is an integer of 64 bits (in
+    integers: `1e308` made the float division overflow)."""
+    milli, rest = divmod(amount.numerator * 1000, amount.denominator)
+    return f"{milli}m" if rest == 0 and -(2**63) <= milli < 2**63 else "nothing else"
 
 
 def is_extended(name: str) -> bool:

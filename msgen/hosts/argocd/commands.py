@@ -32,7 +32,19 @@ def krm_step(config: str) -> None:
     with open(config, encoding="utf-8") as stream:
         config_text = stream.read()
     root = _in_repository(os.environ.get("KUSTOMIZE_PLUGIN_CONFIG_ROOT") or os.getcwd())
-    status, output, messages = run_step(config_text, sys.stdin.read(), root)
+    try:
+        status, output, messages = run_step(config_text, sys.stdin.read(), root)
+    except MemoryError:
+        # the step's own bound (plugin_home.STEP_MEMORY), reached by the build's input: the
+        # repository's doing, not a bug in msgen; said once the handler has freed the memory
+        status, output, messages = -1, "", []
+    if status == -1:
+        from .plugin_home import STEP_MEMORY
+
+        messages = [f"msgen: error: msgen's step ran out of the memory it is allowed "
+                    f"({STEP_MEMORY >> 20} MiB) and was stopped; accepted: a build whose jobs "
+                    "compile within that (fewer jobs or replicas)"]  # fmt: skip
+        status = 1
     for message in messages:
         click.echo(message, err=True)
     if status != EXIT_OK:
@@ -71,8 +83,11 @@ def argocd_generate(directory: str) -> None:
     with kustomize, without exec functions: msgen's own (exec: {path: msgen-krm}) runs as
     msgen's code, any other function the repository declares is refused (the sidecar's
     MSGEN_ARGOCD_EXEC_FUNCTIONS=allow lets kustomize run them); then the jobs left in the
-    build are compiled. Prints nothing unless the whole render succeeded, so Argo CD never
-    prunes on a broken commit.
+    build are compiled. The sidecar's MSGEN_ARGOCD_MAX_OUTPUT_SIZE (16Mi) and
+    MSGEN_ARGOCD_MAX_OUTPUT_OBJECTS (20000) are ceilings: the defaults, which a repository or
+    the Application may lower, never raise; a kustomize build is bounded in time, memory and
+    output too. Prints nothing unless the whole render succeeded, so Argo CD never prunes on a
+    broken commit.
 
     \b
     Example (what the cmp-server runs, in the application's directory):
@@ -100,7 +115,10 @@ def argocd_generate(directory: str) -> None:
             compile_paths([directory], options, sink=spool.add)
         else:
             try:
-                built = build_kustomization(directory, os.environ, to_env(handoff))
+                from ...checks.output_bound import size_of
+
+                bound = size_of(options.max_output_size)
+                built = build_kustomization(directory, os.environ, to_env(handoff), bound)
             except KustomizeError as exc:
                 click.echo(f"msgen: {exc}", err=True)
                 raise SystemExit(EXIT_INPUT) from None

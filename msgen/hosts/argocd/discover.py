@@ -5,7 +5,9 @@ msgen's when one of its manifests (`*.yaml`, `*.yml`, `*.json`, as Argo CD's own
 source reads them) holds a job kind msgen compiles, at the top level or as an item of a
 `kind: List`. A directory with a kustomization is built with kustomize (kustomize_build.py);
 it is msgen's when what it reaches holds a job or runs msgen-krm, and discover prints its
-kustomization file.
+kustomization file. What it reaches is read by msgen's one reader of kustomization trees
+(`hosts/kustomization_tree`): inside the repository only (ARGOCD_APP_SOURCE_PATH says where
+it starts), so a kustomization that names a file elsewhere learns nothing of it.
 
 Each candidate file is parsed (`msgen.hosts.job_text`); a file that is not YAML is still
 claimed when its text names a job kind, so that `generate` reports its error with a position
@@ -15,20 +17,22 @@ instead of the application silently matching no plugin. Options are read by `arg
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..job_text import holds_job
-from .kustomize_build import files_reached, kustomization_in
+from .. import kustomization_tree as trees
+from .kustomize_build import kustomization_in
 from ...yamlio.inputs import KUSTOMIZATION_FILES, MANIFEST_SUFFIXES
 
 #: Larger files are read this far only (a plugin's discovery runs on every refresh).
 _READ_AT_MOST = 8 << 20
 
 
-def discover(directory: str) -> list[str]:
+def discover(directory: str, env: Mapping[str, str] | None = None) -> list[str]:
     """Relative paths of the files below `directory` that make it an msgen application."""
     if kustomization_in(directory) is not None:
-        return _discover_kustomization(directory)
+        return _discover_kustomization(directory, os.environ if env is None else env)
     found = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -43,13 +47,21 @@ def discover(directory: str) -> list[str]:
     return found
 
 
-def _discover_kustomization(directory: str) -> list[str]:
+def _discover_kustomization(directory: str, env: Mapping[str, str]) -> list[str]:
     """A kustomization is the plugin's when what it reaches holds a job or runs msgen-krm."""
+    from .sidecar_tree import repository_root
+
     kustomization = kustomization_in(directory)
     assert kustomization is not None
-    for path in files_reached(Path(directory)):
-        text = _read(str(path))
-        if "msgen-krm" in text or holds_job(text):
+    tree = trees.read(directory, str(repository_root(Path(directory), env)))
+    for found in tree.kustomizations.values():
+        texts = [found.document.source.text]
+        for entry in (e for e in found.entries if e.field in trees.BUILT_FIELDS):
+            if entry.form == trees.INLINE:
+                texts.append(entry.text)
+            elif entry.form == trees.FILE and entry.local is not None:
+                texts.append(tree.text(entry.local) or "")
+        if any("msgen-krm" in text or holds_job(text) for text in texts):
             return [kustomization.name]
     return []
 

@@ -1,6 +1,8 @@
 """The plug-in home one build in the Argo CD sidecar uses: every job kind msgen compiles as a
 legacy plug-in, and the step msgen's own KRM function becomes there (`sidecar_tree`), each run
 by this very interpreter's msgen, never by one found on PATH nor a program the repository names.
+Each lowers its own data bound (RLIMIT_DATA, inherited from the build's) to STEP_MEMORY before
+msgen starts.
 """
 
 from __future__ import annotations
@@ -14,11 +16,17 @@ from ..kustomize.legacy_plugin import write
 from .sidecar_tree import STEP_API_VERSION, STEP_KIND
 
 
+#: The data one of msgen's steps may map (`ulimit -d`, in KiB): a step compiles one build's
+#: jobs, within max-output-size (16Mi at the sidecar's ceiling; bench/sidecar_bounds.py).
+STEP_MEMORY = 256 << 20
+
+
 def install_for_build(home: Path) -> list[Path]:
     """Write the plug-in home below `home`; returns the executables written."""
     def script(command: str) -> str:
         return (
             "#!/bin/sh\n# written by msgen for one build in its Argo CD sidecar\n"
+            f"ulimit -d {STEP_MEMORY >> 10} || exit 1\n"
             f"exec {shlex.quote(sys.executable)} -m msgen {command} \"$@\"\n"
         )
 

@@ -1,50 +1,54 @@
-"""A repository's kustomization, copied for a build that runs none of the repository's programs.
+"""A repository's kustomization, copied for a build that runs no program the repository names.
 
 The Argo CD sidecar renders whatever a Git repository holds, for every application it serves.
-A kustomize function is a program (`exec: {path: ./script}`, `/bin/sh`, a container, a
-Starlark script), so the sidecar builds without `--enable-exec` and refuses every function a
-repository declares, naming it, except msgen's own (`exec: {path: msgen-krm}`). That one is
-rewritten, in a copy of the tree kustomize reads, into a legacy plug-in config
+Its kustomize builds a copy of the kustomization directories the application reaches
+(`tree_copy`), read with msgen's one reader of kustomization trees
+(`hosts/kustomization_tree`), first in the repository (what to copy: nothing outside it) and
+then in the copy, which is what kustomize will read. There every plug-in config of every
+kustomization that a local entry reaches, read as each of kustomize 4.5.4 and 5.x could read
+it (inline, a file, a directory, remote), must be on the sidecar's allowlist
+(`plugin_allowlist`): a kustomize builtin, msgen's own function, or a job kind msgen compiles
+as a legacy plug-in. msgen's function is rewritten in the copy into a legacy plug-in config
 (`sidecar.msgen/v1` `Function`) that kustomize hands to msgen's plug-in home, written by msgen
-for this build: msgen's code from the sidecar's installation runs it, never a path the
-repository chose. Without the refusal a function kustomize cannot run would be skipped
-without a word, and the build would not be the one the repository's author ran.
+for this build. Then the copy is read once more and every plug-in config checked again, this
+time as kustomize's loader will resolve it: a builtin, or a path that lands on an executable
+msgen wrote (`verify`).
 
-The copy holds the kustomization directories the application reaches and nothing else (they
-are all kustomize may read), within a size bound; a reference or a symbolic link leading out
-of the repository is refused, and no message shows what such a file holds.
+Only when the build needs msgen's plug-ins does kustomize get `--enable-alpha-plugins`; then
+a remote base or component, and a directory listed as plug-in configs (kustomize builds it,
+and its output, which a patch there may change after any check of its files, becomes the
+configs), are refused: msgen cannot check them before kustomize runs them. Without msgen's
+plug-ins kustomize builds with builtins only, which no config a remote base holds can change.
+A `file://` repository (a clone of the sidecar's own disk) is refused always.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from .. import kustomization_tree as trees
+from ...model.diagnostics import format_diagnostic
+from . import plugin_allowlist as allowlist
+from .tree_copy import Copier, TooLarge
 
 #: The kinds of the plug-in config msgen's function becomes (see plugin_home.install_for_build).
 STEP_API_VERSION = "sidecar.msgen/v1"
 STEP_KIND = "Function"
-#: Where kyaml (`runtimeutil.GetFunctionSpec`) finds that a config is a function.
-FUNCTION_ANNOTATIONS = ("config.kubernetes.io/function", "config.k8s.io/function")
-LEGACY_CONTAINER_ANNOTATION = "config.kubernetes.io/container"
-#: msgen's own function, exactly as its overlays declare it.
-MSGEN_FUNCTION = {"exec": {"path": "msgen-krm"}}
 #: The sidecar's setting that lets kustomize run a repository's exec functions.
 EXEC_VARIABLE = "MSGEN_ARGOCD_EXEC_FUNCTIONS"
 EXEC_CHOICES = ("refuse", "allow")
-#: What a build may copy: a repository's kustomizations, not its data sets.
-MAX_TREE_BYTES = 64 << 20
-MAX_TREE_FILES = 10_000
-_KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-_DIRECTORY_FIELDS = ("resources", "components", "bases")
-_PLUGIN_FIELDS = ("generators", "transformers", "validators")
-_MANIFESTS = (".yaml", ".yml", ".json")
 
 
 class TreeRefused(Exception):
     """The tree cannot be built in the sidecar; the message names every reason, one a line."""
+
+
+class Prepared(NamedTuple):
+    app: Path  # the application's directory in the copy
+    root: Path  # the repository directory the copy mirrors
+    plugins: bool  # the build needs msgen's plug-ins (--enable-alpha-plugins)
 
 
 def exec_allowed(env: dict[str, str] | Any) -> bool:
@@ -59,235 +63,149 @@ def exec_allowed(env: dict[str, str] | Any) -> bool:
     return value == "allow"
 
 
-def repository_root(directory: Path, env: dict[str, str] | Any) -> Path | None:
-    """The repository the application is in: its directory without ARGOCD_APP_SOURCE_PATH."""
+def repository_root(directory: Path, env: dict[str, str] | Any) -> Path:
+    """The repository the application is in: its directory without ARGOCD_APP_SOURCE_PATH
+    (Argo CD sets it); run by hand, the Git work tree holding it, else the directory itself."""
+    directory = Path(os.path.realpath(directory))
     source_path = (env.get("ARGOCD_APP_SOURCE_PATH") or "").strip("/")
-    if not source_path or source_path == ".":
-        return directory if "ARGOCD_APP_SOURCE_PATH" in env else None
-    parts = Path(source_path).parts
-    if ".." in parts or directory.parts[-len(parts) :] != parts:
-        return None
-    return directory.parents[len(parts) - 1]
+    if "ARGOCD_APP_SOURCE_PATH" in env:
+        parts = Path(source_path).parts if source_path not in ("", ".") else ()
+        if ".." in parts or (parts and directory.parts[-len(parts) :] != parts):
+            return directory
+        return directory.parents[len(parts) - 1] if parts else directory
+    for candidate in (directory, *directory.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return directory
 
 
-def kustomization_file(directory: Path) -> Path | None:
-    for name in _KUSTOMIZATIONS:
-        if (directory / name).is_file():
-            return directory / name
-    return None
-
-
-def _remote(entry: str) -> bool:
-    return "://" in entry or entry.startswith(("git@", "github.com/", "gitlab.com/"))
-
-
-def _inline(entry: str) -> bool:
-    return "\n" in entry.strip()
-
-
-class _Reached:
-    """The kustomization directories an application reaches, and its plug-in entries."""
-
-    def __init__(self, boundary: Path):
-        self.boundary = boundary
-        self.directories: list[Path] = []
-        #: (kustomization file, file or directory of configs, or None for an inline entry, its index)
-        self.plugins: list[tuple[Path, Path | None, str, int]] = []
-        self.refused: list[str] = []
-
-    def walk(self, start: Path) -> None:
-        pending = [start]
-        while pending:
-            directory = pending.pop()
-            if directory in self.directories:
-                continue
-            self.directories.append(directory)
-            kustomization = kustomization_file(directory)
-            data = _read_kustomization(kustomization) if kustomization else None
-            for field in (*_DIRECTORY_FIELDS, *_PLUGIN_FIELDS):
-                entries = data.get(field) if isinstance(data, dict) else None
-                for index, entry in enumerate(entries if isinstance(entries, list) else []):
-                    if not isinstance(entry, str) or _remote(entry):
-                        continue
-                    assert kustomization is not None
-                    if field in _PLUGIN_FIELDS and _inline(entry):
-                        self.plugins.append((kustomization, None, field, index))
-                        continue
-                    target = self._inside(kustomization, entry)
-                    if target is None:
-                        continue
-                    if field in _PLUGIN_FIELDS:
-                        self.plugins.append((kustomization, target, field, index))
-                    if target.is_dir():
-                        pending.append(target)
-
-    def _inside(self, kustomization: Path, entry: str) -> Path | None:
-        target = Path(os.path.realpath(kustomization.parent / entry))
-        if not _within(target, self.boundary):
-            self.refused.append(
-                f"{kustomization}: {entry!r} leads out of the repository ({self.boundary}); "
-                "accepted: files and directories inside it"
-            )
-            return None
-        return target
-
-
-def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
-def _read_kustomization(path: Path) -> Any:
-    from ...model.diagnostics import InputError
-    from ...model.source import Source
-    from ...yamlio.yaml_loader import load_documents
-
-    try:
-        text = path.read_text(encoding="utf-8")
-        documents = load_documents(Source(str(path), text))
-    except (OSError, UnicodeDecodeError, InputError):
-        return None  # kustomize reports it
-    return documents[0].data if len(documents) == 1 else None
-
-
-def prepare(directory: Path, env: dict[str, str] | Any, into: Path) -> tuple[Path, Path]:
+def prepare(directory: Path, env: dict[str, str] | Any, into: Path) -> Prepared:
     """Copy what `directory`'s kustomization reaches below `into`, msgen's functions
-    rewritten; returns the application's directory in the copy and the directory the copy
-    mirrors. Raises TreeRefused naming every function, link and reference refused."""
+    rewritten. Raises TreeRefused naming every config, link and reference refused."""
     start = Path(os.path.realpath(directory))
     boundary = repository_root(start, env)
-    reached = _Reached(boundary or Path("/"))
-    reached.walk(start)
-    if boundary is None:
-        boundary = Path(os.path.commonpath([str(d) for d in reached.directories]))
-        reached.boundary = boundary
-    root = Path(os.path.commonpath([str(d) for d in reached.directories]))
-    tops = [d for d in reached.directories if not any(o in d.parents for o in reached.directories)]
-    copier = _Copier(boundary, root, into)
-    for top in sorted(tops):
-        copier.copy(top)
-    refused = reached.refused + copier.refused
-    if not refused:
-        for kustomization, target, field, index in reached.plugins:
-            copied = into / kustomization.relative_to(root)
-            if target is None:
-                refused += _rewrite_inline(copied, field, index, root, into)
-            elif target.is_dir():
-                for path in _manifests(into / target.relative_to(root)):
-                    refused += _rewrite_file(path, field, root, into)
-            else:
-                refused += _rewrite_file(into / target.relative_to(root), field, root, into)
+    original = trees.read(str(start), str(boundary))
+    _raise_for([format_diagnostic(d) for d in original.problems])
+    reached = [Path(d) for d in original.kustomizations] or [start]
+    root = Path(os.path.commonpath([str(d) for d in reached]))
+    copier = Copier(boundary, root, into)
+    try:
+        for top in sorted(d for d in reached if not any(o in d.parents for o in reached)):
+            copier.copy(top)
+    except TooLarge as exc:
+        raise TreeRefused(str(exc)) from None
+    _raise_for(copier.refused)
+    app = into / start.relative_to(root)
+    check = _Check(trees.read(str(app), str(into)), into, root)
+    check.run()
+    _raise_for(check.refused)
+    for path, objects in check.files.items():
+        _write(path, objects)
+    for (kustomization, field, index), objects in check.inline.items():
+        _rewrite_inline(kustomization, field, index, objects)
+    return Prepared(app, root, check.plugins)
+
+
+def _raise_for(refused: list[str]) -> None:
     if refused:
         raise TreeRefused("\n".join(dict.fromkeys(refused)))
-    return into / start.relative_to(root), root
 
 
-def _manifests(directory: Path) -> Iterator[Path]:
-    for parent, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith(_MANIFESTS) and name not in _KUSTOMIZATIONS:
-                yield Path(parent) / name
+class _Check:
+    """The allowlist over every plug-in entry of the copy's tree."""
 
-
-class _Copier:
-    """Copies directory trees, keeping links that stay in the repository, within bounds."""
-
-    def __init__(self, boundary: Path, root: Path, into: Path):
-        self.boundary = boundary
-        self.root = root
-        self.into = into
-        self.bytes = 0
-        self.files = 0
+    def __init__(self, tree: trees.Tree, into: Path, root: Path):
+        self.tree, self.into, self.root = tree, str(into), str(root)
         self.refused: list[str] = []
+        self.plugins = False
+        self.files: dict[str, list[Any]] = {}  # file of the copy → its configs, rewritten
+        self.inline: dict[tuple[str, str, int], list[Any]] = {}
+        self.unchecked: list[str] = []  # entries msgen cannot see before kustomize builds them
 
-    def copy(self, top: Path) -> None:
-        for parent, dirs, files in os.walk(top):
-            here = Path(parent)
-            dirs[:] = sorted(d for d in dirs if d != ".git")
-            target = self.into / here.relative_to(self.root)
-            target.mkdir(parents=True, exist_ok=True)
-            for name in sorted(files) + [d for d in dirs if (here / d).is_symlink()]:
-                self._entry(here / name, target / name)
-            dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
+    def shown(self, text: str) -> str:
+        return text.replace(self.into, self.root)
 
-    def _entry(self, source: Path, target: Path) -> None:
-        shown = source.relative_to(self.root)
-        if source.is_symlink():
-            resolved = Path(os.path.realpath(source))
-            if not _within(resolved, self.boundary):
-                self.refused.append(
-                    f"{shown}: a symbolic link out of the repository ({self.boundary}); "
-                    "accepted: links to files inside it"
-                )
-                return
-            os.symlink(os.readlink(source), target)
+    def run(self) -> None:
+        for kustomization, entry in self.tree.entries():
+            where = self.shown(f"{entry.position.file}:{entry.position.line}:{entry.position.column}")
+            if entry.form == trees.REMOTE and _file_scheme(entry.text):
+                self.refused.append(f"{where}: error: {entry.field} entry {entry.text!r} clones a repository "
+                                    "of the sidecar's own disk; accepted: https, ssh or a path inside the repository")  # fmt: skip
+            elif entry.form == trees.REMOTE and entry.field in trees.BUILT_FIELDS:
+                self.unchecked.append(f"{where}: error: remote {entry.field} entry {entry.text!r}" + _REMOTE)
+            if entry.field in trees.PLUGIN_FIELDS:
+                self._plugin_entry(kustomization, entry, where)
+        self.refused[:0] = [self.shown(format_diagnostic(d)) for d in self.tree.problems]
+        if self.plugins and self.unchecked:
+            self.refused += self.unchecked
+
+    def _plugin_entry(self, kustomization: trees.Kustomization, entry: trees.Entry, where: str) -> None:
+        if entry.form == trees.INVALID:
+            self.refused.append(f"{where}: error: {entry.field} entry {entry.text} is not accepted; accepted: a path or inline YAML")
             return
-        if not source.is_file():
-            return  # sockets, devices: nothing kustomize reads
-        self.files += 1
-        self.bytes += source.stat().st_size
-        if self.files > MAX_TREE_FILES or self.bytes > MAX_TREE_BYTES:
-            raise TreeRefused(
-                f"the kustomizations below {self.root} hold more than {MAX_TREE_FILES} files or "
-                f"{MAX_TREE_BYTES >> 20} MiB; accepted: at most that much (keep data out of "
-                "the repository's kustomization directories)"
-            )
-        shutil.copyfile(source, target, follow_symlinks=False)  # no exec bit: nothing to run
+        if entry.form == trees.INLINE:
+            self._inline(kustomization, entry, where)
+        if entry.local is not None and os.path.isdir(entry.local):
+            self.unchecked.append(f"{where}: error: {entry.field} entry {entry.text!r}, a directory kustomize builds into "
+                                  "plug-in configs" + _DIRECTORY)  # fmt: skip
+        elif entry.local is not None:
+            self._file(entry.field, entry.local, entry.position)
+        elif entry.form == trees.REMOTE:
+            self.unchecked.append(f"{where}: error: remote {entry.field} entry {entry.text!r}" + _REMOTE)
+
+    def _inline(self, kustomization: trees.Kustomization, entry: trees.Entry, where: str) -> None:
+        from ..kustomize_entries import InlineUnreadable, inline_objects
+
+        try:
+            objects = inline_objects(entry.text) or []
+        except InlineUnreadable:
+            self.refused.append(f"{where}: error: {entry.field} entry is neither a path nor YAML msgen can read; "
+                                "accepted: a path or inline YAML objects")  # fmt: skip
+            return
+        found = [c for obj in objects for c in allowlist.configs(obj)]
+        rewritten = self._judged(entry.field, [(c, where) for c in found])
+        if rewritten is not None:
+            self.inline[kustomization.file, entry.field, int(entry.path[1])] = rewritten
+
+    def _file(self, field: str, path: str, position: Any) -> None:
+        documents = self.tree.documents(path, position)
+        if documents is None:
+            return  # a problem of the tree's, refused with the others
+        found = []
+        for document in documents:
+            for config in allowlist.configs(document.data):
+                at = document.positions.at(config.path)
+                found.append((config, self.shown(f"{at.file}:{at.line}:{at.column}")))
+        rewritten = self._judged(field, found)
+        if rewritten is not None:
+            self.files[path] = rewritten
+
+    def _judged(self, field: str, found: list[tuple[allowlist.Config, str]]) -> list[Any] | None:
+        """The configs with msgen's functions as msgen's steps, when there is one; else None."""
+        out, steps = [], False
+        for config, where in found:
+            verdict = allowlist.judge(config.obj)
+            if verdict.accepted is None:
+                self.refused.append(f"{where}: error: {field[:-1]} {verdict.reason}: refused; "
+                                    f"{allowlist.accepted_text(EXEC_VARIABLE)}")  # fmt: skip
+                continue
+            self.plugins = self.plugins or verdict.accepted != allowlist.BUILTIN
+            steps = steps or verdict.accepted == allowlist.STEP
+            out.append(step(config.obj) if verdict.accepted == allowlist.STEP else config.obj)
+        return out if steps else None
 
 
-def function_of(obj: Any) -> Any:
-    """The function an object declares as kustomize reads it, or None."""
-    if not isinstance(obj, dict):
-        return None
-    metadata = obj.get("metadata")
-    if not isinstance(metadata, dict):
-        return None
-    annotations = metadata.get("annotations")
-    annotations = annotations if isinstance(annotations, dict) else {}
-    for key in FUNCTION_ANNOTATIONS:
-        if annotations.get(key):
-            return _spec(annotations[key])
-    if annotations.get(LEGACY_CONTAINER_ANNOTATION):
-        return {"container": {"image": annotations[LEGACY_CONTAINER_ANNOTATION]}}
-    if metadata.get("configFn") is not None:
-        return metadata["configFn"]
-    return None
+_UNCHECKED = (": msgen cannot check what kustomize loads from it before kustomize runs it, and this "
+              "build runs msgen's plug-ins; accepted: {}, or an application without msgen's function "
+              "or job plug-ins (kustomize then builds with its builtins alone)")
+_REMOTE = _UNCHECKED.format("a directory inside the repository")
+_DIRECTORY = _UNCHECKED.format("the plug-in config files listed one by one")
 
 
-def _spec(text: Any) -> Any:
-    from ...model.diagnostics import InputError
-    from ...model.source import Source
-    from ...yamlio.yaml_loader import load_documents
+def _file_scheme(entry: str) -> bool:
+    from ..kustomize_entries import local_repository
 
-    try:
-        documents = load_documents(Source("function", str(text)))
-    except InputError:
-        return str(text)
-    return documents[0].data if documents else str(text)
-
-
-def described(spec: Any) -> str:
-    """The program a function spec names, for the refusal."""
-    if isinstance(spec, dict):
-        for kind, field in (("exec", "path"), ("container", "image"), ("starlark", "path")):
-            part = spec.get(kind)
-            if isinstance(part, dict) and part.get(field):
-                return f"{kind} {part[field]}"
-            if part:
-                return f"{kind} {part!r}"
-    return f"the function {spec!r}"
-
-
-def _refusal(where: str, field: str, obj: dict[str, Any], spec: Any) -> str:
-    metadata = obj.get("metadata")
-    name = metadata.get("name") if isinstance(metadata, dict) else None
-    what = f"{obj.get('kind')} {name}"
-    return (
-        f"{where}: {field} {what} runs {described(spec)}: refused, the msgen sidecar runs no "
-        "program a repository names; accepted: msgen's own function (exec: {path: msgen-krm}); "
-        f"the sidecar's administrator may allow exec functions with {EXEC_VARIABLE}=allow "
-        "(docs/security.md says what that risks)"
-    )
+    return local_repository(entry)
 
 
 def step(obj: dict[str, Any]) -> dict[str, Any]:
@@ -295,8 +213,9 @@ def step(obj: dict[str, Any]) -> dict[str, Any]:
     config = {k: v for k, v in obj.items() if k != "metadata"}
     metadata = dict(obj.get("metadata") or {})
     annotations = {
-        k: v for k, v in (metadata.get("annotations") or {}).items() if k not in FUNCTION_ANNOTATIONS
-    }
+        k: v for k, v in (metadata.get("annotations") or {}).items()
+        if k not in allowlist.FUNCTION_ANNOTATIONS
+    }  # fmt: skip
     if annotations:
         metadata["annotations"] = annotations
     else:
@@ -310,72 +229,55 @@ def step(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _rewritten(objects: list[Any], where: list[str], field: str) -> tuple[list[Any], list[str]]:
-    out, refused = [], []
-    for obj, shown in zip(objects, where):
-        spec = function_of(obj)
-        if spec is None:
-            out.append(obj)
-        elif spec == MSGEN_FUNCTION:
-            out.append(step(obj))
-        else:
-            refused.append(_refusal(shown, field[:-1], obj, spec))
-    return out, refused
-
-
-def _load(path: Path) -> Any:
-    from ...model.diagnostics import InputError
-    from ...model.source import Source
-    from ...yamlio.yaml_loader import load_documents
-
-    try:
-        return load_documents(Source(str(path), path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, InputError):
-        return None  # kustomize says what is wrong with it
-
-
-def _rewrite_file(path: Path, field: str, root: Path, into: Path) -> list[str]:
+def _write(path: str, objects: list[Any]) -> None:
     from ...yamlio.emit import to_yaml
 
-    documents = _load(path)
-    if not documents or all(function_of(d.data) is None for d in documents):
-        return []
-    shown = [_position(path, d, root, into) for d in documents]
-    objects, refused = _rewritten([d.data for d in documents], shown, field)
-    if not refused:
-        path.write_text(to_yaml(objects), encoding="utf-8")
-    return refused
+    Path(path).write_text(to_yaml(objects), encoding="utf-8")
 
 
-def _rewrite_inline(kustomization: Path, field: str, index: int, root: Path, into: Path) -> list[str]:
-    from ...yamlio.emit import to_yaml
-
-    documents = _load(kustomization)
-    if not documents:
-        return []
-    data = documents[0].data
-    inline = _inline_objects(data[field][index])
-    position = documents[0].positions.at((field, index))
-    shown = f"{root / kustomization.relative_to(into)}:{position.line}:{position.column}"
-    objects, refused = _rewritten(inline, [shown] * len(inline), field)
-    if not refused and objects != inline:
-        data[field][index] = to_yaml(objects)
-        kustomization.write_text(to_yaml([data]), encoding="utf-8")
-    return refused
-
-
-def _inline_objects(text: str) -> list[Any]:
-    from ...model.diagnostics import InputError
+def _rewrite_inline(kustomization: str, field: str, index: int, objects: list[Any]) -> None:
     from ...model.source import Source
+    from ...yamlio.emit import to_yaml
     from ...yamlio.yaml_loader import load_documents
 
-    try:
-        return [d.data for d in load_documents(Source("inline", text))]
-    except InputError:
-        return []
+    data = load_documents(Source(kustomization, Path(kustomization).read_text(encoding="utf-8")))[0].data
+    data[field][index] = to_yaml(objects)
+    Path(kustomization).write_text(to_yaml([data]), encoding="utf-8")
 
 
-def _position(path: Path, document: Any, root: Path, into: Path) -> str:
-    position = document.positions.at(())
-    original = root / path.relative_to(into)
-    return f"{original}:{position.line}:{position.column}"
+def verify(app: Path, into: Path, home: Path, written: list[Path]) -> None:
+    """The copy as kustomize will load it: every plug-in config of every kustomization a local
+    entry reaches is a builtin, or lands, as kustomize's loader joins its path
+    (`<home>/<group>/<version>/<lower kind>/<kind>`, cleaned as text), on an executable msgen
+    wrote. A second check, made after the rewrite; raises TreeRefused."""
+    tree = trees.read(str(app), str(into))
+    executables = {os.path.normpath(p) for p in written}
+    wrong = [format_diagnostic(d) for d in tree.problems]
+    for _kustomization, entry in tree.entries(*trees.PLUGIN_FIELDS):
+        objects: list[Any] = []
+        if entry.form == trees.INLINE:
+            from ..kustomize_entries import inline_objects
+
+            objects += inline_objects(entry.text) or []
+        if entry.local is not None and os.path.isfile(entry.local):
+            objects += [d.data for d in tree.documents(entry.local) or []]
+        for config in (c for obj in objects for c in allowlist.configs(obj)):
+            if not _loadable(config.obj, home, executables):
+                wrong.append(f"{entry.position.file}:{entry.position.line}: {entry.field} entry loads "
+                             f"{allowlist._named(config.obj) if isinstance(config.obj, dict) else config.obj!r}")  # fmt: skip
+    if wrong:
+        raise TreeRefused("msgen's second check of the copy it built refused it:\n" + "\n".join(wrong))
+
+
+def _loadable(obj: Any, home: Path, executables: set[str]) -> bool:
+    if not isinstance(obj, dict) or allowlist.function_of(obj) is not None:
+        return False
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return False
+    if api_version == allowlist.BUILTIN_API_VERSION:
+        return kind in allowlist.BUILTIN_KINDS
+    # resid.ParseGroupVersion: the group before the first "/", the version after it
+    group, version = api_version.split("/", 1) if "/" in api_version else ("", api_version)
+    path = os.path.normpath(os.path.join(str(home), group, version, kind.lower(), kind))
+    return path in executables

@@ -110,7 +110,12 @@ def _with_host_options(kwargs: dict[str, Any]) -> Options:
         ):
             text = versions.show(value) if isinstance(value, tuple) else str(value)
             given[row.name] = (text.lower() if isinstance(value, bool) else text, f"--{row.name}")
-    options, overrides = with_function_config(handoff, Layer(given, "cli"))
+    try:
+        # the flags are the repository's: a host's ceilings bound them (msgen.options.ceilings)
+        options, overrides = with_function_config(handoff, Layer(given, "cli"))
+    except option_text.OptionError as exc:
+        click.echo(f"msgen: error: argsOneLiner: {exc}", err=True)
+        raise SystemExit(EXIT_INPUT) from None
     for override in overrides:
         click.echo(f"msgen: warning: {override.message()}", err=True)
     return options

@@ -99,11 +99,6 @@ def options(where: ConfigPlace, data: Any) -> tuple[Options, list[Diagnostic]]:
     return chosen, found
 
 
-#: At most this many kustomizations are read for the config (a build's tree is small).
-MAX_KUSTOMIZATIONS = 64
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-
-
 def build_roots() -> list[str]:
     """The directories the parent process builds when it is `kustomize build DIR...` (its
     arguments that are directories, else its working directory), read from Linux's /proc."""
@@ -120,60 +115,51 @@ def build_roots() -> list[str]:
     return [d for d in given if os.path.isdir(d)] or [here]
 
 
+#: A build's tree is small: at most this many kustomizations are read for the config.
+MAX_KUSTOMIZATIONS = 64
+
+
 def kustomization_files(roots: list[str]) -> list[str]:
     """The files a kustomization at each of `roots` names as generators or transformers, and
-    the YAML files beside it, through its local resources, bases and components."""
+    the YAML files beside it, through its local resources, bases and components: read by
+    msgen's one reader of kustomization trees, inside the sidecar's copy when the sidecar's
+    build runs this function, else inside the Git work tree of each root (or the root)."""
     files: list[str] = []
-    for directory, data in kustomizations(roots):
-        for field in ("generators", "transformers"):
-            files += [os.path.join(directory, e) for e in _entries(data.get(field))]
+    for directory, entries in _kustomizations(roots):
+        files += [e.local for e in entries if e.field in ("generators", "transformers") and e.local]
         files += yaml_files(directory)
     return [f for f in dict.fromkeys(files) if os.path.isfile(f)]
 
 
 def configurations(roots: list[str]) -> list[str]:
     """The transformer configurations (`configurations:`) the kustomizations at `roots` and
-    below them list."""
-    files = [os.path.join(directory, e) for directory, data in kustomizations(roots)
-             for e in _entries(data.get("configurations"))]
+    below them list, read by the same reader."""
+    files = [e.local for _directory, entries in _kustomizations(roots) for e in entries
+             if e.field == "configurations" and e.local]  # fmt: skip
     return [f for f in dict.fromkeys(files) if os.path.isfile(f)]
 
 
-def kustomizations(roots: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Each kustomization reached from `roots` (its directory and data), through local
-    resources, bases and components, at most MAX_KUSTOMIZATIONS."""
-    from ...model.diagnostics import InputError
-    from ...model.source import Source
-    from ...yamlio.yaml_loader import load_documents
+def _kustomizations(roots: list[str]) -> list[tuple[str, list[Any]]]:
+    """Each kustomization reached from `roots` (its directory), with its entries that name a
+    local file, at most MAX_KUSTOMIZATIONS from each root."""
+    from .. import kustomization_tree as trees
 
-    out: list[tuple[str, dict[str, Any]]] = []
-    pending, seen = list(roots), set[str]()
-    while pending and len(seen) < MAX_KUSTOMIZATIONS:
-        directory = os.path.realpath(pending.pop(0))
-        if directory in seen:
-            continue
-        seen.add(directory)
-        found = [os.path.join(directory, n) for n in KUSTOMIZATION_FILES]
-        path = next((f for f in found if os.path.isfile(f)), None)
-        if path is None:
-            continue
-        try:
-            with open(path, encoding="utf-8") as stream:
-                documents = load_documents(Source(path, stream.read()))
-        except (OSError, UnicodeDecodeError, InputError):
-            continue
-        data = documents[0].data if documents else None
-        if not isinstance(data, dict):
-            continue
-        out.append((directory, data))
-        for field in ("resources", "bases", "components"):
-            pending += [os.path.join(directory, e) for e in _entries(data.get(field))]
+    out: list[tuple[str, list[Any]]] = []
+    for start in roots:
+        tree = trees.read(start, _boundary(start), trees.Limits(kustomizations=MAX_KUSTOMIZATIONS))
+        for directory, kustomization in tree.kustomizations.items():
+            out.append((directory, [e for e in kustomization.entries if e.form == trees.FILE]))
     return out
 
 
-def _entries(value: Any) -> list[str]:
-    """The local paths among a kustomization list's entries (not URLs, not inline YAML)."""
-    if not isinstance(value, list):
-        return []
-    return [e for e in value if isinstance(e, str) and "\n" not in e and "://" not in e]
+def _boundary(start: str) -> str:
+    """Where the kustomizations a build of `start` reads may be: the sidecar's copy, when
+    msgen's sidecar runs the build (it reads nothing else); else the Git work tree holding
+    `start`, or anywhere (the user's own build, of their own files)."""
+    from pathlib import Path as FilePath
 
+    tree = os.environ.get("MSGEN_SIDECAR_TREE")
+    real = FilePath(os.path.realpath(start))
+    if tree and (real == FilePath(os.path.realpath(tree)) or FilePath(os.path.realpath(tree)) in real.parents):
+        return tree
+    return str(next((c for c in (real, *real.parents) if (c / ".git").exists()), FilePath("/")))
