@@ -126,6 +126,15 @@ def _workload_verdict(obj: dict[str, Any]) -> tuple[str, str, str] | None:
     return None
 
 
+def shows_end(obj: dict[str, Any]) -> bool:
+    """Whether `obj` shows an end its job's verdict or policies may follow from: a pod that
+    Succeeded or Failed, a workload with its own verdict. The controller queues a job whose
+    object first shows one ahead of every other change (`workqueue.URGENT`)."""
+    if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
+        return _phase(obj) in ("Succeeded", "Failed")
+    return _workload_verdict(obj) is not None
+
+
 def _workload_role(obj: dict[str, Any], policy: JobPolicy) -> str | None:
     """A Job's role, from the labels of the pods it makes."""
     template = (obj.get("spec") or {}).get("template") or {}
