@@ -345,7 +345,8 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:
                 continue
             due = (int(job.decided_wall or 0) + job.ttl - time.time() + time.monotonic()) if job.ttl else None
             if due is not None and write.at >= due - 1:
-                ttl_delays.append(write.at - due)
+                if job.target == "pod" or write.kind == "Job":  # not the garbage collector's pods of a Job
+                    ttl_delays.append(write.at - due)
             else:
                 clean.setdefault(job.name, write.at - job.decided)
             key = (write.method, write.kind, write.name)
