@@ -26,6 +26,8 @@ from .fake_api_client import served
 from .fake_kubelet import end, msjob, place, rendered, start
 
 JOB_NAME = "training.kubeflow.org/job-name"
+#: Seconds a reconcile waits for another before it gives up (only when the test fails).
+PATIENCE = 10.0
 
 
 class Clock:
@@ -142,6 +144,41 @@ def test_a_pass_gives_back_its_changes_when_a_pods_end_is_queued_and_reads_each_
     assert order[:2] == ["j00", "z"], order
     assert sorted(order) == sorted(["z", *(f"j{n:02d}" for n in range(20))])
     assert seen["z"] == 1 and seen["j05"] == 1
+
+
+def test_an_urgent_job_does_not_wait_for_the_slowest_reconcile_of_the_pass_it_cut_short(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Job `slow` waits on the API server (here: until `z` has been reconciled, at most
+    PATIENCE seconds); meanwhile a pod of `z` ends. The pass is cut short and `z` goes on
+    the free worker while `slow` still runs, not once the pass's last reconcile has ended."""
+    import threading
+
+    view = _View(["a-slow"] + [f"j{n:02d}" for n in range(20)] + ["z"])
+    view.queue.take()
+    view.queue.add_all([("ns", "a-slow"), *(("ns", f"j{n:02d}") for n in range(20))])
+    gate = threading.Event()
+    released: list[bool] = []
+
+    def reconcile(client: Any, namespace: str, job: str, objects: list[dict[str, Any]], *args: Any,
+                  **kwargs: Any) -> tuple[status.JobStatus, float | None]:
+        if job == "a-slow":
+            view.queue.add(("ns", "z"), urgent=True)
+            released.append(gate.wait(PATIENCE))
+        elif job == "z":
+            gate.set()
+        return status.JobStatus(job=job, phase="Running"), None
+
+    monkeypatch.setattr(controller, "reconcile_job", reconcile)
+    workers = Workers(2)
+    try:
+        for _ in range(5):
+            controller.reconcile_queued(None, view, lambda line: None, lambda: True,  # type: ignore[arg-type]
+                                        writes=Writes(), recorder=NOTHING, phases={}, workers=workers)
+            if gate.is_set():
+                break
+    finally:
+        workers.close()
+    assert released == [True]
 
 
 def test_background_work_is_given_back_only_after_a_slice_and_changes_never_for_background() -> None:

@@ -152,14 +152,15 @@ PASS_SLICE = 0.5
 
 def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], None], leading: Callable[[], bool],
                      *, writes: Writes, recorder: Recorder, phases: dict[tuple[str, str], str],
-                     workers: Workers | None = None) -> None:
+                     workers: Workers | None = None, yielding: bool = True) -> None:
     """The queued jobs once each, by rank (`workqueue`: a pod's end first, then other
     changes, then background work), up to `workers.count` at once; a failing job never stops
     the others (it is queued again, with backoff); no job is started once leadership is lost
     (those running stop before their next action). A pass gives back the jobs it has not
     started when something of a better rank is queued meanwhile (`_outranked`), so it goes
-    first; a pass ends when every job it started has ended. Each job is read from the view
-    as it starts. `phases` keeps each job's last phase, for the `msgen_jobs` gauge."""
+    first; a pass ends when every job it started has ended, except one cut short for an
+    urgent job (those still running go on beside the next pass). Each job is read from the
+    view as it starts; a pass that must not be cut short (`--once`) is not `yielding`. `phases` keeps each job's last phase, for the `msgen_jobs` gauge."""
     workers = workers or Workers(1)
     ready = view.queue.take()
     if not ready:
@@ -202,10 +203,12 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
                 phases[key] = phase
         return then
 
+    outranked = False
     try:
         for n, (key, queued, rank) in enumerate(ready):
             workers.free()
-            if not leading() or _outranked(view.queue.best(), rank, time.monotonic() - started):
+            outranked = yielding and _outranked(view.queue.best(), rank, time.monotonic() - started)
+            if outranked or not leading():
                 view.queue.give_back(ready[n:])
                 break
             ns_job = cast(tuple[str, str], key)
@@ -220,10 +223,13 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
             if not workers.run(key, functools.partial(one, ns_job, queued, objects), record(ns_job)):
                 view.queue.give_back([(key, queued, rank)])  # still running: after it ends
     finally:
-        workers.finish()
+        if outranked:
+            workers.collect()  # the urgent job goes next, beside those still running
+        else:
+            workers.finish()
     recorder.jobs(dict(Counter(phases.values())))
     recorder.queue_worked(time.monotonic() - started)
-    recorder.working(None, time.monotonic(), 0)
+    recorder.working(started if workers.active() else None, time.monotonic(), workers.active())
 
 
 def _outranked(waiting: int | None, rank: int, elapsed: float) -> bool:
@@ -326,7 +332,7 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
             acting = can_act
             if can_act:
                 reconcile_queued(client, view, echo, leading, writes=writes, recorder=recorder, phases=phases,
-                                 workers=pool)
+                                 workers=pool, yielding=not once)
                 if once:
                     return
             wait = max(0.0, resync - (time.monotonic() - resynced)) if acting else min(resync, 2.0)
