@@ -57,7 +57,11 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
         recorder.action(action.policy, action.verb, action.kind, ok, delay)
 
     def announce(kept: list[dict[str, Any]], kept_services: list[dict[str, Any]]) -> None:
-        if publish(client, policy, found, kept, echo, kept_services, writes) in ("Succeeded", "Failed"):
+        # What was published is read from every object of the job, those being deleted too:
+        # when the one holding the record goes (a TTL deleting the Jobs), its record moves to
+        # what is left (a Service) as it was, and is not announced again there.
+        if publish(client, policy, found, kept, echo, kept_services, writes,
+                   read_from=[*workloads, *services]) in ("Succeeded", "Failed"):
             recorder.action("verdict", "publish", "Job", True, _since(queued))
 
     if found.finished:
