@@ -329,6 +329,7 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:
     ttl_delays: list[float] = []
     doubled: list[str] = []
     seen: dict[tuple[str, str, str], int] = {}
+    announced: dict[tuple[str, str], set[str]] = {}
     for write in driver.writes():
         if write.kind == "Event":
             involved, reason = write.body["involvedObject"]["name"], write.body["reason"]
@@ -336,9 +337,12 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:
             if job is not None and reason in ("JobSucceeded", "JobFailed") and job.decided:
                 verdict.setdefault(job.name, write.at - job.decided)
             # A phase goes on each of a job's Jobs, but on one pod (or Service) of a job:
-            # two on two pods are a phase announced twice.
+            # two on two pods are a phase announced twice, and so is one on a pod or Service
+            # beside those on its Jobs.
             kind = write.body["involvedObject"].get("kind")
             key = ("event", job.name if job is not None and kind in ("Pod", "Service") else involved, reason)
+            if job is not None:
+                announced.setdefault((job.name, reason), set()).add(kind)
         elif write.method == "DELETE" or (write.method == "PATCH" and (write.body.get("spec") or {}).get("suspend")):
             job = owner_of(write.name)
             if job is None or job.decided is None:
@@ -357,6 +361,9 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:
         seen[key] = seen.get(key, 0) + 1
         if seen[key] == 2:
             doubled.append(" ".join(key) + " twice")
+    for (name, reason), kinds in sorted(announced.items()):
+        if "Job" in kinds and kinds & {"Pod", "Service"}:
+            doubled.append(f"{name}: {reason} on its Jobs and on a {' and a '.join(sorted(kinds - {'Job'}))}")
     missed = []
     every = driver.pods()
     by_job: dict[str, list[dict[str, Any]]] = {}
