@@ -131,9 +131,9 @@ def test_changes_go_before_a_resyncs_jobs_and_a_long_pass_gives_the_rest_back() 
     queue.add_all([("ns", "a"), ("ns", "b"), ("ns", "c")], background=True)
     clock.now = 105
     queue.add(("ns", "z"))  # a pod of z ended
-    queue.add(("ns", "b"))  # b changed too: no longer only the resync's
+    queue.add(("ns", "b"))  # b changed too: no longer only the resync's, and timed from the change
     taken = queue.take()
-    assert taken == [(("ns", "b"), 100.0, False), (("ns", "z"), 105.0, False), (("ns", "a"), 100.0, True),
+    assert taken == [(("ns", "b"), 105.0, False), (("ns", "z"), 105.0, False), (("ns", "a"), 100.0, True),
                      (("ns", "c"), 100.0, True)]
     clock.now = 106
     queue.add(("ns", "y"))

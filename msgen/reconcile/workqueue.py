@@ -68,7 +68,8 @@ class WorkQueue:
         self.add_all([key], urgent=urgent)
 
     def add_all(self, keys: Iterable[Hashable], background: bool = False, urgent: bool = False) -> None:
-        """Queue `keys` (a key queued already keeps its time, and takes the better rank)."""
+        """Queue `keys` (a key queued already keeps its time, and takes the better rank; a
+        change to a key queued as background work is timed from the change)."""
         rank = URGENT if urgent else BACKGROUND if background else CHANGE
         now = self._clock()
         added = 0
@@ -79,7 +80,9 @@ class WorkQueue:
                     self._set_rank(key, rank)
                     added += 1
                 elif rank < self._rank[key]:
-                    self._set_rank(key, rank)  # a change: no longer only a resync's; an end: urgent
+                    if self._rank[key] == BACKGROUND:  # a change: no longer only a resync's, and
+                        self._ready[key] = now  # its wait (the actions' delay) counts from it
+                    self._set_rank(key, rank)  # an end: urgent
             depth = len(self._ready)
         if added:
             for _ in range(added):
