@@ -161,13 +161,13 @@ def pod(name: str, version: str, **metadata: Any) -> dict[str, Any]:
                                                             "resourceVersion": version, **metadata}}
 
 
-def test_a_write_is_taken_as_done_until_the_watch_brings_a_newer_version() -> None:
+def test_a_write_is_taken_as_done_until_the_watch_brings_it_back() -> None:
     clock = Clock()
     writes = Writes(clock)
     writes.wrote("delete", pod("p", "5"))
     assert writes.pending("delete", pod("p", "5")) == ""  # the copy is behind: done already
     assert writes.pending("suspend", pod("p", "5")) is None  # another verb
-    assert writes.pending("delete", pod("p", "6")) is None  # the watch caught up: the cluster says
+    assert writes.pending("delete", pod("p", "6", deletionTimestamp="2026-01-01T00:00:00Z")) is None  # caught up
     assert len(writes) == 0
     writes.wrote("status", pod("p", "7"), '{"phase":"Running"}')
     clock.now += KEEP_SECONDS + 1

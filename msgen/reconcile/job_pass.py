@@ -46,6 +46,9 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
     by_name = {(o["kind"], o["metadata"]["name"]): o for o in [*workloads, *pods, *services]}
     if writes is not None:  # done already; the watches have not brought the change back yet
         due = [a for a in due if writes.pending(a.verb, by_name.get((a.kind, a.name), {})) is None]
+        # Deleted by an earlier pass, due again now or not: a Service the TTL deleted must not
+        # take the record of a job whose other pods are still terminating (it looks Running).
+        gone |= {key for key, o in by_name.items() if writes.pending("delete", o) is not None}
     earlier = gone - {(a.kind, a.name) for a in due if a.verb == "delete"}  # deleted by an earlier pass
     expired = [t for t in actions.ttl_expiries(policy, found, workloads) if t <= now]
 

@@ -34,7 +34,7 @@ def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatu
     objects = [*workloads, *(services or [])]
     readable = objects if read_from is None else read_from
     mine = [t for t in (writes.pending("status", o) for o in readable) if t] if writes is not None else []
-    before = published.read([{"metadata": {"annotations": {STATUS_ANNOTATION: t}}} for t in mine] or readable)
+    before = published.read([*({"metadata": {"annotations": {STATUS_ANNOTATION: t}}} for t in mine), *readable])
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     shown = published.merged(before, found, now)
     target = published.keeper(policy, workloads, services or [])
