@@ -147,7 +147,7 @@ def test_a_job_queued_for_later_is_ready_then_and_a_failing_job_backs_off() -> N
     queue.add_after(("ns", "ttl"), 30)
     assert queue.take() == [] and queue.next_in() == 30
     clock.now += 30
-    assert queue.take() == [(("ns", "ttl"), 130.0, False)]
+    assert queue.take() == [(("ns", "ttl"), 130.0, workqueue.URGENT)]
     assert [queue.retry(("ns", "bad")) for _ in range(3)] == [0.5, 1.0, 2.0]
     queue.forget(("ns", "bad"))
     assert queue.retry(("ns", "bad")) == 0.5
@@ -266,13 +266,14 @@ def json_size(objects: list[dict[str, Any]]) -> str:
 
 
 def test_a_job_queued_for_later_is_no_longer_background_work_when_due() -> None:
-    """A TTL falling due for a job a resync had queued must not wait behind every change."""
+    """A TTL falling due for a job a resync had queued must not wait behind any change."""
     clock = Clock()
     queue = workqueue.WorkQueue(clock=clock)
     queue.add_after(("ns", "ttl"), 5)
     queue.add_all([("ns", "ttl"), ("ns", "other")], background=True)
     clock.now += 5
-    assert queue.take() == [(("ns", "ttl"), 100.0, False), (("ns", "other"), 100.0, True)]
+    assert queue.best() == workqueue.URGENT  # due: a pass gives back what it has not started
+    assert queue.take() == [(("ns", "ttl"), 100.0, workqueue.URGENT), (("ns", "other"), 100.0, True)]
 
 
 def test_a_replica_that_stopped_leading_does_no_more_of_a_jobs_actions() -> None:

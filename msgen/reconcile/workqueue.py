@@ -10,7 +10,8 @@ A job queued several times before its pass is reconciled once (a set, as client-
 "dirty" set), and keeps the time it was first queued: how long it waited is what the
 `workqueue_queue_duration_seconds` histogram and the policy actions' delay measure. A job
 can also be queued for later (`add_after`): a TTL that falls due with no change on the
-cluster, or a reconcile that failed, retried with backoff (`retry`, forgotten on success).
+cluster, or a reconcile that failed, retried with backoff (`retry`, forgotten on success);
+either is urgent when its time comes.
 
 Each key waits with a rank. `URGENT`: a change that may make an action due (a pod ended or
 went, a workload reached its verdict): the job's end is acted on ahead of everything else.
@@ -129,10 +130,11 @@ class WorkQueue:
         now = self._clock()
         with self._lock:
             while self._later and self._later[0][0] <= now:
-                when, _, key = heapq.heappop(self._later)  # due now: no longer background work
+                # due now: a TTL that fell due, or a job whose reconcile failed (often midway
+                # through its actions): urgent
+                when, _, key = heapq.heappop(self._later)
                 self._ready[key] = min(when, self._ready.get(key, when))
-                if self._rank.get(key, BACKGROUND) == BACKGROUND:
-                    self._set_rank(key, CHANGE)
+                self._set_rank(key, URGENT)
             ready, self._ready = self._ready, {}
             rank, self._rank = self._rank, {}
             self._ranks = dict.fromkeys(self._ranks, 0)
@@ -142,8 +144,11 @@ class WorkQueue:
         return sorted(((k, t, rank[k]) for k, t in ready.items()), key=lambda e: (e[2], e[1]))
 
     def best(self) -> int | None:
-        """The best rank waiting (URGENT, CHANGE or BACKGROUND), None when nothing waits."""
+        """The best rank waiting (URGENT, CHANGE or BACKGROUND), None when nothing waits; a
+        key queued for later whose time has come is urgent."""
         with self._lock:
+            if self._later and self._later[0][0] <= self._clock():
+                return URGENT
             return next((r for r in (URGENT, CHANGE, BACKGROUND) if self._ranks[r]), None)
 
     def demote(self, before: float) -> None:
