@@ -14,8 +14,10 @@ its kube-apiserver would break other people's work. `--restart-api COMMAND` runs
 instead (a cluster of one's own).
 
 What the controller does is seen from watches in this process: a deletion when the object
-is gone, a suspension when a Job first shows `spec.suspend`, an Event when it is listed; each
-with the time this process saw it (a little after the API server did). A deletion of what was
+first shows its deletionTimestamp (or is gone), a suspension when a Job first shows
+`spec.suspend`, an Event when it is added; each with the time this process saw it (a little
+after the API server did); after a restarted API server's 410, a list tells what the watch
+missed (seen then). A deletion of what was
 already gone is a 404 only the controller sees: the benchmark reads it from the leader's
 `rest_client_requests_total`, and the API requests from every replica's.
 """
@@ -93,19 +95,39 @@ class KwokDriver:
                            capture_output=True)  # kube.create makes namespaced objects only
         self.seen: list[Write] = []
         self.suspended: set[str] = set()
+        self.events: set[str] = set()
+        self.deleted: set[tuple[str, str]] = set()
+        self.listed: dict[str, bool] = {}
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         for api_version, kind in WATCHED:
             threading.Thread(target=self._watch, args=(api_version, kind), daemon=True).start()
 
     def _watch(self, api_version: str, kind: str) -> None:
+        """Watch `kind`; after a 410 (an API server restarted with a new watch cache), list
+        again and tell what the list shows that the watch did not: Events created and
+        objects deleted meanwhile (seen then, so a little late), never nothing."""
         version = None
+        known: dict[str, dict[str, Any]] = {}
         while not self.stopping.is_set():
             try:
                 if version is None:
-                    _, version = kube.listing_with_version(self.client, api_version, kind, self.namespace, {})
+                    items, version = kube.listing_with_version(self.client, api_version, kind, self.namespace, {})
+                    listed = {str((o.get("metadata") or {}).get("name")): o for o in items}
+                    if self.listed.get(kind):
+                        for name, obj in listed.items():
+                            self._saw(kind, "ADDED" if name not in known else "MODIFIED", obj)
+                        for name in set(known) - set(listed):
+                            self._saw(kind, "DELETED", known[name])
+                    self.listed[kind] = True
+                    known = listed
                 for event, obj in kube.watch_events(self.client, api_version, kind, self.namespace, {}, version):
                     version = (obj.get("metadata") or {}).get("resourceVersion") or version
+                    name = str((obj.get("metadata") or {}).get("name"))
+                    if event == "DELETED":
+                        known.pop(name, None)
+                    elif event != "BOOKMARK":
+                        known[name] = {"metadata": obj.get("metadata") or {}}
                     self._saw(kind, event, obj)
             except kube.KubeError as exc:
                 if exc.code == 410:
@@ -113,13 +135,22 @@ class KwokDriver:
                 time.sleep(1)
 
     def _saw(self, kind: str, event: str, obj: dict[str, Any]) -> None:
+        """Record what the controller did: an Event of its own when first seen; a deletion
+        when the object first shows its deletionTimestamp (the API server accepted the DELETE;
+        kwok, as kubelet, removes the pod a moment later) or, without one, when it is gone; a
+        suspension when a Job first shows `spec.suspend`. Each once per object."""
         metadata = obj.get("metadata") or {}
         name = str(metadata.get("name"))
         write = None
-        if kind == "Event" and event == "ADDED" and (obj.get("source") or {}).get("component") == "msgen-controller":
-            write = Write(time.monotonic(), "POST", "Event", self.namespace, name, obj, obj)
-        elif event == "DELETED" and kind != "Event":
-            write = Write(time.monotonic(), "DELETE", kind, self.namespace, name, {}, obj)
+        if kind == "Event":
+            if event == "ADDED" and (obj.get("source") or {}).get("component") == "msgen-controller" \
+                    and name not in self.events:
+                self.events.add(name)
+                write = Write(time.monotonic(), "POST", "Event", self.namespace, name, obj, obj)
+        elif event == "DELETED" or metadata.get("deletionTimestamp"):
+            if (kind, name) not in self.deleted:
+                self.deleted.add((kind, name))
+                write = Write(time.monotonic(), "DELETE", kind, self.namespace, name, {}, obj)
         elif kind == "Job" and (obj.get("spec") or {}).get("suspend") and name not in self.suspended:
             self.suspended.add(name)
             write = Write(time.monotonic(), "PATCH", "Job", self.namespace, name, {"spec": {"suspend": True}}, obj)

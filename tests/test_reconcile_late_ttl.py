@@ -7,6 +7,7 @@ Against the API server in process (tests/fake_api.py)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from msgen.reconcile import controller
+from msgen.reconcile import controller, published
 from msgen.reconcile.writes import Writes
 
 from .fake_api import Cluster
@@ -84,7 +85,8 @@ def test_a_bare_pod_job_whose_ttl_passed_before_it_was_seen_is_announced_once(
 def test_an_indexed_job_whose_ttl_passed_before_it_was_seen_is_announced_once(api: tuple[Cluster, Any]) -> None:
     """Its Jobs still active are suspended by the pass that first sees the end, which
     publishes it on them; the next pass deletes them (their TTL passed) and announces nothing
-    more."""
+    more: the record moves to a Service of the job, as it was (the phase announced on the Jobs
+    being deleted is the one published, not a new one to announce on the Service)."""
     cluster, client = api
     pods = place(cluster, rendered(msjob("j", 2, ttl=TTL), NAMESPACE, "indexed-job"))
     for pod in pods:
@@ -98,4 +100,9 @@ def test_an_indexed_job_whose_ttl_passed_before_it_was_seen_is_announced_once(ap
             controller.reconcile_job(client, NAMESPACE, "j", objects_of(cluster, "j"), said.append, writes=writes)
     events = Counter((w.body["involvedObject"]["name"], w.body["reason"]) for w in verdict_events(cluster))
     assert events and set(events.values()) == {1} and {r for _, r in events} == {"JobSucceeded"}, said
-    assert not [o for o in objects_of(cluster, "j") if o["kind"] == "Job"], said
+    assert {name for name, _ in events} == {"j-scheduler", "j-worker"}, events  # the Jobs', no Service's
+    left = objects_of(cluster, "j")
+    assert left and {o["kind"] for o in left} == {"Service"}, left
+    assert [json.loads(o["metadata"]["annotations"][published.ANNOTATION])["phase"] for o in left
+            if published.ANNOTATION in o["metadata"].get("annotations", {})] == ["Succeeded"], left
+    assert len([line for line in said if line.endswith(": Succeeded")]) == 1, said

@@ -134,9 +134,9 @@ def test_changes_go_before_a_resyncs_jobs_and_a_long_pass_gives_the_rest_back() 
     queue.add_all([("ns", "a"), ("ns", "b"), ("ns", "c")], background=True)
     clock.now = 105
     queue.add(("ns", "z"))  # a pod of z ended
-    queue.add(("ns", "b"))  # b changed too: no longer only the resync's
+    queue.add(("ns", "b"))  # b changed too: no longer only the resync's, and timed from the change
     taken = queue.take()
-    assert taken == [(("ns", "b"), 100.0, False), (("ns", "z"), 105.0, False), (("ns", "a"), 100.0, True),
+    assert taken == [(("ns", "b"), 105.0, False), (("ns", "z"), 105.0, False), (("ns", "a"), 100.0, True),
                      (("ns", "c"), 100.0, True)]
     clock.now = 106
     queue.add(("ns", "y"))
@@ -150,7 +150,7 @@ def test_a_job_queued_for_later_is_ready_then_and_a_failing_job_backs_off() -> N
     queue.add_after(("ns", "ttl"), 30)
     assert queue.take() == [] and queue.next_in() == 30
     clock.now += 30
-    assert queue.take() == [(("ns", "ttl"), 130.0, False)]
+    assert queue.take() == [(("ns", "ttl"), 130.0, workqueue.URGENT)]
     assert [queue.retry(("ns", "bad")) for _ in range(3)] == [0.5, 1.0, 2.0]
     queue.forget(("ns", "bad"))
     assert queue.retry(("ns", "bad")) == 0.5
@@ -164,13 +164,13 @@ def pod(name: str, version: str, **metadata: Any) -> dict[str, Any]:
                                                             "resourceVersion": version, **metadata}}
 
 
-def test_a_write_is_taken_as_done_until_the_watch_brings_a_newer_version() -> None:
+def test_a_write_is_taken_as_done_until_the_watch_brings_it_back() -> None:
     clock = Clock()
     writes = Writes(clock)
     writes.wrote("delete", pod("p", "5"))
     assert writes.pending("delete", pod("p", "5")) == ""  # the copy is behind: done already
     assert writes.pending("suspend", pod("p", "5")) is None  # another verb
-    assert writes.pending("delete", pod("p", "6")) is None  # the watch caught up: the cluster says
+    assert writes.pending("delete", pod("p", "6", deletionTimestamp="2026-01-01T00:00:00Z")) is None  # caught up
     assert len(writes) == 0
     writes.wrote("status", pod("p", "7"), '{"phase":"Running"}')
     clock.now += KEEP_SECONDS + 1
@@ -269,13 +269,14 @@ def json_size(objects: list[dict[str, Any]]) -> str:
 
 
 def test_a_job_queued_for_later_is_no_longer_background_work_when_due() -> None:
-    """A TTL falling due for a job a resync had queued must not wait behind every change."""
+    """A TTL falling due for a job a resync had queued must not wait behind any change."""
     clock = Clock()
     queue = workqueue.WorkQueue(clock=clock)
     queue.add_after(("ns", "ttl"), 5)
     queue.add_all([("ns", "ttl"), ("ns", "other")], background=True)
     clock.now += 5
-    assert queue.take() == [(("ns", "ttl"), 100.0, False), (("ns", "other"), 100.0, True)]
+    assert queue.best() == workqueue.URGENT  # due: a pass gives back what it has not started
+    assert queue.take() == [(("ns", "ttl"), 100.0, workqueue.URGENT), (("ns", "other"), 100.0, True)]
 
 
 def test_a_replica_that_stopped_leading_does_no_more_of_a_jobs_actions() -> None:

@@ -102,11 +102,11 @@ def test_a_verdict_is_announced_once_across_a_replica_stopped_after_its_event(
 
 def test_a_pass_that_failed_after_its_deletions_does_not_record_the_end_on_a_deleted_pod(
         api: tuple[Cluster, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    """Worker 1 fails while worker 0 runs: cleanPodPolicy deletes worker 0's pod, which
-    held the status, and the Event fails (the API server out of reach). The replica tries
-    again before its watches show the deletion: it must not take the deleted pod for the
-    status's holder (the Event and the record would go on it, the record with it, and the
-    next pass would announce the end again, on worker 1's pod)."""
+    """Worker 1 fails while worker 0 and the Scheduler run: cleanPodPolicy deletes their
+    pods (worker 0's held the status), and the second deletion fails (the API server out of
+    reach). The replica tries again before its watches show the first deletion: it must not
+    take the deleted pod for the status's holder (the Event and the record would go on it, the
+    record with it, and the next pass would announce the end again, on worker 1's pod)."""
     cluster, client = api
     pods = place(cluster, rendered(msjob("j", 2), NAMESPACE, "pod"))
     for pod in pods:
@@ -116,20 +116,23 @@ def test_a_pass_that_failed_after_its_deletions_does_not_record_the_end_on_a_del
     controller.reconcile_job(client, NAMESPACE, "j", objects_of(cluster, "j"), say.append, writes=writes)
     end(cluster, NAMESPACE, "j-worker-1", 1)
     before = objects_of(cluster, "j")  # the watches' copies, until they catch up
-    create = kube.create
+    delete = kube.delete
+    deleted: list[str] = []
 
-    def out_of_reach(client: Any, body: dict[str, Any]) -> Any:
-        if body.get("kind") == "Event":
+    def out_of_reach(client: Any, obj: dict[str, Any], **options: Any) -> None:
+        if deleted:
             raise kube.KubeError("the server is currently unable to handle the request", 503)
-        return create(client, body)
+        deleted.append(obj["metadata"]["name"])
+        delete(client, obj, **options)
 
-    monkeypatch.setattr(kube, "create", out_of_reach)
+    monkeypatch.setattr(kube, "delete", out_of_reach)
     with pytest.raises(kube.KubeError):
         controller.reconcile_job(client, NAMESPACE, "j", before, say.append, writes=writes)
-    assert cluster.get("v1", "pods", NAMESPACE, "j-worker-0") is None  # the policy's deletion was done
-    monkeypatch.setattr(kube, "create", create)
+    assert len(deleted) == 1 and cluster.get("v1", "pods", NAMESPACE, deleted[0]) is None  # one deletion done
+    monkeypatch.setattr(kube, "delete", delete)
     controller.reconcile_job(client, NAMESPACE, "j", before, say.append, writes=writes)  # behind
     controller.reconcile_job(client, NAMESPACE, "j", objects_of(cluster, "j"), say.append, writes=writes)
     assert verdicts(cluster) == Counter({("j-worker-1", "JobFailed"): 1}), say
     holder = cluster.get("v1", "pods", NAMESPACE, "j-worker-1") or {}
     assert json.loads(holder["metadata"]["annotations"][published.ANNOTATION])["phase"] == "Failed"
+    assert {p["metadata"]["name"] for p in objects_of(cluster, "j") if p["kind"] == "Pod"} == {"j-worker-1"}

@@ -180,3 +180,27 @@ def test_the_bare_pod_ttl_warning_names_the_controller_alone(tmp_path: Any) -> N
     assert ("runPolicy.ttlSecondsAfterFinished: needs `msgen controller` with target pod (`msgen apply --wait` "
             "ends with the job, before it is due)") in run.stderr
     assert "apply --wait` or `msgen controller`" not in run.stderr
+
+
+# --- what is left when pods are gone -----------------------------------------------------------
+
+
+def test_worker_0s_success_is_read_from_its_jobs_completed_indexes_once_its_pod_is_gone() -> None:
+    """Worker 0 succeeded while workers 1-2 still run; its pod was deleted (by a person, or by
+    the pod garbage collector) while the controller could not see it. The Worker Job counts
+    index 0 in `status.completedIndexes`: the job succeeded, and cleanPodPolicy stops the rest."""
+    rule = policy("indexed-job", roles={"Scheduler": RoleRule(1, "Never"), "Worker": RoleRule(3, "Never")})
+    worker_job = indexed_worker_job(success_policy=False, completions=3)
+    worker_job["status"].update(completedIndexes="0", succeeded=1, active=2)
+    pods = [pod("Scheduler", 0, "Running"), pod("Worker", 1, "Running"), pod("Worker", 2, "Running")]
+    found = status.aggregate(rule, [job("Scheduler"), worker_job], pods)
+    assert (found.phase, found.conditions[-1].message) == ("Succeeded", "worker 0 succeeded")
+    due = actions.due(rule, found, [job("Scheduler"), worker_job], pods, NOW)
+    assert sorted((a.verb, a.name) for a in due) == [("suspend", "j-scheduler"), ("suspend", "j-worker")]
+    # Another index, an index beyond the role, or what no Job writes, says nothing of worker 0.
+    for text in ("1-2", "7", "0x", "-0", "٠", "0-", ""):
+        worker_job["status"]["completedIndexes"] = text
+        assert status.aggregate(rule, [job("Scheduler"), worker_job], pods).phase == "Running", text
+    assert status.completed_indexes({"spec": {"completionMode": "Indexed"},
+                                     "status": {"completedIndexes": "0,2-4,9-999999999999"}}, 6) == {0, 2, 3, 4}
+    assert status.completed_indexes({"spec": {}, "status": {"completedIndexes": "0"}}, 6) == set()

@@ -27,7 +27,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime, timezone
 from typing import Any, cast
 
 from lightkube import Client
@@ -35,10 +34,10 @@ from lightkube import Client
 from ..model import run_policy
 from ..targets.labels import JOB_NAME, MANAGED_BY
 from .watch import JOBSET_JOBS
-from . import actions, informer, kube, ownership, published, records, status, watch
+from . import informer, kube, ownership, published, records, status, watch, workqueue
 from .lease import LEASE_SECONDS, Elector
 from .metrics import NOTHING, Recorder
-from .publisher import publish
+from .job_pass import reconcile_job as reconcile_job
 from .workers import Workers
 from .workqueue import WorkQueue
 from .writes import Writes
@@ -99,13 +98,17 @@ class ClusterView:
         name = (str(obj.get("apiVersion")), str(obj.get("kind")), str((obj.get("metadata") or {}).get("name")))
         with self._lock:
             objects = self._by_job.setdefault(key, {})
+            before = objects.get(name)
             if deleted:
                 objects.pop(name, None)
                 if not objects:
                     del self._by_job[key]
             else:
                 objects[name] = obj
-        self.queue.add(key)
+        # A pod's end (or a workload's verdict) seen for the first time goes first: what
+        # it calls for (cleanPodPolicy, the verdict) must not wait behind progress updates.
+        self.queue.add(key, urgent=not deleted and status.shows_end(obj)
+                       and (before is None or not status.shows_end(before)))
 
     def jobs(self, keys: list[tuple[str, str]] | None = None) -> dict[tuple[str, str], list[dict[str, Any]]]:
         """The objects of each of `keys` (None: every job) that has a workload msgen rendered."""
@@ -142,102 +145,40 @@ def _where(namespace: str) -> str:
     return "every namespace" if namespace == "*" else f"namespace {namespace}"
 
 
-def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[str, Any]],
-                  echo: Callable[[str], None], *, writes: Writes | None = None, recorder: Recorder = NOTHING,
-                  queued: float | None = None,
-                  leading: Callable[[], bool] = lambda: True) -> tuple[status.JobStatus, float | None]:
-    """One job: status, due actions, published status and Event; and in how many seconds
-    it must be looked at again with no change on the cluster (a TTL that falls due), if any.
-    `writes` keeps this replica from acting again on what its watches do not show yet;
-    `queued` (monotonic) is when the change that queued the job was seen, for the delay of
-    each action the recorder is told of; nothing is done once `leading` says no more."""
-    policy, workloads, pods = watch.select(job, namespace, objects)
-    found = status.aggregate(policy, workloads, pods)
-    services = [o for o in objects if o.get("kind") == "Service"]
-    now = datetime.now(timezone.utc)
-    due = actions.due(policy, found, workloads, pods, now, services)
-    # Deleted now or by an earlier pass whose deletion the watches do not show yet: either
-    # way not where the status goes (a record on a pod being deleted goes with it, and the
-    # next pass would announce the phase again, on another pod).
-    gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
-    by_name = {(o["kind"], o["metadata"]["name"]): o for o in [*workloads, *pods, *services]}
-    if writes is not None:  # done already; the watches have not brought the change back yet
-        due = [a for a in due if writes.pending(a.verb, by_name.get((a.kind, a.name), {})) is None]
-    earlier = gone - {(a.kind, a.name) for a in due if a.verb == "delete"}  # deleted by an earlier pass
-    expired = [t for t in actions.ttl_expiries(policy, found, workloads) if t <= now]
-
-    def done(action: actions.Action, ok: bool) -> None:
-        if ok and writes is not None and (action.kind, action.name) in by_name:
-            writes.wrote(action.verb, by_name[(action.kind, action.name)])
-        delay = ((datetime.now(timezone.utc) - max(expired)).total_seconds()
-                 if action.policy == actions.TTL and expired else _since(queued))
-        recorder.action(action.policy, action.verb, action.kind, ok, delay)
-
-    announced = None
-    if published.first(policy, found.finished, workloads, services, gone):
-        # Nothing would be left to carry the end: it is published on the objects as they are
-        # now, those this pass deletes included (the Event outlives them), before it deletes them.
-        if not leading():
-            return found, None
-        announced = publish(client, policy, found, published.without(workloads, earlier), echo,
-                            published.without(services, earlier), writes)
-    for action in due:  # each only while leading: a slow API server must not outlast the Lease
-        if not leading():
-            return found, None
-        watch.carry_out(client, namespace, [action], workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done)
-    if not leading():
-        return found, None
-    services = published.without(services, gone)
-    later = [t for t in actions.ttl_expiries(policy, found, workloads) if t > now]
-    again = (min(later) - now).total_seconds() + 0.05 if later else None
-    if not found.finished and all(actions.stopped_by_policy(o) for o in workloads):
-        return found, again  # what is left of a run that ended (its record went with its Worker Job)
-    announced = publish(client, policy, found, published.without(workloads, gone), echo, services, writes) or announced
-    if announced in ("Succeeded", "Failed"):
-        recorder.action("verdict", "publish", "Job", True, _since(queued))
-    return found, again
-
-
-def _since(queued: float | None) -> float | None:
-    return None if queued is None else time.monotonic() - queued
-
-
-#: Seconds a pass runs before it gives the jobs it has not reached back, when changes wait.
+#: Seconds a pass runs before it gives the background jobs it has not reached back, when
+#: changes wait (an urgent change takes the place of any other at once).
 PASS_SLICE = 0.5
 
 
 def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], None], leading: Callable[[], bool],
                      *, writes: Writes, recorder: Recorder, phases: dict[tuple[str, str], str],
-                     workers: Workers | None = None) -> None:
-    """The queued jobs once each, those a change queued first, up to `workers.count` at
-    once; a failing job never stops the others (it is queued again, with backoff); no job
-    is started once leadership is lost (those running stop before their next action). A
-    pass longer than PASS_SLICE gives the background jobs it has not started back when new
-    changes wait, so they go first; a pass ends when every job it started has ended.
-    `phases` keeps each job's last phase, for the `msgen_jobs` gauge."""
+                     workers: Workers | None = None, yielding: bool = True) -> None:
+    """The queued jobs once each, by rank (`workqueue`: a pod's end first, then other
+    changes, then background work), up to `workers.count` at once; a failing job never stops
+    the others (it is queued again, with backoff); no job is started once leadership is lost
+    (those running stop before their next action). A pass gives back the jobs it has not
+    started when something of a better rank is queued meanwhile (`_outranked`), so it goes
+    first; a pass ends when every job it started has ended, except one cut short for an
+    urgent job (those still running go on beside the next pass). Each job is read from the
+    view as it starts; a pass that must not be cut short (`--once`) is not `yielding`. `phases` keeps each job's last phase, for the `msgen_jobs` gauge."""
     workers = workers or Workers(1)
     ready = view.queue.take()
     if not ready:
         return
     started = time.monotonic()
-    jobs = view.jobs([cast(tuple[str, str], k) for k, _, _ in ready])
-    view.queue.drop(k for k, _, _ in ready if k not in jobs)
-    for gone in [cast(tuple[str, str], k) for k, _, _ in ready if k not in jobs]:
-        phases.pop(gone, None)
     writes.expire()
-    ready = [entry for entry in ready if entry[0] in jobs]
     said = threading.Lock()
 
     def say(line: str) -> None:  # one line at a time, whichever worker says it
         with said:
             echo(line)
 
-    def one(key: tuple[str, str], queued: float) -> str | None:
+    def one(key: tuple[str, str], queued: float, objects: list[dict[str, Any]]) -> str | None:
         """One job, in a worker: its phase, None when it failed (then queued again)."""
         began = time.monotonic()
         ns, job = key
         try:
-            found, again = reconcile_job(client, ns, job, jobs[key], say, writes=writes, recorder=recorder,
+            found, again = reconcile_job(client, ns, job, objects, say, writes=writes, recorder=recorder,
                                          queued=queued, leading=leading)
         except (kube.KubeError, watch.NotFound, run_policy.PolicyError) as exc:
             say(f"{ns}/{job}: skipped: {exc}")
@@ -262,21 +203,43 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
                 phases[key] = phase
         return then
 
+    outranked = False
     try:
-        for n, (key, queued, background) in enumerate(ready):
+        for n, (key, queued, rank) in enumerate(ready):
             workers.free()
-            if not leading() or (background and time.monotonic() - started > PASS_SLICE and view.queue.depth()):
+            outranked = yielding and _outranked(view.queue.best(), rank, time.monotonic() - started)
+            if outranked or not leading():
                 view.queue.give_back(ready[n:])
                 break
-            recorder.working(started, time.monotonic(), workers.active() + 1)
             ns_job = cast(tuple[str, str], key)
-            if not workers.run(key, functools.partial(one, ns_job, queued), record(ns_job)):
-                view.queue.give_back([(key, queued, background)])  # still running: after it ends
+            # Each job's objects as they are when it starts, not when the pass began (a pass
+            # at a thousand jobs lasts seconds); a job with none left is forgotten.
+            objects = view.jobs([ns_job]).get(ns_job)
+            if objects is None:
+                view.queue.drop([key])
+                phases.pop(ns_job, None)
+                continue
+            recorder.working(started, time.monotonic(), workers.active() + 1)
+            if not workers.run(key, functools.partial(one, ns_job, queued, objects), record(ns_job)):
+                view.queue.give_back([(key, queued, rank)])  # still running: after it ends
     finally:
-        workers.finish()
+        if outranked:
+            workers.collect()  # the urgent job goes next, beside those still running
+        else:
+            workers.finish()
     recorder.jobs(dict(Counter(phases.values())))
     recorder.queue_worked(time.monotonic() - started)
-    recorder.working(None, time.monotonic(), 0)
+    recorder.working(started if workers.active() else None, time.monotonic(), workers.active())
+
+
+def _outranked(waiting: int | None, rank: int, elapsed: float) -> bool:
+    """Whether a pass gives back the jobs it has not started, `rank` the next one's, when
+    `waiting` is the best rank queued meanwhile: at once for an urgent change (a pod's end
+    waits for no progress update), after PASS_SLICE for a change over background work (which
+    must go on too)."""
+    if waiting is None or waiting >= rank:
+        return False
+    return waiting == workqueue.URGENT or elapsed > PASS_SLICE
 
 
 class Health:
@@ -369,7 +332,7 @@ def run(client: Client, namespaces: list[str], *, resync: float, once: bool, ech
             acting = can_act
             if can_act:
                 reconcile_queued(client, view, echo, leading, writes=writes, recorder=recorder, phases=phases,
-                                 workers=pool)
+                                 workers=pool, yielding=not once)
                 if once:
                     return
             wait = max(0.0, resync - (time.monotonic() - resynced)) if acting else min(resync, 2.0)

@@ -24,13 +24,17 @@ COMPONENT = "msgen-controller"
 
 def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatus,
             workloads: list[dict[str, Any]], echo: Callable[[str], None],
-            services: list[dict[str, Any]] | None = None, writes: Writes | None = None) -> str | None:
-    """Publish `found` merged with what was published before (what `writes` remembers this
-    replica wrote, while the watched copies do not show it yet; else what they show); returns
-    the phase announced (an Event sent), None when the phase did not change."""
+            services: list[dict[str, Any]] | None = None, writes: Writes | None = None,
+            read_from: list[dict[str, Any]] | None = None) -> str | None:
+    """Publish `found` on `workloads` (else `services`) merged with what was published before
+    (what `writes` remembers this replica wrote, while the watched copies do not show it yet;
+    else what they show, of `read_from` when given: the objects a pass is deleting too, whose
+    record moves to what is left, as it was); returns the phase announced (an Event sent),
+    None when the phase did not change."""
     objects = [*workloads, *(services or [])]
-    mine = [t for t in (writes.pending("status", o) for o in objects) if t] if writes is not None else []
-    before = published.read([{"metadata": {"annotations": {STATUS_ANNOTATION: t}}} for t in mine] or objects)
+    readable = objects if read_from is None else read_from
+    mine = [t for t in (writes.pending("status", o) for o in readable) if t] if writes is not None else []
+    before = published.read([*({"metadata": {"annotations": {STATUS_ANNOTATION: t}}} for t in mine), *readable])
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     shown = published.merged(before, found, now)
     target = published.keeper(policy, workloads, services or [])

@@ -126,6 +126,15 @@ def _workload_verdict(obj: dict[str, Any]) -> tuple[str, str, str] | None:
     return None
 
 
+def shows_end(obj: dict[str, Any]) -> bool:
+    """Whether `obj` shows an end its job's verdict or policies may follow from: a pod that
+    Succeeded or Failed, a workload with its own verdict. The controller queues a job whose
+    object first shows one ahead of every other change (`workqueue.URGENT`)."""
+    if obj.get("kind") == "Pod" and obj.get("apiVersion") == "v1":
+        return _phase(obj) in ("Succeeded", "Failed")
+    return _workload_verdict(obj) is not None
+
+
 def _workload_role(obj: dict[str, Any], policy: JobPolicy) -> str | None:
     """A Job's role, from the labels of the pods it makes."""
     template = (obj.get("spec") or {}).get("template") or {}
@@ -162,6 +171,10 @@ def aggregate(
             counts.pending += 1
         for container in (pod.get("status") or {}).get("containerStatuses") or []:
             restarts += int(container.get("restartCount") or 0)
+    for obj in workloads:  # an index its Job counts as succeeded, whose pod may be gone since
+        role = _workload_role(obj, policy) if _batch_job(obj) else None
+        if role in succeeded:
+            succeeded[role] |= completed_indexes(obj, policy.roles[role].replicas)
     status.start_time = _earliest(
         [w.get("metadata", {}).get("creationTimestamp") for w in workloads]
         + [(p.get("status") or {}).get("startTime") for p in pods]
@@ -181,6 +194,24 @@ def aggregate(
         if status.phase == "Failed":
             _explain(status, pods, stopped, policy)
     return status
+
+
+def completed_indexes(obj: dict[str, Any], replicas: int) -> set[int]:
+    """The indexes below `replicas` an Indexed Job's own status counts as succeeded
+    (`status.completedIndexes`, "0,2-4"). The Job keeps them when the pods are gone (deleted
+    by someone, or by the pod garbage collector while the controller could not see them), so
+    worker 0's success is still known from it. Anything unreadable counts for nothing."""
+    text = (obj.get("status") or {}).get("completedIndexes")
+    if not isinstance(text, str) or len(text) > 4096 or (obj.get("spec") or {}).get("completionMode") != "Indexed":
+        return set()
+    found: set[int] = set()
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        if not all(n.isascii() and n.isdigit() for n in ([first, last] if dash else [first])):
+            return set()
+        low, high = int(first), int(last or first)
+        found.update(range(low, min(high, replicas - 1) + 1))
+    return found
 
 
 def _explain(status: JobStatus, pods: list[dict[str, Any]], stopped: list[dict[str, Any]],

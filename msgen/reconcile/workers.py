@@ -6,8 +6,9 @@ the controller used a fortieth of a core. Jobs are independent (each writes only
 objects), so a pass hands them to `count` threads and the waits overlap.
 
 A key is never run by two workers at once: `run` refuses a key still running (the caller
-gives it back to the queue), and a pass ends only when all it started have ended (`finish`),
-so the next pass cannot take a job the last one still works on. What a job's reconcile
+gives it back to the queue). A pass ends when all it started have ended (`finish`), except
+one cut short for an urgent job, which leaves them running (`collect` hands over those done)
+so that the urgent job need not wait for the slowest of them. What a job's reconcile
 returns is handed to `then` in the thread that called `run` or `finish` (the loop's), so the
 loop's own state (its `phases`) is only ever touched by one thread. With `count` 1 the work
 runs in the caller's thread, as before there were workers.
@@ -60,6 +61,12 @@ class Workers:
         """Wait for every reconcile started, handing each result to its `then`."""
         while self._running:
             self._settle(ALL_COMPLETED)
+
+    def collect(self) -> None:
+        """Hand the reconciles that have ended to their `then`; wait for none."""
+        for future in [f for f in self._running if f.done()]:
+            _, then = self._running.pop(future)
+            then(future.result())
 
     def close(self) -> None:
         self.finish()

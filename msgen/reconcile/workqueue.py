@@ -10,13 +10,19 @@ A job queued several times before its pass is reconciled once (a set, as client-
 "dirty" set), and keeps the time it was first queued: how long it waited is what the
 `workqueue_queue_duration_seconds` histogram and the policy actions' delay measure. A job
 can also be queued for later (`add_after`): a TTL that falls due with no change on the
-cluster, or a reconcile that failed, retried with backoff (`retry`, forgotten on success).
+cluster, or a reconcile that failed, retried with backoff (`retry`, forgotten on success);
+either is urgent when its time comes.
 
-Jobs a resync or a new leader queues all at once are queued in the `background` (and so are
-the changes a replica that did not lead queued long before it took over: `demote`): a pass
-takes the jobs a change queued first (oldest first), and a long pass gives back what it has
-not reached when new changes are waiting (`give_back`), so that a thousand jobs looked at
-for safety never hold up the one whose pod just ended.
+Each key waits with a rank. `URGENT`: a change that may make an action due (a pod ended or
+went, a workload reached its verdict): the job's end is acted on ahead of everything else.
+`CHANGE`: any other change (a pod created, started, a status written back). `BACKGROUND`:
+the jobs a resync or a new leader queues all at once (and the changes a replica that did
+not lead queued long before it took over: `demote`). A pass takes the queue in that order,
+oldest first within a rank, and gives back what it has not started when something of a
+better rank is waiting (`give_back`): at a thousand jobs whose pods start all the time, a
+pass of hundreds of progress updates (each a status write) held the cleanPodPolicy of a pod
+that ended meanwhile for up to a minute; and a thousand jobs looked at for safety never hold
+up the one whose pod just ended.
 Thread-safe: the watches add from their threads, the loop takes from its own.
 """
 
@@ -30,6 +36,8 @@ from collections.abc import Callable, Hashable, Iterable
 
 from .metrics import NOTHING, Recorder
 
+#: A key's rank in the queue: lower goes first (`take`).
+URGENT, CHANGE, BACKGROUND = -1, 0, 1
 #: Seconds before a failed job's first retry; doubled each time, up to RETRY_CAP.
 RETRY_FIRST = 0.5
 RETRY_CAP = 60.0
@@ -41,7 +49,7 @@ def retry_delay(failures: int) -> float:
 
 
 class WorkQueue:
-    """Keys waiting for a pass, each with the monotonic time it was first queued."""
+    """Keys waiting for a pass, each with the monotonic time it was first queued and its rank."""
 
     def __init__(self, recorder: Recorder = NOTHING, wake: Callable[[], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -53,30 +61,44 @@ class WorkQueue:
         self._later: list[tuple[float, int, Hashable]] = []
         self._order = itertools.count()
         self._failures: dict[Hashable, int] = {}
-        self._background: set[Hashable] = set()
+        self._rank: dict[Hashable, int] = {}
+        #: how many keys wait with each rank (`best`, asked before every job a pass starts)
+        self._ranks = {URGENT: 0, CHANGE: 0, BACKGROUND: 0}
 
-    def add(self, key: Hashable) -> None:
-        self.add_all([key])
+    def add(self, key: Hashable, urgent: bool = False) -> None:
+        self.add_all([key], urgent=urgent)
 
-    def add_all(self, keys: Iterable[Hashable], background: bool = False) -> None:
+    def add_all(self, keys: Iterable[Hashable], background: bool = False, urgent: bool = False) -> None:
+        """Queue `keys` (a key queued already keeps its time, and takes the better rank; a
+        change to a key queued as background work is timed from the change)."""
+        rank = URGENT if urgent else BACKGROUND if background else CHANGE
         now = self._clock()
         added = 0
         with self._lock:
             for key in keys:
                 if key not in self._ready:
                     self._ready[key] = now
+                    self._set_rank(key, rank)
                     added += 1
-                    if background:
-                        self._background.add(key)
-                elif not background:
-                    self._background.discard(key)  # a change: no longer only a resync's
+                elif rank < self._rank[key]:
+                    if self._rank[key] == BACKGROUND:  # a change: no longer only a resync's, and
+                        self._ready[key] = now  # its wait (the actions' delay) counts from it
+                    self._set_rank(key, rank)  # an end: urgent
             depth = len(self._ready)
         if added:
             for _ in range(added):
                 self._recorder.queue_added()
             self._recorder.queue_depth(depth)
-            if self._wake is not None:
-                self._wake()
+        if (added or urgent) and self._wake is not None:
+            self._wake()
+
+    def _set_rank(self, key: Hashable, rank: int) -> None:
+        """(The lock held.)"""
+        old = self._rank.get(key)
+        if old is not None:
+            self._ranks[old] -= 1
+        self._rank[key] = rank
+        self._ranks[rank] += 1
 
     def add_after(self, key: Hashable, seconds: float) -> None:
         """Queue `key` once `seconds` have passed (at once when not positive)."""
@@ -101,22 +123,33 @@ class WorkQueue:
         with self._lock:
             self._failures.pop(key, None)
 
-    def take(self) -> list[tuple[Hashable, float, bool]]:
+    def take(self) -> list[tuple[Hashable, float, int]]:
         """Every key ready now (those queued for later whose time has come included), as
-        (key, time queued, background): the changes' first, then the background's, each
-        oldest first. The queue keeps none of them."""
+        (key, time queued, rank): the urgent first, then the changes, then the background,
+        each oldest first. The queue keeps none of them."""
         now = self._clock()
         with self._lock:
             while self._later and self._later[0][0] <= now:
-                when, _, key = heapq.heappop(self._later)  # due now: no longer background work
+                # due now: a TTL that fell due, or a job whose reconcile failed (often midway
+                # through its actions): urgent
+                when, _, key = heapq.heappop(self._later)
                 self._ready[key] = min(when, self._ready.get(key, when))
-                self._background.discard(key)
+                self._set_rank(key, URGENT)
             ready, self._ready = self._ready, {}
-            background, self._background = self._background, set()
+            rank, self._rank = self._rank, {}
+            self._ranks = dict.fromkeys(self._ranks, 0)
         self._recorder.queue_depth(0)
         for queued in ready.values():
             self._recorder.queue_waited(max(0.0, now - queued))
-        return sorted(((k, t, k in background) for k, t in ready.items()), key=lambda e: (e[2], e[1]))
+        return sorted(((k, t, rank[k]) for k, t in ready.items()), key=lambda e: (e[2], e[1]))
+
+    def best(self) -> int | None:
+        """The best rank waiting (URGENT, CHANGE or BACKGROUND), None when nothing waits; a
+        key queued for later whose time has come is urgent."""
+        with self._lock:
+            if self._later and self._later[0][0] <= self._clock():
+                return URGENT
+            return next((r for r in (URGENT, CHANGE, BACKGROUND) if self._ranks[r]), None)
 
     def demote(self, before: float) -> None:
         """The changes queued before `before` (monotonic) become background work. A replica
@@ -124,20 +157,19 @@ class WorkQueue:
         leader before it has acted on those older changes, and the newest must not wait
         behind them (a thousand jobs' worth, oldest first)."""
         with self._lock:
-            self._background |= {key for key, queued in self._ready.items() if queued < before}
+            for key in [k for k, queued in self._ready.items() if queued < before and self._rank[k] != BACKGROUND]:
+                self._set_rank(key, BACKGROUND)
 
-    def give_back(self, taken: list[tuple[Hashable, float, bool]]) -> None:
+    def give_back(self, taken: list[tuple[Hashable, float, int]]) -> None:
         """Keys taken but not reached, queued again as they were (a key queued again
-        meanwhile keeps its new entry, unless this one is older)."""
+        meanwhile keeps its new entry, unless this one is older, and the better rank)."""
         with self._lock:
-            for key, queued, background in taken:
+            for key, queued, rank in taken:
                 found = self._ready.get(key)
                 if found is None or queued < found:
                     self._ready[key] = queued
-                if background and found is None:
-                    self._background.add(key)
-                elif not background:
-                    self._background.discard(key)
+                if found is None or int(rank) < self._rank[key]:
+                    self._set_rank(key, int(rank))
             depth = len(self._ready)
         self._recorder.queue_depth(depth)
 

@@ -1,0 +1,94 @@
+"""One job's reconcile in `msgen controller`: its status, the policy actions due, its record.
+
+The order within a pass is the order a reader of the cluster relies on: a job's end is
+published (the `JobSucceeded`/`JobFailed` Event, the `msgen/status` annotation) before the
+actions it calls for (cleanPodPolicy's deletions and suspensions, a TTL's deletions), so that
+the verdict neither waits behind them (a bare-Pod job's cleanPodPolicy deletes up to a pod per
+Worker, one request each) nor is lost with them: published after a pass that deletes every
+object that could carry it (a job whose TTL passed while the controller, or its API server,
+was away), it would never be published at all. Before the end, the status (replica counts,
+conditions) is published after the actions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from lightkube import Client
+
+from . import actions, published, status, watch
+from .metrics import NOTHING, Recorder
+from .publisher import publish
+from .writes import Writes
+
+
+def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[str, Any]],
+                  echo: Callable[[str], None], *, writes: Writes | None = None, recorder: Recorder = NOTHING,
+                  queued: float | None = None,
+                  leading: Callable[[], bool] = lambda: True) -> tuple[status.JobStatus, float | None]:
+    """One job: status, due actions, published status and Event; and in how many seconds
+    it must be looked at again with no change on the cluster (a TTL that falls due), if any.
+    `writes` keeps this replica from acting again on what its watches do not show yet;
+    `queued` (monotonic) is when the change that queued the job was seen, for the delay of
+    each action the recorder is told of; nothing is done once `leading` says no more."""
+    policy, workloads, pods = watch.select(job, namespace, objects)
+    found = status.aggregate(policy, workloads, pods)
+    services = [o for o in objects if o.get("kind") == "Service"]
+    now = datetime.now(timezone.utc)
+    due = actions.due(policy, found, workloads, pods, now, services)
+    # Deleted now or by an earlier pass whose deletion the watches do not show yet: either
+    # way not where the status goes (a record on a pod being deleted goes with it, and the
+    # next pass would announce the phase again, on another pod).
+    gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
+    by_name = {(o["kind"], o["metadata"]["name"]): o for o in [*workloads, *pods, *services]}
+    if writes is not None:  # done already; the watches have not brought the change back yet
+        due = [a for a in due if writes.pending(a.verb, by_name.get((a.kind, a.name), {})) is None]
+        # Deleted by an earlier pass, due again now or not: a Service the TTL deleted must not
+        # take the record of a job whose other pods are still terminating (it looks Running).
+        gone |= {key for key, o in by_name.items() if writes.pending("delete", o) is not None}
+    earlier = gone - {(a.kind, a.name) for a in due if a.verb == "delete"}  # deleted by an earlier pass
+    expired = [t for t in actions.ttl_expiries(policy, found, workloads) if t <= now]
+
+    def done(action: actions.Action, ok: bool) -> None:
+        if ok and writes is not None and (action.kind, action.name) in by_name:
+            writes.wrote(action.verb, by_name[(action.kind, action.name)])
+        delay = ((datetime.now(timezone.utc) - max(expired)).total_seconds()
+                 if action.policy == actions.TTL and expired else _since(queued))
+        recorder.action(action.policy, action.verb, action.kind, ok, delay)
+
+    def announce(kept: list[dict[str, Any]], kept_services: list[dict[str, Any]]) -> None:
+        # What was published is read from every object of the job, those being deleted too:
+        # when the one holding the record goes (a TTL deleting the Jobs), its record moves to
+        # what is left (a Service) as it was, and is not announced again there.
+        if publish(client, policy, found, kept, echo, kept_services, writes,
+                   read_from=[*workloads, *services]) in ("Succeeded", "Failed"):
+            recorder.action("verdict", "publish", "Job", True, _since(queued))
+
+    if found.finished:
+        if not leading():
+            return found, None
+        if published.first(policy, found.finished, workloads, services, gone):
+            # Nothing would be left to carry the end: it goes on the objects as they are now,
+            # those this pass deletes included (the Event outlives them).
+            announce(published.without(workloads, earlier), published.without(services, earlier))
+        else:
+            announce(published.without(workloads, gone), published.without(services, gone))
+    for action in due:  # each only while leading: a slow API server must not outlast the Lease
+        if not leading():
+            return found, None
+        watch.carry_out(client, namespace, [action], workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done)
+    if not leading():
+        return found, None
+    later = [t for t in actions.ttl_expiries(policy, found, workloads) if t > now]
+    again = (min(later) - now).total_seconds() + 0.05 if later else None
+    if found.finished or all(actions.stopped_by_policy(o) for o in workloads):
+        return found, again  # published above; or what is left of a run that ended (its record went with its Worker Job)
+    announce(published.without(workloads, gone), published.without(services, gone))
+    return found, again
+
+
+def _since(queued: float | None) -> float | None:
+    return None if queued is None else time.monotonic() - queued

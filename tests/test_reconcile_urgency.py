@@ -1,0 +1,215 @@
+"""A pod's end is acted on ahead of everything else the controller has queued.
+
+At a thousand jobs whose pods start all the time, every start queues its job (its status's
+replica counts change, a write each); a pass took the whole queue, oldest first, and a job
+whose worker 0 had just succeeded waited behind hundreds of such updates: cleanPodPolicy's
+p99 was a minute on a real API server. A change that shows an end is queued URGENT, a pass
+gives back what it has not started when one arrives, and a job's end is published before the
+actions it calls for. No test here measures time: the order of what is done is checked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from msgen.reconcile import controller, status, workqueue
+from msgen.reconcile.metrics import NOTHING
+from msgen.reconcile.workers import Workers
+from msgen.reconcile.workqueue import BACKGROUND, CHANGE, URGENT, WorkQueue
+from msgen.reconcile.writes import Writes
+
+from .fake_api import Cluster
+from .fake_api_client import served
+from .fake_kubelet import end, msjob, place, rendered, start
+
+JOB_NAME = "training.kubeflow.org/job-name"
+#: Seconds a reconcile waits for another before it gives up (only when the test fails).
+PATIENCE = 10.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_an_urgent_key_goes_before_changes_and_background_work_and_keeps_its_time() -> None:
+    clock = Clock()
+    queue = WorkQueue(clock=clock)
+    queue.add_all([("ns", "old")], background=True)
+    clock.now = 101
+    queue.add(("ns", "started"))  # a pod started: progress
+    clock.now = 102
+    queue.add(("ns", "ended"), urgent=True)  # a pod ended
+    queue.add(("ns", "started-then-ended"))
+    clock.now = 103
+    queue.add(("ns", "started-then-ended"), urgent=True)  # the same job again, now urgent
+    assert queue.best() == URGENT
+    assert queue.take() == [(("ns", "ended"), 102.0, URGENT), (("ns", "started-then-ended"), 102.0, URGENT),
+                            (("ns", "started"), 101.0, CHANGE), (("ns", "old"), 100.0, BACKGROUND)]
+    assert queue.best() is None
+    queue.add(("ns", "x"), urgent=True)
+    queue.add(("ns", "x"))  # a later change does not lower its rank
+    assert queue.take() == [(("ns", "x"), 103.0, URGENT)]
+
+
+def test_what_is_given_back_keeps_the_better_rank_and_old_urgent_keys_are_demoted() -> None:
+    clock = Clock()
+    queue = WorkQueue(clock=clock)
+    queue.add(("ns", "a"))
+    taken = queue.take()
+    queue.add(("ns", "a"), urgent=True)  # ended while the pass held it
+    queue.give_back(taken)
+    assert queue.take() == [(("ns", "a"), 100.0, URGENT)]
+    queue.add(("ns", "long-ago"), urgent=True)  # a follower queued it; the leader then acted on it
+    clock.now = 200
+    queue.add(("ns", "now"), urgent=True)
+    queue.demote(before=150)
+    assert queue.best() == URGENT
+    assert [(k, r) for k, _, r in queue.take()] == [(("ns", "now"), URGENT), (("ns", "long-ago"), BACKGROUND)]
+
+
+def _pod(name: str, job: str, phase: str, version: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "status": {"phase": phase},
+            "metadata": {"name": name, "namespace": "ns", "resourceVersion": version,
+                         "labels": {JOB_NAME: job}, "annotations": {"msgen/run-policy": "{}"}}}
+
+
+def test_the_view_queues_a_job_urgent_when_a_pod_first_shows_its_end() -> None:
+    view = controller.ClusterView(None, [])  # no namespace: no watch starts; changes are told by hand
+
+    def queued() -> list[tuple[str, int]]:
+        return [(k[1], r) for k, _, r in view.queue.take()]  # type: ignore[index]
+
+    view._changed(_pod("a-worker-0", "a", "Running", "1"), False)
+    assert queued() == [("a", CHANGE)]
+    view._changed(_pod("a-worker-0", "a", "Succeeded", "2"), False)
+    assert queued() == [("a", URGENT)]
+    view._changed(_pod("a-worker-0", "a", "Succeeded", "3"), False)  # its record written back: no news
+    view._changed(_pod("a-worker-0", "a", "Succeeded", "3"), True)  # deleted: no end to act on
+    assert queued() == [("a", CHANGE)]
+    view._changed(_pod("b-worker-0", "b", "Failed", "4"), False)  # first seen ended (a relist)
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "c-worker", "namespace": "ns",
+                                                                  "labels": {JOB_NAME: "c"}},
+           "status": {"conditions": [{"type": "FailureTarget", "status": "True"}]}}
+    view._changed(job, False)
+    assert sorted(queued()) == [("b", URGENT), ("c", URGENT)]
+    assert status.shows_end(job) and not status.shows_end({**job, "status": {}})
+
+
+class _View:
+    """What reconcile_queued reads: the queue and each job's objects, read when asked."""
+
+    def __init__(self, jobs: list[str]) -> None:
+        self.queue = WorkQueue()
+        self.objects: dict[tuple[str, str], list[dict[str, Any]]] = {("ns", j): [] for j in jobs}
+        self.queue.add_all(sorted(self.objects))
+
+    def jobs(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        return {k: list(self.objects[k]) for k in keys if k in self.objects}
+
+
+def test_a_pass_gives_back_its_changes_when_a_pods_end_is_queued_and_reads_each_job_as_it_starts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twenty jobs queued by progress; while the first is reconciled, a pod of job `z` ends.
+    `z` is reconciled next, not after the other nineteen; and a job reconciled later in the
+    pass is read as it is then, with what changed since the pass began."""
+    view = _View([f"j{n:02d}" for n in range(20)] + ["z"])
+    view.queue.take()
+    view.queue.add_all([("ns", f"j{n:02d}") for n in range(20)])
+    order: list[str] = []
+    seen: dict[str, int] = {}
+
+    def reconcile(client: Any, namespace: str, job: str, objects: list[dict[str, Any]], *args: Any,
+                  **kwargs: Any) -> tuple[status.JobStatus, float | None]:
+        order.append(job)
+        seen[job] = len(objects)
+        if job == "j00":
+            view.objects[("ns", "z")].append(_pod("z-worker-0", "z", "Succeeded", "9"))
+            view.objects[("ns", "j05")].append(_pod("j05-worker-0", "j05", "Running", "9"))
+            view.queue.add(("ns", "z"), urgent=True)
+        return status.JobStatus(job=job, phase="Running"), None
+
+    monkeypatch.setattr(controller, "reconcile_job", reconcile)
+    workers = Workers(1)
+    phases: dict[tuple[str, str], str] = {}
+    for _ in range(3):
+        controller.reconcile_queued(None, view, lambda line: None, lambda: True,  # type: ignore[arg-type]
+                                    writes=Writes(), recorder=NOTHING, phases=phases, workers=workers)
+    assert order[:2] == ["j00", "z"], order
+    assert sorted(order) == sorted(["z", *(f"j{n:02d}" for n in range(20))])
+    assert seen["z"] == 1 and seen["j05"] == 1
+
+
+def test_an_urgent_job_does_not_wait_for_the_slowest_reconcile_of_the_pass_it_cut_short(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Job `slow` waits on the API server (here: until `z` has been reconciled, at most
+    PATIENCE seconds); meanwhile a pod of `z` ends. The pass is cut short and `z` goes on
+    the free worker while `slow` still runs, not once the pass's last reconcile has ended."""
+    import threading
+
+    view = _View(["a-slow"] + [f"j{n:02d}" for n in range(20)] + ["z"])
+    view.queue.take()
+    view.queue.add_all([("ns", "a-slow"), *(("ns", f"j{n:02d}") for n in range(20))])
+    gate = threading.Event()
+    released: list[bool] = []
+
+    def reconcile(client: Any, namespace: str, job: str, objects: list[dict[str, Any]], *args: Any,
+                  **kwargs: Any) -> tuple[status.JobStatus, float | None]:
+        if job == "a-slow":
+            view.queue.add(("ns", "z"), urgent=True)
+            released.append(gate.wait(PATIENCE))
+        elif job == "z":
+            gate.set()
+        return status.JobStatus(job=job, phase="Running"), None
+
+    monkeypatch.setattr(controller, "reconcile_job", reconcile)
+    workers = Workers(2)
+    try:
+        for _ in range(5):
+            controller.reconcile_queued(None, view, lambda line: None, lambda: True,  # type: ignore[arg-type]
+                                        writes=Writes(), recorder=NOTHING, phases={}, workers=workers)
+            if gate.is_set():
+                break
+    finally:
+        workers.close()
+    assert released == [True]
+
+
+def test_background_work_is_given_back_only_after_a_slice_and_changes_never_for_background() -> None:
+    assert controller._outranked(URGENT, CHANGE, 0.0) and controller._outranked(URGENT, BACKGROUND, 0.0)
+    assert not controller._outranked(CHANGE, BACKGROUND, 0.0)
+    assert controller._outranked(CHANGE, BACKGROUND, controller.PASS_SLICE + 0.1)
+    assert not controller._outranked(BACKGROUND, CHANGE, 10.0) and not controller._outranked(None, URGENT, 10.0)
+    assert not controller._outranked(URGENT, URGENT, 10.0) and workqueue.URGENT < workqueue.CHANGE
+
+
+pytest.importorskip("lightkube")
+
+
+@pytest.fixture()
+def api(tmp_path: Path) -> Iterator[tuple[Cluster, Any]]:
+    with served(tmp_path, "urgent") as both:
+        yield both
+
+
+def test_a_jobs_end_is_published_before_the_deletions_it_calls_for(api: tuple[Cluster, Any]) -> None:
+    """A bare-Pod job of 4 Workers ends by worker 0's success: cleanPodPolicy Running deletes the
+    Scheduler's and three Workers' pods, one request each. The verdict Event goes first."""
+    from .fake_api_client import job_objects
+
+    cluster, client = api
+    for pod in place(cluster, rendered(msjob("j", 4), "urgent", "pod")):
+        start(cluster, "urgent", pod["metadata"]["name"])
+    end(cluster, "urgent", "j-worker-0", 0)
+    first = len(cluster.writes)
+    controller.reconcile_job(client, "urgent", "j", job_objects(cluster, "urgent", "j"), lambda line: None,
+                             writes=Writes())
+    done = [(w.method, w.kind) for w in cluster.writes[first:] if w.result is not None]
+    assert done.count(("DELETE", "Pod")) == 4, done
+    assert done.index(("POST", "Event")) < done.index(("DELETE", "Pod")), done
