@@ -21,8 +21,9 @@ from msgen.targets import NAMES as TARGET_NAMES
 
 from .conftest import ROOT, SAMPLES, msgen
 
-#: Options fields no host sets as text: what Argo CD's KUBE_API_VERSIONS says, and who set what.
-NOT_OPTIONS = {"served_apis", "origins"}
+#: Options fields no host sets as text: what Argo CD's KUBE_API_VERSIONS says, who set what, and
+#: the namespace a host places objects in itself (Argo CD's destination, inside its kustomize build).
+NOT_OPTIONS = {"served_apis", "origins", "destination_namespace"}
 
 
 def test_plugin_yaml_announces_what_the_table_says() -> None:

@@ -200,11 +200,12 @@ def api_versions(env: Mapping[str, str]) -> tuple[str, ...] | None:
 
 def handoff(env: Mapping[str, str]) -> Handoff:
     """Every option source in Argo CD's environment, checked: raises OptionError naming the
-    variable or parameter that is misspelt or holds a value msgen does not accept."""
+    variable or parameter that is misspelt or holds a value msgen does not accept. The
+    destination namespace is handed on apart too: Argo CD places the objects in it itself."""
     facts = [fact_layer(env)]
     choices = [env_layer(env), parameter_layer(env)]
     resolve([*facts, *choices])  # every value checked here, before any build starts
-    return Handoff(facts, choices, api_versions(env))
+    return Handoff(facts, choices, api_versions(env), env.get("ARGOCD_APP_NAMESPACE") or None)
 
 
 def options_from_env(env: Mapping[str, str]) -> tuple[Options, list[Override], Handoff]:

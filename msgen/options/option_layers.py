@@ -17,7 +17,10 @@ is reported, never dropped silently: `resolve` returns one warning per overridde
 
 `argocd-generate` builds kustomize overlays with `msgen-krm` (or the legacy plugin) running
 inside the build; it hands them the facts and the Application's choices in the environment
-variable `MSGEN_HOST_OPTIONS` (JSON), so every path compiles with the same options.
+variable `MSGEN_HOST_OPTIONS` (JSON), so every path compiles with the same options. It also
+hands them Argo CD's destination namespace apart, which they leave off the objects: Argo CD
+puts it on every object that names none, and a ConfigMap the overlay generates names none, so
+the job's objects must name none either for kustomize to follow its hashed name into them.
 """
 
 from __future__ import annotations
@@ -56,11 +59,13 @@ class Override(NamedTuple):
 
 class Handoff(NamedTuple):
     """What a host resolved and passes on: the layers below and above a function config,
-    and the API versions the cluster serves (None: unknown)."""
+    the API versions the cluster serves (None: unknown), and the namespace the host puts on
+    objects that name none (`Options.destination_namespace`; None: it puts none)."""
 
     facts: list[Layer]
     choices: list[Layer]
     api_versions: tuple[str, ...] | None = None
+    destination_namespace: str | None = None
 
 
 def resolve(layers: list[Layer], base: Options | None = None) -> tuple[Options, list[Override]]:
@@ -106,6 +111,7 @@ def to_env(handoff: Handoff) -> str:
         "facts": [layer.values for layer in handoff.facts],
         "choices": [layer.values for layer in handoff.choices],
         "apiVersions": list(handoff.api_versions) if handoff.api_versions is not None else None,
+        "destinationNamespace": handoff.destination_namespace,
     }
     return json.dumps(data, sort_keys=True)
 
@@ -122,13 +128,16 @@ def from_env(env: Mapping[str, str]) -> Handoff | None:
         choices = [_layer(values) for values in data["choices"]]
         versions = data.get("apiVersions")
         api_versions = None if versions is None else tuple(str(v) for v in versions)
+        destination = data.get("destinationNamespace")
+        if destination is not None and not isinstance(destination, str):
+            raise TypeError(destination)
     except (ValueError, KeyError, TypeError, AttributeError):
         raise option_text.OptionError(
             HANDOFF_VARIABLE,
             f"${HANDOFF_VARIABLE} is not what msgen argocd-generate writes; accepted: unset "
             "(msgen sets it for the kustomize build it runs)",
         ) from None
-    return Handoff(facts, choices, api_versions)
+    return Handoff(facts, choices, api_versions, destination)
 
 
 def _layer(values: dict[str, Any]) -> Layer:
@@ -146,4 +155,4 @@ def with_function_config(handoff: Handoff | None, config: Layer) -> tuple[Option
     overrides = [o for o in overrides if o.lost in mine or o.won in mine]
     if handoff.api_versions is not None:
         options = options._replace(served_apis=frozenset(handoff.api_versions))
-    return options, overrides
+    return options._replace(destination_namespace=handoff.destination_namespace), overrides
