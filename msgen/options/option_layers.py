@@ -23,8 +23,6 @@ puts it on every object that names none, and a ConfigMap the overlay generates n
 the job's objects must name none either for kustomize to follow its hashed name into them.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
