@@ -316,6 +316,13 @@ def run_job(namespace: str, prepared: Prepared, tmp_path: Path, *options: str, w
     """
     path = tmp_path / f"{prepared.name}.yaml"
     path.write_text(yaml.safe_dump(prepared.job))
+    return apply_file(namespace, path, *options, wait=wait, until=until, timeout=timeout)
+
+
+def apply_file(namespace: str, path: Path, *options: str, wait: bool = True, until: Any = None,
+               timeout: float = 900) -> Outcome:
+    """`msgen apply` of a file (a job, or objects a kustomize build compiled already, which it
+    passes through), following the pods' logs; as `run_job`."""
     env = {**os.environ, "KUBECONFIG": str(KUBECONFIG)}
     argv = [sys.executable, "-m", "msgen", "apply", str(path), "-n", namespace, "--kube-version",
             server_version(), *(["--mindspore-version", MINDSPORE] if MINDSPORE else []), *options]

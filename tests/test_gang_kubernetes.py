@@ -24,7 +24,7 @@ from msgen.targets import lookup
 
 from .conftest import SAMPLES, msgen, sample_files
 from .kube_schemas import core_parts, kubernetes_errors
-from .test_mindspore_contract import pod_templates
+from .test_frameworks_mindspore import pod_templates
 
 API = "scheduling.k8s.io/v1beta1"
 #: Samples whose own annotation names another gang scheduler (it wins over the command line).

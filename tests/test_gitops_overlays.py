@@ -275,10 +275,6 @@ def expected_failure(case: str, host: str, position: str) -> str | None:
     if position == "job" and generated:
         # kustomize takes every object of a generator's kustomization for a generator's config
         return "plugin"
-    if host == "argocd" and case in ("configMapGenerator", "secretGenerator") and position in ("msgen", "above"):
-        # msgen puts the application's namespace on the job's objects; kustomize follows a
-        # generated name only into objects of the generated object's namespace (none here)
-        return "got a hashed name that kustomize did not follow"
     return None
 
 

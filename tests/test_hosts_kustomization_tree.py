@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from msgen.hosts import kustomization_tree as trees
+from msgen.model.diagnostics import Position
 from msgen.hosts.argocd.plugin_home import install_for_build
 from msgen.hosts.argocd.sidecar_tree import TreeRefused, verify
 
@@ -71,7 +72,7 @@ def test_nothing_outside_the_root_is_read(tmp_path: Path, entry: str) -> None:
     tree = trees.read(str(repo / "app"), str(repo))
     assert [e.form for _k, e in tree.entries()] == [trees.OUTSIDE]
     [problem] = tree.problems
-    assert problem.position == trees.Position(str(repo / "app" / "kustomization.yaml"), 1, 13)
+    assert problem.position == Position(str(repo / "app" / "kustomization.yaml"), 1, 13)
     assert "leads out of the repository" in problem.message
     assert tree.text(str(repo / "app" / "link.yaml")) is None  # refused, never opened
 
@@ -131,7 +132,7 @@ def test_bounds(tmp_path: Path, limits: trees.Limits, files: dict[str, str], nam
 def test_a_field_spelt_in_another_case_is_a_problem(tmp_path: Path) -> None:
     write(tmp_path, {"kustomization.yaml": "resources: []\nTRANSFORMERS: [t.yaml]\ntranſformers: [u.yaml]\n"})
     tree = trees.read(str(tmp_path), str(tmp_path))
-    assert [(p.position.line, p.message.split(";")[0]) for p in tree.problems] == [
+    assert [(p.position.line if p.position else None, p.message.split(";")[0]) for p in tree.problems] == [
         (2, "'TRANSFORMERS' is read by kustomize as 'transformers' (it matches field names without regard to case)"),
         (3, "'tranſformers' is read by kustomize as 'transformers' (it matches field names without regard to case)"),
     ]
@@ -140,7 +141,7 @@ def test_a_field_spelt_in_another_case_is_a_problem(tmp_path: Path) -> None:
 def test_a_kustomization_is_one_document(tmp_path: Path) -> None:
     write(tmp_path, {"kustomization.yaml": "resources: []\n---\ntransformers: [t.yaml]\n"})
     [problem] = trees.read(str(tmp_path), str(tmp_path)).problems
-    assert problem.position.line == 3 and "holds 2 YAML documents" in problem.message
+    assert problem.position is not None and problem.position.line == 3 and "holds 2 YAML documents" in problem.message
 
 
 def test_the_plugin_home_cannot_be_escaped(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from msgen.launchers.cluster import KUEUE_PODS_READY_TIMEOUT
 from msgen.model import mindspore_versions
 
 from .conftest import ROOT, SAMPLES, msgen
-from .test_mindspore_contract import env_of, main_container, pod_templates, render, role_of
+from .test_frameworks_mindspore import env_of, main_container, pod_templates, render, role_of
 
 MS = SAMPLES / "mindspore"
 LENET = str(MS / "lenet-cpu.yaml")

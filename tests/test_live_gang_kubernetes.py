@@ -181,4 +181,4 @@ def _bound(namespace: str, job: str) -> list[str]:
 
 
 def _message(group: dict[str, Any]) -> str:
-    return next(c["message"] for c in group["status"]["conditions"] if c["type"] == "PodGroupInitiallyScheduled")
+    return str(next(c["message"] for c in group["status"]["conditions"] if c["type"] == "PodGroupInitiallyScheduled"))

@@ -25,8 +25,9 @@ from .multi_device_pods import ASCEND, MS
 from .test_errors import fails
 from .test_frameworks_mindspore import render as rendered
 
-#: Options fields no host sets as text: what Argo CD's KUBE_API_VERSIONS says, and who set what.
-NOT_OPTIONS = {"served_apis", "origins"}
+#: Options fields no host sets as text: what Argo CD's KUBE_API_VERSIONS says, who set what, and
+#: the namespace a host places objects in itself (Argo CD's destination, inside its kustomize build).
+NOT_OPTIONS = {"served_apis", "origins", "destination_namespace"}
 
 
 def test_plugin_yaml_announces_what_the_table_says() -> None:

@@ -46,7 +46,7 @@ def test_a_write_is_remembered_until_the_copy_shows_it_not_only_until_another_ve
     writes.wrote("status", pod("p", "5"), '{"phase":"Created"}')
     assert writes.pending("status", pod("p", "6")) == '{"phase":"Created"}'
     assert writes.pending("status", pod("p", "8", annotations={published.ANNOTATION: '{"phase":"Created"}'})) is None
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ns", "resourceVersion": "3"},
+    job: dict[str, Any] = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ns", "resourceVersion": "3"},
            "spec": {"suspend": False}}
     writes.wrote("suspend", job)
     assert writes.pending("suspend", {**job, "metadata": {**job["metadata"], "resourceVersion": "4"}}) == ""
@@ -114,6 +114,7 @@ def test_a_job_whose_end_went_with_its_ttl_is_not_announced_running_on_what_the_
     statuses[0]["state"]["terminated"]["finishedAt"] = stamp(time.time() - 60)
     cluster.patch("v1", "pods", NAMESPACE, "j-worker-0", {"status": {"containerStatuses": statuses}})
     worker0 = cluster.get("v1", "pods", NAMESPACE, "j-worker-0")
+    assert worker0 is not None
     services = [o for o in ended if o["kind"] == "Service"]
     controller.reconcile_job(client, NAMESPACE, "j", [worker0, *services, *terminating], said.append, writes=writes)
     assert cluster.get("v1", "pods", NAMESPACE, "j-worker-0") is None and not [

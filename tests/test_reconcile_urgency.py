@@ -21,6 +21,9 @@ from msgen.reconcile.workers import Workers
 from msgen.reconcile.workqueue import BACKGROUND, CHANGE, URGENT, WorkQueue
 from msgen.reconcile.writes import Writes
 
+#: No API server: the code under test never reaches one (a typed stand-in for lightkube's Client).
+NO_CLIENT: Any = None
+
 from .fake_api import Cluster
 from .fake_api_client import served
 from .fake_kubelet import end, msjob, place, rendered, start
@@ -81,7 +84,7 @@ def _pod(name: str, job: str, phase: str, version: str) -> dict[str, Any]:
 
 
 def test_the_view_queues_a_job_urgent_when_a_pod_first_shows_its_end() -> None:
-    view = controller.ClusterView(None, [])  # no namespace: no watch starts; changes are told by hand
+    view = controller.ClusterView(NO_CLIENT, [])  # no namespace: no watch starts; changes are told by hand
 
     def queued() -> list[tuple[str, int]]:
         return [(k[1], r) for k, _, r in view.queue.take()]  # type: ignore[index]

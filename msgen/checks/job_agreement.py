@@ -50,8 +50,9 @@ ADVICE = {
         "kustomize did not follow into the job's pods; list msgen's " + CONFIGURATION + " under "
         "configurations: in the overlay that runs msgen, spell the job's roles as its operator does "
         "(Worker, Scheduler), or set generatorOptions: {disableNameSuffixHash: true}; kustomize follows "
-        "a generated name only into objects of the same namespace, so where msgen puts a namespace on "
-        "the job's objects (Argo CD's application namespace), set namespace: in the overlay too"),
+        "a generated name only into objects of its own namespace, so where the job's objects name one "
+        "(the job's metadata, or msgen's namespace option) and the generated object none, set that "
+        "namespace: in the kustomization that generates it"),
     SIZED: (
         "resized after msgen compiled it (replicas:, or a patch of parallelism, completions, a "
         "replicated Job's or task's replicas or numNodes, above msgen): MS_WORKER_NUM, the ranks and "

@@ -32,7 +32,7 @@ from ..model.plan import Options, Plan
 
 #: Options that describe where the job runs, not what it runs: they leave the run name alone.
 _NOT_THE_RUN = (
-    "kube_version", "namespace", "gitops", "served_apis", "origins", "run_name", "quiet",
+    "kube_version", "namespace", "destination_namespace", "gitops", "served_apis", "origins", "run_name", "quiet",
 )  # fmt: skip
 DIGEST_LENGTH = 8
 

@@ -229,14 +229,15 @@ SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 
 
 def decorate(plan: Plan, objects: list[dict[str, Any]], options: Options) -> list[dict[str, Any]]:
-    """Common labels and namespace on every object, the run-time policy on workloads; output
-    order; canonical key order."""
+    """Common labels and namespace on every object (not the host's destination, which the
+    host puts there itself), the run-time policy on workloads; output order; canonical key
+    order."""
     decorated = []
     policy = run_policy.value(plan, options)
     for obj in objects:
         metadata = dict(obj.get("metadata") or {})
         metadata["labels"] = {**(metadata.get("labels") or {}), **labels.object_labels(plan)}
-        if plan.namespace:
+        if plan.namespace and plan.namespace != options.destination_namespace:
             metadata["namespace"] = plan.namespace
         if obj["kind"] not in KIND_RANK:  # workloads: what the reconciler reads policies from
             annotations = metadata.get("annotations") or {}

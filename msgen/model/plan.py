@@ -139,6 +139,11 @@ class Options(NamedTuple):
     target: TargetName = "indexed-job"
     kube_version: tuple[int, int] = (1, 37)
     namespace: str | None = None
+    #: the namespace the host puts on every object that names none (Argo CD's destination,
+    #: inside the sidecar's kustomize build): msgen leaves it off its objects, where a
+    #: generated ConfigMap (which names none) must meet them for kustomize to follow its hashed
+    #: name, and still renders for it what holds the namespace (caffe2_job_key)
+    destination_namespace: str | None = None
     scheduler_address: AddressMode = "cluster-ip"
     allow_env_override: bool = False
     argocd_sync_waves: bool = False

@@ -222,12 +222,13 @@ def ceiling_layer(env: Mapping[str, str]) -> Layer:
 def handoff(env: Mapping[str, str]) -> Handoff:
     """Every option source in Argo CD's environment, checked: raises OptionError naming the
     variable or parameter that is misspelt, holds a value msgen does not accept, or goes
-    above the sidecar's ceiling."""
+    above the sidecar's ceiling. The destination namespace is handed on apart too: Argo CD
+    places the objects in it itself."""
     facts = [fact_layer(env)]
     choices = [env_layer(env), parameter_layer(env)]
     ceilings = ceiling_layer(env)
     resolve([*facts, *choices], ceilings=ceilings)  # every value checked here, before any build
-    return Handoff(facts, choices, api_versions(env), ceilings)
+    return Handoff(facts, choices, api_versions(env), ceilings, env.get("ARGOCD_APP_NAMESPACE") or None)
 
 
 def options_from_env(env: Mapping[str, str]) -> tuple[Options, list[Override], Handoff]:

@@ -17,7 +17,10 @@ is reported, never dropped silently: `resolve` returns one warning per overridde
 
 `argocd-generate` builds kustomize overlays with `msgen-krm` (or the legacy plugin) running
 inside the build; it hands them the facts and the Application's choices in the environment
-variable `MSGEN_HOST_OPTIONS` (JSON), so every path compiles with the same options.
+variable `MSGEN_HOST_OPTIONS` (JSON), so every path compiles with the same options. It also
+hands them Argo CD's destination namespace apart, which they leave off the objects: Argo CD
+puts it on every object that names none, and a ConfigMap the overlay generates names none, so
+the job's objects must name none either for kustomize to follow its hashed name into them.
 """
 
 import json
@@ -54,13 +57,15 @@ class Override(NamedTuple):
 
 class Handoff(NamedTuple):
     """What a host resolved and passes on: the layers below and above a function config,
-    the API versions the cluster serves (None: unknown), and its administrator's ceilings
-    (`msgen.options.ceilings`; None: none)."""
+    the API versions the cluster serves (None: unknown), its administrator's ceilings
+    (`msgen.options.ceilings`; None: none), and the namespace the host puts on objects that
+    name none (`Options.destination_namespace`; None: it puts none)."""
 
     facts: list[Layer]
     choices: list[Layer]
     api_versions: tuple[str, ...] | None = None
     ceilings: Layer | None = None
+    destination_namespace: str | None = None
 
 
 def resolve(
@@ -120,6 +125,7 @@ def to_env(handoff: Handoff) -> str:
         "choices": [layer.values for layer in handoff.choices],
         "apiVersions": list(handoff.api_versions) if handoff.api_versions is not None else None,
         "ceilings": handoff.ceilings.values if handoff.ceilings is not None else None,
+        "destinationNamespace": handoff.destination_namespace,
     }
     return json.dumps(data, sort_keys=True)
 
@@ -137,13 +143,16 @@ def from_env(env: Mapping[str, str]) -> Handoff | None:
         versions = data.get("apiVersions")
         api_versions = None if versions is None else tuple(str(v) for v in versions)
         ceilings = None if data.get("ceilings") is None else _layer(data["ceilings"])
+        destination = data.get("destinationNamespace")
+        if destination is not None and not isinstance(destination, str):
+            raise TypeError(destination)
     except (ValueError, KeyError, TypeError, AttributeError):
         raise option_text.OptionError(
             HANDOFF_VARIABLE,
             f"${HANDOFF_VARIABLE} is not what msgen argocd-generate writes; accepted: unset "
             "(msgen sets it for the kustomize build it runs)",
         ) from None
-    return Handoff(facts, choices, api_versions, ceilings)
+    return Handoff(facts, choices, api_versions, ceilings, destination)
 
 
 def _layer(values: dict[str, Any]) -> Layer:
@@ -161,4 +170,4 @@ def with_function_config(handoff: Handoff | None, config: Layer) -> tuple[Option
     overrides = [o for o in overrides if o.lost in mine or o.won in mine]
     if handoff.api_versions is not None:
         options = options._replace(served_apis=frozenset(handoff.api_versions))
-    return options, overrides
+    return options._replace(destination_namespace=handoff.destination_namespace), overrides

@@ -150,7 +150,7 @@ def _where(namespace: str) -> str:
 PASS_SLICE = 0.5
 
 
-def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], None], leading: Callable[[], bool],
+def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], None], leading: Callable[[], bool],  # noqa: C901 - one pass loop: rank, start, collect, give back, each a branch of the same schedule
                      *, writes: Writes, recorder: Recorder, phases: dict[tuple[str, str], str],
                      workers: Workers | None = None, yielding: bool = True) -> None:
     """The queued jobs once each, by rank (`workqueue`: a pod's end first, then other
