@@ -21,12 +21,12 @@ from msgen.reconcile.workers import Workers
 from msgen.reconcile.workqueue import BACKGROUND, CHANGE, URGENT, WorkQueue
 from msgen.reconcile.writes import Writes
 
-#: No API server: the code under test never reaches one (a typed stand-in for lightkube's Client).
-NO_CLIENT: Any = None
-
 from .fake_api import Cluster
 from .fake_api_client import served
 from .fake_kubelet import end, msjob, place, rendered, start
+
+#: No API server: the code under test never reaches one (a typed stand-in for lightkube's Client).
+NO_CLIENT: Any = None
 
 JOB_NAME = "training.kubeflow.org/job-name"
 #: Seconds a reconcile waits for another before it gives up (only when the test fails).
