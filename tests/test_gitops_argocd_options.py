@@ -74,7 +74,7 @@ def test_a_parameter_in_argo_cds_form_is_read(app: Path) -> None:
         ([{"name": "kube_version", "string": "1.29"}], "unknown msgen parameter 'kube_version' (did you mean kube-version?)"),
         ([{"name": "target", "map": {"worker": "pod"}}], "parameter target is given as a map; accepted: a string"),
         ([{"name": "target", "array": ["pod"]}], "parameter target is given as an array; accepted: a string"),
-        ([{"name": "target", "string": "pods"}], "parameter target: 'pods' is not accepted; accepted: indexed-job, pod"),
+        ([{"name": "target", "string": "pods"}], "parameter target: 'pods' is not accepted (did you mean 'pod'?); accepted: indexed-job, pod"),
         ([{"name": "target", "string": "pod"}, {"name": "target", "string": "jobset"}], "parameter target is given twice"),
     ],
     ids=["misspelt", "underscore", "map", "array", "bad-value", "twice"],

@@ -192,7 +192,7 @@ ROWS: tuple[Row, ...] = (
         "(MS_HEARTBEAT_RETRY_TIMEOUT not below MS_NODE_TIMEOUT, 2.8 and newer).",
         title="MindSpore version",
         tooltip="the MindSpore release of the job's image, 2.7.0 to 2.10.0 (default: the newest)",
-        help_order=155, check="mindspore-version",
+        help_order=155, check="mindspore-version", metavar="X.Y[.Z]",
     ),
     Row(
         "gitops", "gitops",

@@ -13,7 +13,10 @@ A line starting `---` or `...` at the left margin always bounds a YAML document 
 scalar it is an error), so the cut is exact. What is not kept: the `---` and `...` lines
 themselves (msgen writes its own separators); a document after a directive (`%YAML`,
 `%TAG`: its tags may need it) or with content on its `---` line (`--- {a: 1}`) is written
-from its data, as are the items of a `kind: List` (always unpacked) and the JSON output.
+from its data, as are the items of a `kind: List` (always unpacked) and the JSON output. So is
+a document whose text holds a `!` anywhere: a tag (`!!timestamp abc`, `!!binary`) that msgen
+read as kubectl does may be refused or read otherwise by another reader, and the data
+msgen writes reads alike in all of them.
 """
 
 # No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
@@ -84,7 +87,7 @@ class DocumentTexts:
             return None
         parts = [self._body(p) for p in pieces[first : index + 1]]
         text = "".join(parts)
-        if not text.strip():
+        if not text.strip() or "!" in text:  # a tag: other readers may read it otherwise, or refuse it
             return None
         return text if text.endswith(("\n", "\r")) else text + "\n"
 
