@@ -117,7 +117,7 @@ RENDER_MODULES = {
     "msgen.yamlio.terminal", "msgen.yamlio.yaml_builder", "msgen.yamlio.yaml_dumper", "msgen.yamlio.yaml_go",
     "msgen.yamlio.verbatim", "msgen.yamlio.yaml_loader", "msgen.yamlio.yaml_writer",
     "msgen.model", "msgen.model.addresses", "msgen.model.diagnostics", "msgen.model.exit_status",
-    "msgen.model.memo", "msgen.model.names", "msgen.model.patch", "msgen.model.plan", "msgen.model.quantity",
+    "msgen.model.memo", "msgen.model.mindspore_versions", "msgen.model.names", "msgen.model.patch", "msgen.model.plan", "msgen.model.quantity",
     "msgen.model.run_policy", "msgen.model.source", "msgen.model.target_facts", "msgen.model.versions",
 }
 #: ... and of `msgen-krm` compiling it as its function config: the KRM host instead of the command line's.
@@ -126,7 +126,9 @@ KRM_MODULES = (
     - {"msgen.hosts.fast_exit", "msgen.hosts.command_line", "msgen.hosts.command_line.entry",
        "msgen.hosts.command_line.render_argv", "msgen.yamlio.spool"}
     | {"msgen.hosts.kustomize", "msgen.hosts.kustomize.krm", "msgen.hosts.kustomize.krm_checks",
-       "msgen.hosts.kustomize.krm_config", "msgen.options.option_layers", "msgen.yamlio.origin"}
+       "msgen.hosts.kustomize.krm_config", "msgen.options.option_layers", "msgen.yamlio.origin",
+       # where its config is: the kustomizations of the build, read by the one tree reader
+       "msgen.hosts.kustomization_tree", "msgen.hosts.kustomize_entries"}
 )
 #: The other modules a render may load (top-level names), and what for; some Python versions
 #: load fewer of them (3.13 no `warnings`), 3.10 its own names for `re`'s parts.

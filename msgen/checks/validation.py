@@ -51,20 +51,38 @@ def validate_model(model: type[M], document: Document) -> tuple[M | None, list[D
         accepted: M = checked.model_validate(document.data)
         return accepted, []
     except ValidationError as exc:
-        return None, [_diagnostic(checked, document, err) for err in _dedupe(exc.errors())]
+        return None, [_diagnostic(checked, document, err) for err in _dedupe(exc.errors(), document.data)]
 
 
-def _dedupe(errors: list[Any]) -> list[Any]:
+def _dedupe(errors: list[Any], data: Any) -> list[Any]:
     """A union of types reports one error per member; keep the first per location."""
     seen: set[tuple[Any, ...]] = set()
     kept = []
     for err in errors:
-        loc = tuple(p for p in err["loc"] if not _is_union_tag(p))
+        loc = _data_path(err["loc"], data)
         if loc in seen:
             continue
         seen.add(loc)
         kept.append({**err, "loc": loc})
     return kept
+
+
+def _data_path(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:
+    """pydantic's `loc` without the union members' names it adds, walked along the data: a
+    part that is a key (or an index) where it stands is the user's, however it is spelt (a
+    key `function# ...` is not a union tag)."""
+    out = []
+    for part in loc:
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        elif _is_union_tag(part):
+            continue
+        else:
+            data = None
+        out.append(part)
+    return tuple(out)
 
 
 def _is_union_tag(part: Any) -> bool:

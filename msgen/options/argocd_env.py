@@ -216,7 +216,7 @@ def ceiling_layer(env: Mapping[str, str]) -> Layer:
     values = {}
     for option, variable in CEILING_VARIABLES.items():
         values[option] = (env.get(variable, "").strip() or CEILING_DEFAULTS[option], variable)
-    return checked(Layer(values))
+    return Layer(dict(checked(values)))
 
 
 def handoff(env: Mapping[str, str]) -> Handoff:

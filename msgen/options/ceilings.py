@@ -12,13 +12,14 @@ checks every layer against the ceilings the host hands it).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
 
 from . import text as option_text
 from .option_table import BY_NAME
 
-if TYPE_CHECKING:
-    from .option_layers import Layer
+#: A layer's values (option name → (text, how its name was written)): `option_layers.Layer.values`,
+#: taken apart so this module needs nothing of option_layers, which calls it.
+Values = Mapping[str, tuple[str, str]]
 
 
 def magnitude(option: str, shown: str, text: str) -> int:
@@ -35,13 +36,13 @@ def magnitude(option: str, shown: str, text: str) -> int:
     return exact.numerator // exact.denominator
 
 
-def check(layers: list[Layer], ceilings: Layer) -> None:
+def check(layers: list[Values], ceilings: Values) -> None:
     """Raise OptionError at the first value of `layers` above its ceiling (or not accepted)."""
-    for layer in layers:
-        for option, (text, shown) in layer.values.items():
-            if option not in ceilings.values:
+    for values in layers:
+        for option, (text, shown) in values.items():
+            if option not in ceilings:
                 continue
-            limit, variable = ceilings.values[option]
+            limit, variable = ceilings[option]
             if magnitude(option, shown, text) > magnitude(option, variable, limit):
                 raise option_text.OptionError(
                     shown,
@@ -51,9 +52,9 @@ def check(layers: list[Layer], ceilings: Layer) -> None:
                 )
 
 
-def checked(ceilings: Layer) -> Layer:
+def checked(ceilings: Values) -> Values:
     """`ceilings` with each value checked as its option's: raises OptionError naming the
     variable that holds a value the option does not accept."""
-    for option, (text, variable) in ceilings.values.items():
+    for option, (text, variable) in ceilings.items():
         magnitude(option, variable, text)
     return ceilings

@@ -80,7 +80,7 @@ def resolve(
     if ceilings is not None:
         from .ceilings import check
 
-        check(layers, ceilings)
+        check([layer.values for layer in layers], ceilings.values)
         options = option_text.apply(options, {n: t for n, (t, _s) in ceilings.values.items()},
                                     shown_as={n: s for n, (_t, s) in ceilings.values.items()})  # fmt: skip
         ceiling_origins = {name: f"{shown}={text!r}" for name, (text, shown) in ceilings.values.items()}
