@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import subprocess
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 import yaml
 
 from .conftest import ROOT, kustomize_binary
-from .live import PREFIX, kubectl
+from .live import PREFIX, kubectl, wait_for
 
 SYSTEM_NAMESPACE = "msgen-system"
 EXAMPLE_NAMESPACES = ("team-a", "team-b")
@@ -104,6 +105,19 @@ class Deployment:
                 input=json.dumps({"apiVersion": "v1", "kind": "List", "items": documents}))
         for namespace in (*self.watched, self.other, self.system):
             kubectl("delete", "namespace", namespace, "--ignore-not-found", "--wait=false", check=False)
+
+    def running(self, image: str) -> Iterator[Deployment]:
+        """Applied, rolled out and leading for the life of a module's fixture; its log printed
+        and everything removed after (the suites that deploy a scoped controller share it)."""
+        documents = self.documents(image)
+        self.apply(documents)
+        try:
+            kubectl("rollout", "status", "deployment/msgen-controller", "-n", self.system, "--timeout=240s", timeout=300)
+            wait_for("the controller to lead", lambda: "leading (Lease" in self.logs(), timeout=120)
+            yield self
+        finally:
+            print(f"\ncontroller log ({self.system}):\n{self.logs()}")
+            self.delete(documents)
 
     def token_kubeconfig(self, path: Any) -> Any:
         """A kubeconfig holding a token of the controller's ServiceAccount: what a thief of it holds."""

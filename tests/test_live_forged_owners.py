@@ -37,16 +37,7 @@ MANAGED_BY, JOB_NAME = "app.kubernetes.io/managed-by", "training.kubeflow.org/jo
 
 @pytest.fixture(scope="module")
 def deployed(image: str) -> Iterator[Deployment]:  # noqa: F811
-    where = Deployment()
-    documents = where.documents(image)
-    where.apply(documents)
-    try:
-        kubectl("rollout", "status", "deployment/msgen-controller", "-n", where.system, "--timeout=240s", timeout=300)
-        wait_for("the controller to lead", lambda: "leading (Lease" in where.logs(), timeout=120)
-        yield where
-    finally:
-        print(f"\ncontroller log ({where.system}):\n{where.logs()}")
-        where.delete(documents)
+    yield from Deployment().running(image)
 
 
 class Case(NamedTuple):

@@ -42,16 +42,7 @@ SETTLE = 15
 
 @pytest.fixture(scope="module")
 def deployed(image: str) -> Iterator[Deployment]:  # noqa: F811
-    where = Deployment()
-    documents = where.documents(image)
-    where.apply(documents)
-    try:
-        kubectl("rollout", "status", "deployment/msgen-controller", "-n", where.system, "--timeout=240s", timeout=300)
-        wait_for("the controller to lead", lambda: "leading (Lease" in where.logs(), timeout=120)
-        yield where
-    finally:
-        print(f"\ncontroller log ({where.system}):\n{where.logs()}")
-        where.delete(documents)
+    yield from Deployment().running(image)
 
 
 def apply_rendered(tmp_path: Path, namespace: str, name: str, text: str, *options: str) -> None:

@@ -204,13 +204,14 @@ def test_a_render_compiles_no_source(tmp_path: Path, args: tuple[str, ...]) -> N
     assert found["compiled"] == []
 
 
-def test_the_krm_function_compiles_no_source(tmp_path: Path) -> None:
+def _krm_compiling_typical() -> bytes:
+    """A ResourceList whose function config is the typical job: msgen-krm compiles it."""
     job = TYPICAL.read_text().replace("\n", "\n    ")
-    resource_list = (
-        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
-        f"functionConfig:\n    {job}\n"
-    )
-    found, _ = run_entry(tmp_path, "msgen-krm", stdin=resource_list.encode())
+    return f"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n    {job}\n".encode()
+
+
+def test_the_krm_function_compiles_no_source(tmp_path: Path) -> None:
+    found, _ = run_entry(tmp_path, "msgen-krm", stdin=_krm_compiling_typical())
     assert found["code"] in (0, None)
     assert found["compiled"] == []
 
@@ -286,12 +287,7 @@ def test_a_render_loads_the_modules_listed_and_no_other(tmp_path: Path) -> None:
 
 
 def test_the_krm_function_loads_the_modules_listed_and_no_other(tmp_path: Path) -> None:
-    job = TYPICAL.read_text().replace("\n", "\n    ")
-    resource_list = (
-        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
-        f"functionConfig:\n    {job}\n"
-    )
-    found, _ = run_entry(tmp_path, "msgen-krm", stdin=resource_list.encode())
+    found, _ = run_entry(tmp_path, "msgen-krm", stdin=_krm_compiling_typical())
     assert found["code"] in (0, None)
     assert _named(found["loaded"], KRM_MODULES) == _named([], set())  # nothing differs
 
