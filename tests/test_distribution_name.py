@@ -24,12 +24,9 @@ import yaml
 from msgen.hosts.plugin_script import plugin_script
 
 from .conftest import ROOT
+from .pyproject_file import PYPROJECT
 
-try:
-    import tomllib
-except ImportError:  # Python 3.10
-    tomllib = pytest.importorskip("tomli", reason="tomli reads pyproject.toml before Python 3.11")
-PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+PROJECT = PYPROJECT["project"]
 NAME = PROJECT["name"]
 #: What users read and what msgen prints: the README, the pages, the code (its messages and
 #: help), the overlays (Dockerfiles, plugin.yaml). The CHANGELOG is history.

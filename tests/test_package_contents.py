@@ -19,13 +19,9 @@ from pathlib import Path
 import pytest
 
 from .conftest import ROOT
+from .pyproject_file import PYPROJECT
 
-try:
-    import tomllib
-except ImportError:  # Python 3.10
-    tomllib = pytest.importorskip("tomli", reason="tomli reads pyproject.toml before Python 3.11")
-
-PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+PROJECT = PYPROJECT
 #: What a working tree holds that is not the project (never packaged, never compared).
 NOT_PROJECT = shutil.ignore_patterns(
     ".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", "*.pyc", ".pytest_cache",

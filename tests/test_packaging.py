@@ -5,15 +5,11 @@ from __future__ import annotations
 import re
 import subprocess
 
-import pytest
 
 from .conftest import ROOT
+from .pyproject_file import PYPROJECT
 
-try:
-    import tomllib
-except ImportError:  # Python 3.10
-    tomllib = pytest.importorskip("tomli", reason="tomli reads pyproject.toml before Python 3.11")
-PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+PROJECT = PYPROJECT
 
 
 def test_an_spdx_license_string_needs_setuptools_77() -> None:
