@@ -1,4 +1,5 @@
-"""`tests/live/cluster up [--with a,b] | down | status`: the command line of the harness."""
+"""`tests/live/cluster up [--nodes N] [--with a,b] | node stop|start NAME | down | status`: the
+command line of the harness."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import sys
 import time
 
-from . import components, node
+from . import components, node, topology
 from .core import Harness, HarnessError
 
 
@@ -17,6 +18,15 @@ def main(argv: list[str]) -> int:
     up = commands.add_parser("up", help="build what is missing, start the cluster and the named components")
     up.add_argument("--with", dest="with_", default="", metavar="A,B,C",
                     help=f"components to install as well: {', '.join(components.available()) or '(none yet)'}")
+    up.add_argument("--nodes", type=int, default=None, metavar="N",
+                    help=f"how many nodes (1 to {topology.MAX_NODES}; default: as many as now, 1 at first)")
+    up.add_argument("--node-resources", default=None, metavar="NAME=Q,...",
+                    help="what each node advertises: cpu and memory (at most the machine's), devices "
+                         f"(default {','.join(f'{k}={v}' for k, v in topology.DEVICES.items())}; NAME=0 removes one); "
+                         "default: as now")
+    lifecycle = commands.add_parser("node", help="lose an extra node (stop) or bring it back (start)")
+    lifecycle.add_argument("action", choices=("stop", "start"))
+    lifecycle.add_argument("name", help="an extra node: msgen-node-2 ...")
     commands.add_parser("down", help="stop what up started and remove its containers")
     commands.add_parser("status", help="say what runs")
     args = parser.parse_args(argv)
@@ -26,7 +36,18 @@ def main(argv: list[str]) -> int:
     h = Harness()
     try:
         if args.command == "up":
-            return _up(h, [name for name in args.with_.split(",") if name.strip()])
+            try:
+                resources = None if args.node_resources is None else topology.parse_resources(args.node_resources)
+                if args.nodes is not None:
+                    topology.plan(args.nodes, h.home, h.data, h.etc, h.node_ip)
+            except ValueError as error:
+                raise HarnessError(str(error)) from None
+            return _up(h, [name for name in args.with_.split(",") if name.strip()], args.nodes, resources)
+        if args.command == "node":
+            began = time.monotonic()
+            (node.stop_node if args.action == "stop" else node.start_node)(h, args.name)
+            h.log(f"{args.name} {'lost' if args.action == 'stop' else 'back and Ready'} in {time.monotonic() - began:.1f}s")
+            return 0
         if args.command == "down":
             return _down(h)
         print(_status(h))
@@ -36,11 +57,11 @@ def main(argv: list[str]) -> int:
         return 1
 
 
-def _up(h: Harness, wanted: list[str]) -> int:
+def _up(h: Harness, wanted: list[str], nodes: int | None = None, resources: dict[str, str] | None = None) -> int:
     began = time.monotonic()
     chosen = [components.load(name.strip()) for name in wanted]  # unknown names fail before anything starts
     node.build(h)
-    values = node.up(h)  # the components' images are imported into the node's containerd as they are built
+    values = node.up(h, nodes, resources)  # the components' images are imported into the node's containerd as they are built
     building = time.monotonic()
     for component in chosen:
         component.build(h)

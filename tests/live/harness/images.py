@@ -206,11 +206,12 @@ def build(h: Harness) -> None:
     kustomize(h)
 
 
-def load(h: Harness) -> None:
-    """Import what containerd is missing (after a `ctr images rm`, or a fresh containerd)."""
+def load(h: Harness, sockets: list[str] | None = None) -> None:
+    """Import what containerd is missing (after a `ctr images rm`, or a fresh containerd): that
+    of each node `sockets` names (default: every node's)."""
     for ref, tarball, aliases in ((PAUSE, pause(h), ()), (MINDSPORE, mindspore(h), MINDSPORE_ALIASES)):
-        if not h.image_present(ref):
-            h.import_image(tarball)
-        missing = [alias for alias in aliases if not h.image_present(alias)]
+        if not h.image_present(ref, sockets):
+            h.import_image(tarball, sockets)
+        missing = [alias for alias in aliases if not h.image_present(alias, sockets)]
         if missing:
-            h.tag_image(ref, *missing)
+            h.tag_image(ref, *missing, sockets=sockets)
