@@ -42,10 +42,11 @@ def stuck(pods: list[dict[str, Any]], now: datetime) -> list[str]:
         why = "evicted from its node, which has a NoExecute taint (unreachable?)" if evicted else "deleted"
         out.append(
             f"pod {metadata.get('name')} on node {node}: {why}, still terminating since "
-            f"{deadline.strftime('%Y-%m-%dT%H:%M:%SZ')}: its kubelet does not answer. Nothing replaces it "
-            f"until the node is back, or, if the node is gone for good, until `kubectl taint node {node} "
-            f"node.kubernetes.io/out-of-service=nodeshutdown:NoExecute` or `kubectl delete node {node}` "
-            f"ends it ({DOCS})")
+            f"{deadline.strftime('%Y-%m-%dT%H:%M:%SZ')}: its kubelet does not answer, and only its kubelet ends "
+            f"it. A StatefulSet, or a Job with a podFailurePolicy (restartPolicy ExitCode), starts no "
+            f"replacement before it has ended: when the node is back, or, if the node is gone for good, once "
+            f"`kubectl taint node {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute` or "
+            f"`kubectl delete node {node}` ends it ({DOCS})")
     return out
 
 
