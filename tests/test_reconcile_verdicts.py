@@ -156,7 +156,8 @@ def test_a_suspended_job_records_the_end_and_is_deleted_with_its_ttl() -> None:
     # A Job suspended for Kueue is not one the policy stopped.
     assert not actions.stopped_by_policy(job("Scheduler", suspend=True))
     assert actions.resume_patch() == {"metadata": {"annotations": {"msgen/stopped": None, "msgen/stopped-at": None,
-                                                                   "msgen/stopped-generation": None}},
+                                                                   "msgen/stopped-generation": None,
+                                                                   "msgen/status": None}},
                                       "spec": {"suspend": False}}
     # Rendered for a GitOps tool, which would create the Job again: its TTL deletes nothing.
     assert actions.due(rule._replace(gitops=True), left, [stopped], [], at + timedelta(seconds=60)) == []

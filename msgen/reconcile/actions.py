@@ -43,6 +43,7 @@ from typing import Any
 from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
+from .published import ANNOTATION as PUBLISHED
 from .status import JobStatus, pod_role
 
 #: What a GitOps tool that re-creates missing objects marks them with.
@@ -200,7 +201,10 @@ def stopped_by_policy(obj: dict[str, Any]) -> bool:
 
 
 def resume_patch() -> dict[str, Any]:
-    return {"metadata": {"annotations": {STOPPED_ANNOTATION: None, STOPPED_AT: None, STOPPED_GENERATION: None}},
+    """A stopped Job resumed for the job's next run: the last run's marks and its published
+    end go (the end is published on a stopped Job too: publisher.publish)."""
+    return {"metadata": {"annotations": {STOPPED_ANNOTATION: None, STOPPED_AT: None, STOPPED_GENERATION: None,
+                                         PUBLISHED: None}},
             "spec": {"suspend": False}}
 
 

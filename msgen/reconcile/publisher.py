@@ -24,10 +24,14 @@ COMPONENT = "msgen-controller"
 
 def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatus,
             workloads: list[dict[str, Any]], echo: Callable[[str], None],
-            services: list[dict[str, Any]] | None = None, writes: Writes | None = None) -> str | None:
+            services: list[dict[str, Any]] | None = None, writes: Writes | None = None,
+            stopping: list[dict[str, Any]] | None = None) -> str | None:
     """Publish `found` merged with what was published before (what `writes` remembers this
     replica wrote, while the watched copies do not show it yet; else what they show); returns
-    the phase announced (an Event sent), None when the phase did not change."""
+    the phase announced (an Event sent), None when the phase did not change. An end also goes
+    on each Job cleanPodPolicy stopped (or is stopping: `stopping`): Kubernetes' TTL deletes
+    the finished holder, and the stopped Job, which is not finished, is what is left to read
+    it from."""
     objects = [*workloads, *(services or [])]
     mine = [t for t in (writes.pending("status", o) for o in objects) if t] if writes is not None else []
     before = published.read([{"metadata": {"annotations": {STATUS_ANNOTATION: t}}} for t in mine] or objects)
@@ -43,16 +47,22 @@ def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatu
         for obj in [target] + [o for o in workloads if o is not target and o.get("kind") != "Pod"]:
             _create_event(client, event(obj, found.job, shown))
     text = published.text(shown)
-    if text in mine or ((target.get("metadata") or {}).get("annotations") or {}).get(STATUS_ANNOTATION) == text:
-        return announced
-    try:
-        kube.merge_patch(client, target, {"metadata": {"annotations": {STATUS_ANNOTATION: text}}})
-    except kube.KubeError as exc:
-        if exc.code != 404:  # 404: deleted in this pass
-            raise
-        return announced
-    if writes is not None:
-        writes.wrote("status", target, text)
+    carriers = [target]
+    if shown["phase"] in ("Succeeded", "Failed"):
+        carriers += [o for o in workloads if o is not target
+                     and (actions.stopped_by_policy(o) or any(o is s for s in stopping or []))]
+    for obj in carriers:
+        written = writes.pending("status", obj) if writes is not None else None
+        if written == text or ((obj.get("metadata") or {}).get("annotations") or {}).get(STATUS_ANNOTATION) == text:
+            continue
+        try:
+            kube.merge_patch(client, obj, {"metadata": {"annotations": {STATUS_ANNOTATION: text}}})
+        except kube.KubeError as exc:
+            if exc.code != 404:  # 404: deleted in this pass
+                raise
+            continue
+        if writes is not None:
+            writes.wrote("status", obj, text)
     return announced
 
 

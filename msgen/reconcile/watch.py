@@ -201,9 +201,11 @@ def record_end(client: Client, policy: JobPolicy, found: status.JobStatus, due: 
 
     gone = {(a.kind, a.name) for a in due if a.verb == "delete"}
     kept = [o for o in workloads if (o["kind"], o["metadata"]["name"]) not in gone]
+    stopping = {(a.kind, a.name) for a in due if a.verb == "suspend"}
     try:
         publish(client, policy, found, kept, lambda line: None,
-                [o for o in services if (o["kind"], o["metadata"]["name"]) not in gone])
+                [o for o in services if (o["kind"], o["metadata"]["name"]) not in gone],
+                stopping=[o for o in kept if (o["kind"], o["metadata"]["name"]) in stopping])
     except kube.KubeError as exc:
         echo(f"  (the job's end is not recorded on the cluster: {exc})")
 
