@@ -3,11 +3,12 @@ addresses, pod CIDRs, paths that must differ between nodes), what `--node-resour
 and what the kubelets reserve for it, and each node's configuration as the templates fill it.
 
 (`tests/live/cluster up --nodes 3` and `node stop|start` themselves run on a machine; the
-failure suite, tests/test_live_nodes.py, uses them.)
+failure suite, tests/test_live_nodes_*.py, uses them.)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import json
 import re
@@ -23,6 +24,7 @@ from .test_live_harness import LIVE, harness
 topology = harness("topology")
 core = harness("core")
 node_config = harness("node")
+node_runtime = harness("node_runtime")
 
 
 def plan(count: int, tmp_path: Path) -> list[Any]:
@@ -176,3 +178,24 @@ def test_the_command_line_names_the_node_commands() -> None:
     assert done.returncode == 0 and "--nodes N" in done.stdout and "--node-resources" in done.stdout
     done = subprocess.run([sys.executable, str(LIVE / "cluster"), "node", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "{stop,start}" in done.stdout
+
+
+def test_an_extra_node_shares_node_1s_image_blobs(tmp_path: Path) -> None:
+    """A blob both containerds hold becomes one file (a hard link to node 1's); a blob of the
+    same name but another size, or only one node's, stays as it is; sharing twice saves nothing."""
+    first, extra = plan(2, tmp_path)
+    first = dataclasses.replace(first, containerd_root=tmp_path / "first-containerd")  # not /var/lib/containerd
+    mine, theirs = extra.containerd_root / node_runtime.BLOBS, first.containerd_root / node_runtime.BLOBS
+    mine.mkdir(parents=True)
+    theirs.mkdir(parents=True)
+    for folder in (mine, theirs):
+        (folder / "aaaa").write_bytes(b"layer" * 100)
+    (mine / "bbbb").write_bytes(b"short")
+    (theirs / "bbbb").write_bytes(b"longer!")
+    (mine / "cccc").write_bytes(b"only mine")
+    assert node_runtime.share_content(first, extra) == 500
+    assert (mine / "aaaa").stat().st_ino == (theirs / "aaaa").stat().st_ino
+    assert (mine / "aaaa").read_bytes() == b"layer" * 100
+    assert (mine / "bbbb").read_bytes() == b"short" and (mine / "cccc").read_bytes() == b"only mine"
+    assert sorted(p.name for p in mine.iterdir()) == ["aaaa", "bbbb", "cccc"]
+    assert node_runtime.share_content(first, extra) == 0

@@ -39,7 +39,7 @@ helpers: `go_build(module_dir, package, out, ldflags=())`, `kubectl(*args, input
 `spawn(name, argv, env=None, netns=None)` (a background process with a pid file and
 `logs/<name>.log`), `stop(name)`, `kill(name)`, `alive(name)`, `wait_for(what, check, timeout)`,
 `import_image(tarball)`, `image_present(ref)`, `build_image(ref, containerfile, context,
-build_args=None, tags=())` (buildah, then imported into every node's containerd) and
+build_args=None, tags=())` (buildah, then imported into node 1's containerd) and
 `log(message)`.
 
 Go builds: one module directory per build under `tests/live/go/<name>/` (go.mod and go.sum pin

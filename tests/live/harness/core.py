@@ -17,7 +17,6 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from . import topology
@@ -66,11 +65,6 @@ class Harness:
         """The nodes `up` last started (or `count` of them), node 1 first (topology.py)."""
         count = topology.load(self.topology_file).count if count is None else count
         return topology.plan(count, self.home, self.data, self.etc, self.node_ip)
-
-    def containerd_sockets(self) -> list[str]:
-        """Node 1's containerd, and each extra node's that runs: where images go."""
-        return [str(node.containerd_socket) for node in self.nodes()
-                if not node.extra or self.alive(node.process("containerd"))]
 
     # ---- messages -----------------------------------------------------------------------------
     def log(self, message: str) -> None:
@@ -219,24 +213,21 @@ class Harness:
     def ctr(self, *args: str, check: bool = True, socket: str = CONTAINERD_SOCKET) -> str:
         return self.sh(["ctr", "--address", socket, "-n", "k8s.io", *args], check=check, timeout=1800)
 
-    def image_present(self, ref: str, sockets: Iterable[str] | None = None) -> bool:
-        """Whether every node's containerd has `ref` (a full reference, e.g. docker.io/library/x:1)."""
-        return all(ref in self.ctr("images", "ls", "-q", socket=socket).split()
-                   for socket in (self.containerd_sockets() if sockets is None else sockets))
+    def image_present(self, ref: str, socket: str = CONTAINERD_SOCKET) -> bool:
+        """Whether node 1's containerd (or the one at `socket`) has `ref` (a full reference,
+        e.g. docker.io/library/x:1). Images go to node 1: an extra node gets the pause and
+        MindSpore images when it starts (node_runtime.py), no other."""
+        return ref in self.ctr("images", "ls", "-q", socket=socket).split()
 
-    def import_image(self, tarball: Path, sockets: Iterable[str] | None = None) -> None:
-        """A docker-archive or OCI tarball into every node's containerd (namespace k8s.io), the
-        nodes at the same time."""
-        targets = list(self.containerd_sockets() if sockets is None else sockets)
-        self.log(f"importing {tarball.name}" + (f" into {len(targets)} nodes" if len(targets) > 1 else ""))
-        with ThreadPoolExecutor(max_workers=max(1, len(targets))) as pool:
-            for done in [pool.submit(self.ctr, "images", "import", str(tarball), socket=s) for s in targets]:
-                done.result()
+    def import_image(self, tarball: Path, socket: str = CONTAINERD_SOCKET) -> None:
+        """A docker-archive or OCI tarball into node 1's containerd (or the one at `socket`),
+        namespace k8s.io."""
+        self.log(f"importing {tarball.name}" + (f" ({socket})" if socket != CONTAINERD_SOCKET else ""))
+        self.ctr("images", "import", str(tarball), socket=socket)
 
-    def tag_image(self, source: str, *targets: str, sockets: Iterable[str] | None = None) -> None:
-        for socket in (self.containerd_sockets() if sockets is None else sockets):
-            for target in targets:
-                self.ctr("images", "tag", "--force", source, target, socket=socket)
+    def tag_image(self, source: str, *targets: str, socket: str = CONTAINERD_SOCKET) -> None:
+        for target in targets:
+            self.ctr("images", "tag", "--force", source, target, socket=socket)
 
     def build_image(self, ref: str, containerfile: Path, context: Path, build_args: Mapping[str, str] | None = None,
                     tags: Iterable[str] = ()) -> Path:

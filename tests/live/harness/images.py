@@ -20,7 +20,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .core import GO_MODULES, Harness
+from .core import CONTAINERD_SOCKET, GO_MODULES, Harness
 
 PAUSE = "registry.k8s.io/pause:3.10.1"
 DEBIAN = "localhost/msgen-debian:bookworm"
@@ -206,12 +206,12 @@ def build(h: Harness) -> None:
     kustomize(h)
 
 
-def load(h: Harness, sockets: list[str] | None = None) -> None:
-    """Import what containerd is missing (after a `ctr images rm`, or a fresh containerd): that
-    of each node `sockets` names (default: every node's)."""
+def load(h: Harness, socket: str = CONTAINERD_SOCKET) -> None:
+    """Import what a node's containerd (node 1's, or the one at `socket`) is missing (after a
+    `ctr images rm`, or a fresh containerd)."""
     for ref, tarball, aliases in ((PAUSE, pause(h), ()), (MINDSPORE, mindspore(h), MINDSPORE_ALIASES)):
-        if not h.image_present(ref, sockets):
-            h.import_image(tarball, sockets)
-        missing = [alias for alias in aliases if not h.image_present(alias, sockets)]
+        if not h.image_present(ref, socket):
+            h.import_image(tarball, socket)
+        missing = [alias for alias in aliases if not h.image_present(alias, socket)]
         if missing:
-            h.tag_image(ref, *missing, sockets=sockets)
+            h.tag_image(ref, *missing, socket=socket)

@@ -61,9 +61,9 @@ def start(h: Harness, node: Node, config: ConfigWriter, resources: dict[str, str
         pki.node_certificates(h, node)
         _node_object(h, node)
     _containerd(h, node, config)
-    images.load(h, [str(node.containerd_socket)])
+    images.load(h, str(node.containerd_socket))
     if node.extra:
-        _copy_images(h, node)
+        share_content(h.nodes(1)[0], node)
     _kubelet(h, node, config)
     proxy = node.process("kube-proxy")
     h.spawn(proxy, [str(h.bin / "kube-proxy"), f"--config={config(h, 'kube-proxy.yaml', node=node)}"],
@@ -90,28 +90,31 @@ def _containerd(h: Harness, node: Node, config: ConfigWriter) -> None:
     h.wait_for(name, lambda: containerd_answers(node), 60)
 
 
-def _copy_images(h: Harness, node: Node) -> None:
-    """What node 1's containerd holds and this node's does not (the msgen images, Argo CD's...),
-    streamed from one to the other (`ctr images export | ctr images import`)."""
-    first = h.nodes(1)[0]
-    if not containerd_answers(first):
-        return
-    have = set(h.ctr("images", "ls", "-q", socket=str(node.containerd_socket)).split())
-    missing = [ref for ref in h.ctr("images", "ls", "-q", socket=str(first.containerd_socket)).split()
-               if ref not in have and not ref.startswith("sha256:")]
-    if not missing:
-        return
-    h.log(f"{node.name}: copying {len(missing)} images from {first.name}")
-    export = subprocess.Popen(["ctr", "--address", str(first.containerd_socket), "-n", "k8s.io", "images", "export",
-                               "-", *missing], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    imported = subprocess.run(["ctr", "--address", str(node.containerd_socket), "-n", "k8s.io", "images", "import",
-                               "-"], stdin=export.stdout, capture_output=True, text=True)
-    assert export.stdout is not None
-    export.stdout.close()
-    _, exported_err = export.communicate()
-    if export.returncode != 0 or imported.returncode != 0:
-        raise HarnessError(f"{node.name}: copying images failed: {exported_err.decode(errors='replace')[-500:]} "
-                           f"{imported.stderr[-500:]}")
+BLOBS = "io.containerd.content.v1.content/blobs/sha256"
+
+
+def share_content(first: Node, node: Node) -> int:
+    """Each of the node's image blobs that node 1's containerd holds too, made a hard link to
+    node 1's file (a blob is named by its digest and never written again): an extra node then
+    costs the disk only its unpacked layers, not a second copy of every image (3 GiB for
+    MindSpore's). Returns the bytes saved."""
+    mine, theirs = node.containerd_root / BLOBS, first.containerd_root / BLOBS
+    saved = 0
+    if not mine.is_dir() or not theirs.is_dir():
+        return 0
+    for blob in mine.iterdir():
+        other = theirs / blob.name
+        try:
+            a, b = blob.stat(), other.stat()
+        except OSError:
+            continue
+        if a.st_ino == b.st_ino or a.st_size != b.st_size or a.st_dev != b.st_dev:
+            continue
+        link = blob.with_name(blob.name + ".link")
+        os.link(other, link)
+        os.replace(link, blob)
+        saved += a.st_size
+    return saved
 
 
 def _kubelet(h: Harness, node: Node, config: ConfigWriter) -> None:
