@@ -65,12 +65,12 @@ def _status(pid: int) -> dict[str, int]:
     return {line.split(":")[0]: int(line.split()[1]) for line in lines if line.startswith(("VmHWM:", "VmRSS:"))}
 
 
-def _first_pass_over(port: int, jobs: int, follower: bool) -> bool:
+def _first_pass_over(port: int, health: int, jobs: int, follower: bool) -> bool:
     """Every job reconciled and nothing queued; a follower: every watch listed (ready) and
     every job queued (it acts on none)."""
     try:
         found = _metrics(port)
-        ready = urlopen(f"http://127.0.0.1:{port}/readyz", timeout=10).status == 200
+        ready = urlopen(f"http://127.0.0.1:{health}/readyz", timeout=10).status == 200
     except OSError:
         return False
     phased = sum(s.value for s in found["msgen_jobs"].samples) if "msgen_jobs" in found else 0
@@ -116,11 +116,13 @@ def measure(jobs: int, seed: int, msgen: list[str], timeout: float, follower: bo
     scratch = Path(tempfile.mkdtemp(prefix="msgen-controller-memory-"))
     config = scratch / "kubeconfig"
     config.write_text(json.dumps(driver.kubeconfig()))
-    with socket.socket() as probe:
+    with socket.socket() as probe, socket.socket() as other:
         probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+        other.bind(("127.0.0.1", 0))
+        port, health = int(probe.getsockname()[1]), int(other.getsockname()[1])
     log = (scratch / "controller.log").open("wb")
-    process = subprocess.Popen([*msgen, "controller", "-n", driver.namespace, "--health-port", str(port),
+    process = subprocess.Popen([*msgen, "controller", "-n", driver.namespace, "--metrics-port", str(port),
+                                "--health-port", str(health),
                                 "--kubeconfig", str(config)], stdout=log, stderr=subprocess.STDOUT,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     began = time.monotonic()
@@ -133,11 +135,11 @@ def measure(jobs: int, seed: int, msgen: list[str], timeout: float, follower: bo
 
     try:
         if watched:
-            wait(lambda: _first_pass_over(port, 0, follower))
+            wait(lambda: _first_pass_over(port, health, 0, follower))
             made = time.monotonic()
             pods = populated(jobs, seed, driver)[1]
             made = time.monotonic() - made
-        wait(lambda: _first_pass_over(port, jobs, follower))
+        wait(lambda: _first_pass_over(port, health, jobs, follower))
         seen = -1.0
         while seen != (seen := _watch_events(port)):  # the last events of the pass
             time.sleep(3.0)

@@ -13,7 +13,7 @@ by a Worker's failure. The API server restarts at 40% of the run, the leading re
 killed (SIGKILL) at 70%; a new replica replaces it, as a Deployment would.
 
 Two controller replicas run as local processes (`msgen controller`, leader election on,
-`--health-port` for /metrics), against:
+`--metrics-port` for /metrics), against:
 
 - `--api fake` (default): tests/fake_api.py in this process, with tests/fake_kubelet.py as
   kubelet and Job controller. The controller talks HTTP to it exactly as to a cluster.
@@ -251,7 +251,7 @@ class Replicas:
         out = (self.logs / f"controller-{number}.log").open("wb")
         profiled = ([sys.executable, "-m", "cProfile", "-o", str(self.logs / f"controller-{number}.prof"), "-m", "msgen"]
                     if self.profile else self.msgen)
-        process = subprocess.Popen([*profiled, "controller", "-n", self.namespace, "--lease-namespace", self.namespace, "--health-port",
+        process = subprocess.Popen([*profiled, "controller", "-n", self.namespace, "--lease-namespace", self.namespace, "--metrics-port",
                                     str(port), "--kubeconfig", str(self.kubeconfig)], stdout=out,
                                    stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         with self.lock:

@@ -1,3 +1,3 @@
-from .hosts.entry import main
+from .hosts.command_line.entry import main
 
 main()

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from msgen.hosts.cli import main
+from msgen.hosts.command_line.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MSGEN_SHARED", ROOT.parent / "shared"))

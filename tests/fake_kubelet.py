@@ -75,8 +75,10 @@ def create_job_pods(cluster: Cluster, job: dict[str, Any]) -> list[dict[str, Any
     template = spec["template"]
     made = []
     for index in range(int(spec.get("completions") or 1)):
+        # the Job's selector labels (the API server adds them to its template), the index
         labels = {**(template.get("metadata") or {}).get("labels", {}), "job-name": metadata["name"],
-                  INDEX: str(index)}
+                  "controller-uid": metadata["uid"], "batch.kubernetes.io/job-name": metadata["name"],
+                  "batch.kubernetes.io/controller-uid": metadata["uid"], INDEX: str(index)}
         pod = {"apiVersion": "v1", "kind": "Pod",
                "metadata": {"name": f"{metadata['name']}-{index}-x{index:04d}", "namespace": metadata["namespace"],
                             "labels": labels,

@@ -31,11 +31,12 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 Pods = dict[tuple[str, int], dict[str, Any]]
 
 
-def rendered(target: str, *, clean: str = "Running", ttl: int | None = None) -> list[dict[str, Any]]:
-    """msgen's objects for an MSJob `j` with a Scheduler and 3 Workers (Kubernetes 1.31:
-    an Indexed Job carries the success policy), as `kubectl apply` creates them."""
+def rendered(target: str, *, clean: str = "Running", ttl: int | None = None,
+             kube_version: tuple[int, int] = (1, 31)) -> list[dict[str, Any]]:
+    """msgen's objects for an MSJob `j` with a Scheduler and 3 Workers (by default for
+    Kubernetes 1.31: an Indexed Job carries the success policy), as `kubectl apply` creates them."""
     text = msgen.render(msjob("j", 3, clean=clean, ttl=ttl), target=target, namespace=NAMESPACE,
-                        kube_version=(1, 31))
+                        kube_version=kube_version)
     objects = [d for d in yaml.safe_load_all(text) if d]
     for obj in objects:
         obj["metadata"]["namespace"] = NAMESPACE

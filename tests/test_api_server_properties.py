@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from msgen import compile_documents
-from msgen.hosts import krm
+from msgen.hosts.kustomize import krm
 from msgen.model.plan import Options
 
 from . import kube_oracle

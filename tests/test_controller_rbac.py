@@ -91,24 +91,98 @@ def test_the_controller_may_do_what_its_policies_need_and_no_more(overlay: str) 
     assert lease == {("coordination.k8s.io", "leases"): {"get", "update", "create"}}
 
 
+MANAGED = 'oldObject.metadata.labels["app.kubernetes.io/managed-by"] == "msgen"'
+UNCHANGED = "has(object.{0}) == has(oldObject.{0}) && (!has(object.{0}) || object.{0} == oldObject.{0})"
+
+
+def written_annotations(key: tuple[str, str]) -> set[str]:
+    """The annotations the controller writes on objects of `key` (group, resource): its
+    published status everywhere, and what a suspension says on a batch Job."""
+    from msgen.reconcile import actions, published
+
+    found = {published.ANNOTATION}
+    if key == ("batch", "jobs"):
+        patch = actions.suspend_patch(actions.Action("suspend", "batch/v1", "Job", "j", "why", "t", generation="1"))
+        found |= set(patch["metadata"]["annotations"])
+    return found
+
+
+def allowed_annotations(validations: list[str]) -> set[str]:
+    """The annotation keys an update may change, read from the validation that lists them
+    (both of its lists: added or changed, and removed)."""
+    import re
+
+    lists = [re.findall(r"k in \[(.*?)\]", v) for v in validations if "metadata.annotations.all(" in v]
+    assert len(lists) == 1 and len(lists[0]) == 2 and lists[0][0] == lists[0][1], lists
+    return set(json.loads(f"[{lists[0][0]}]"))
+
+
+#: JobSpec fields a policy cannot name, as not every API server it runs on knows them (a
+#: policy naming a field its server's schema lacks does not compile): the admission test says so.
+NOT_NAMED = {"scheduling": "Kubernetes 1.37"}
+
+
+def job_spec_fields(newest: bool = False) -> set[str]:
+    """batch/v1 JobSpec's fields at every Kubernetes version a ValidatingAdmissionPolicy is
+    served in (1.30 on), from kubernetes-validate's schemas (`newest`: at the newest)."""
+    import kubernetes_validate
+
+    from msgen.model import versions
+
+    base = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
+    each = [set(json.loads((base / f"v1.{minor}.0-local-strict" / "jobspec-batch-v1.json").read_text())["properties"])
+            for minor in range(30, versions.NEWEST[1] + 1)]
+    assert len(each) >= 8
+    return each[-1] if newest else set.intersection(*each)
+
+
 @pytest.mark.parametrize("overlay", ["controller", "controller-namespaces"])
 def test_every_write_rbac_cannot_narrow_is_narrowed_by_admission(overlay: str) -> None:
+    """An allowlist: each update the controller may make changes only an object msgen
+    rendered, only the annotations it writes there (msgen/status; a Job's suspension marks),
+    no label, ownerReference or finalizer, nothing of the spec (a Job: its `suspend`, to
+    true only, every other field of JobSpec at every version compared); it deletes only
+    what msgen rendered, and creates only its own Events, Lease and CompleteJob Commands."""
     documents = built(overlay)
-    granted = grants(documents)
+    granted = {**grants(documents), **grants(documents, "Role")}
     updates, deletes, creates = guards(documents, "UPDATE"), guards(documents, "DELETE"), guards(documents, "CREATE")
     for key, verbs in granted.items():
-        if verbs & {"patch", "update"}:
-            kept = "object.spec.template == oldObject.spec.template" if key == ("batch", "jobs") \
-                else "object.spec == oldObject.spec"
-            assert kept in updates.get(key, []), f"{key}: a patch could change its spec"
-            assert any("object.metadata.labels == oldObject.metadata.labels" in v for v in updates[key]), key
+        if verbs & {"patch", "update"} and key != ("coordination.k8s.io", "leases"):  # its Lease: by name in RBAC
+            found = updates.get(key, [])
+            assert any(MANAGED in v for v in found), f"{key}: it could change what msgen did not render"
+            assert allowed_annotations(found) == written_annotations(key), key
+            for field in ("metadata.labels", "metadata.ownerReferences", "metadata.finalizers"):
+                assert UNCHANGED.format(field) in " && ".join(found), f"{key}: a patch could change {field}"
+            if key == ("batch", "jobs"):
+                kept = {field for field in job_spec_fields() if UNCHANGED.format(f"spec.{field}") in " && ".join(found)}
+                kept |= {"template"} if "object.spec.template == oldObject.spec.template" in found else set()
+                assert job_spec_fields() - kept == {"suspend"}, "a patch could change these fields of a Job"
+                assert job_spec_fields(newest=True) - kept == {"suspend", *NOT_NAMED}
+                assert ("(has(object.spec.suspend) && object.spec.suspend) || (has(object.spec.suspend) && "
+                        "object.spec.suspend) == (has(oldObject.spec.suspend) && oldObject.spec.suspend)") in found
+            else:
+                assert "object.spec == oldObject.spec" in found, f"{key}: a patch could change its spec"
         if "delete" in verbs:
-            assert any('oldObject.metadata.labels["app.kubernetes.io/managed-by"] == "msgen"' in v
-                       for v in deletes.get(key, [])), f"{key}: it could delete what msgen did not render"
-    assert creates.get(("bus.volcano.sh", "commands")) == ['object.action == "CompleteJob"']
+            assert any(MANAGED in v for v in deletes.get(key, [])), f"{key}: it could delete what msgen did not render"
+        if "create" in verbs:
+            assert creates.get(key), f"{key}: it could create anything of it"
+    assert creates[("bus.volcano.sh", "commands")][0] == 'object.action == "CompleteJob"'
+    assert 'object.source.component == "msgen-controller"' in creates[("", "events")][0]
+    assert creates[("coordination.k8s.io", "leases")] == ['object.metadata.name == "msgen-controller"']
     for document in documents:
         if document["apiVersion"].startswith("admissionregistration.k8s.io/"):
             assert "namespace" not in document["metadata"], "cluster-scoped"
+
+
+def test_the_controllers_lease_is_the_one_the_admission_policy_admits() -> None:
+    """`--lease-name` in the Deployment and the name the Lease policy admits agree."""
+    documents = built("controller")
+    args = next(d for d in documents if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert creates_lease(documents) == f'object.metadata.name == "{args[args.index("--lease-name") + 1]}"'
+
+
+def creates_lease(documents: list[dict[str, Any]]) -> str:
+    return guards(documents, "CREATE")[("coordination.k8s.io", "leases")][0]
 
 
 def test_the_admission_policies_are_valid_kubernetes_from_1_30() -> None:
@@ -117,7 +191,7 @@ def test_the_admission_policies_are_valid_kubernetes_from_1_30() -> None:
     from msgen.model import versions
 
     documents = [d for d in built("controller") if d["apiVersion"].startswith("admissionregistration.k8s.io/")]
-    assert len(documents) == 8
+    assert len(documents) == 12
     for minor in range(30, versions.NEWEST[1] + 1):
         for document in documents:
             kubernetes_validate.validate(document, f"1.{minor}", strict=True)
@@ -151,7 +225,8 @@ def test_live_the_controllers_token_cannot_change_an_image_nor_create_a_pod(tmp_
                     "spec": {**nowhere, "containers": [{"name": "c", "image": "busybox:1"}]}}
         victims = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "victim", "labels": {
                         "app.kubernetes.io/managed-by": "msgen"}}, "spec": template["spec"]},
-                   {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "victim"},
+                   {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "victim", "labels": {
+                        "app.kubernetes.io/managed-by": "msgen"}},
                     "spec": {"serviceName": "victim", "selector": {"matchLabels": {"app": "victim"}},
                              "replicas": 0, "template": template}}]  # fmt: skip
         kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",

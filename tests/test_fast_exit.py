@@ -1,4 +1,4 @@
-"""The console scripts end a render with `os._exit` (msgen.hosts.entry.leave): nothing may be lost.
+"""The console scripts end a render with `os._exit` (msgen.hosts.command_line.entry.leave): nothing may be lost.
 
 Skipping the interpreter's clean-up saves start-up time, but buffered output is then only
 written if msgen flushes it itself, and a reader that has gone must still give status 1 with
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from msgen.hosts.krm import run_bytes
+from msgen.hosts.kustomize.krm import run_bytes
 
 from .conftest import ROOT, SAMPLES, msgen
 

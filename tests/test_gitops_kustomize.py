@@ -129,7 +129,7 @@ def test_legacy_exec_plugin(kustomize: str, tmp_path: Path) -> None:
 def test_legacy_exec_plugin_outlives_its_virtualenv(kustomize: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Installed from a virtualenv that is then removed (or recreated without msgen), the plugin
     runs the msgen on PATH; with none there, it says what to do instead of exiting 127."""
-    from msgen.hosts import kustomize_plugin
+    from msgen.hosts.kustomize import legacy_plugin as kustomize_plugin
 
     venv_bin = tmp_path / "venv" / "bin"
     venv_bin.mkdir(parents=True)

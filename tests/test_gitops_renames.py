@@ -8,7 +8,7 @@ job, and every name the objects use for each other agrees (`msgen/checks/name_re
 rename *after* msgen compiled the job (an overlay above) would leave the Workers'
 `$(<JOB>_SCHEDULER_0_SERVICE_HOST)`, the pods' `subdomain` and the DNS names pointing at
 objects that no longer exist: the configuration every msgen overlay lists
-(`msgen-renamed.yaml`) fails that build, saying what to do, and prints nothing.
+(`msgen-kustomize.yaml`) fails that build, saying what to do, and prints nothing.
 
 Matrix: host path (KRM transformer, KRM generator, legacy exec plugin with kustomize 4.5.4 and
 `kubectl kustomize`, Argo CD's plugin building an overlay) x prefix / suffix / both x
@@ -256,7 +256,7 @@ def test_without_the_configuration_a_rename_above_breaks_the_job_silently(mode: 
     job whose Workers name a Service that is gone and whose pods' subdomain names nothing."""
     build, directory = krm_transformer(tmp_path, kustomize, mode, "prefix", before=False)
     kustomization = tmp_path / "gpu" / "kustomization.yaml"
-    kustomization.write_text(kustomization.read_text().replace("configurations:\n  - msgen-renamed.yaml\n", ""))
+    kustomization.write_text(kustomization.read_text().replace("configurations:\n  - msgen-kustomize.yaml\n", ""))
     done = build.run(directory)
     assert done.returncode == 0, done.stderr
     found = problems(objects(done.stdout))
@@ -306,13 +306,13 @@ def test_a_namespace_above_msgen_is_still_fine(kustomize: str, tmp_path: Path) -
 
 
 def test_argo_cd_refuses_a_renamed_job_even_without_the_configuration(kustomize: str, tmp_path: Path) -> None:
-    """An overlay copied before msgen-renamed.yaml existed: the plugin sees the final objects
+    """An overlay copied before msgen-kustomize.yaml existed: the plugin sees the final objects
     and refuses the job whose names no longer agree, printing nothing."""
     build, app = host_build("argocd", tmp_path, kustomize, "cluster-ip", "prefix", before=False)
     kustomization = tmp_path / "gpu" / "kustomization.yaml"
-    kustomization.write_text(kustomization.read_text().replace("configurations:\n  - msgen-renamed.yaml\n", ""))
+    kustomization.write_text(kustomization.read_text().replace("configurations:\n  - msgen-kustomize.yaml\n", ""))
     done = build.run(app)
     assert done.returncode == 1 and done.stdout == ""
     assert "Job prod-resnet50-worker: subdomain resnet50 names no Service of the output" in done.stderr
-    assert "were renamed after it (namePrefix or nameSuffix in an overlay above the one that runs msgen-krm)" \
+    assert "the job was renamed after msgen compiled it (namePrefix or nameSuffix in an overlay above" \
         in done.stderr

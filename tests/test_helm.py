@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from msgen.hosts.helm_post_renderer import split
+from msgen.hosts.helm.post_renderer import split
 
 from .conftest import ROOT, msgen
 

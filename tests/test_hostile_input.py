@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from msgen.hosts import krm
+from msgen.hosts.kustomize import krm
 from msgen.model.diagnostics import MAX_REPORTED, InputError
 from msgen.model.source import Source
 from msgen.yamlio.yaml_builder import MAX_DEPTH

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from msgen.hosts import compile_command, krm
+from msgen.hosts import compile_command
+from msgen.hosts.kustomize import krm
 from msgen.hosts.compile_command import EXIT_INTERNAL, guarded
 
 

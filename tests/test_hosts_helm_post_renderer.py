@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from msgen.hosts.helm_post_renderer import STDIN, split
+from msgen.hosts.helm.post_renderer import STDIN, split
 
 from .conftest import ROOT, msgen
 

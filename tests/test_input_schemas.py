@@ -12,7 +12,7 @@ import pytest
 
 from msgen import kinds
 from msgen.kinds import podtemplate
-from msgen.hosts.schemas import schema_file_name, schema_for
+from msgen.hosts.command_line.schemas import schema_file_name, schema_for
 
 from .conftest import ROOT, msgen
 
@@ -115,7 +115,7 @@ def test_the_kubernetes_descriptions_are_those_kubernetes_validate_bundles(updat
 def test_the_schemas_regenerate_without_the_test_dependencies() -> None:
     """`msgen schema` (and so --update-golden in a fresh clone) reads only msgen's own files."""
     code = ("import sys, json; sys.modules['kubernetes_validate'] = None; "
-            "from msgen import kinds; from msgen.hosts.schemas import schema_for; "
+            "from msgen import kinds; from msgen.hosts.command_line.schemas import schema_for; "
             "print(json.dumps(schema_for(kinds.lookup('mindspore.gitee.com/v1', 'MSJob')), indent=2, sort_keys=True))")
     import subprocess
     import sys

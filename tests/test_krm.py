@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from msgen.hosts.kustomize_plugin import default_home, search_order
+from msgen.hosts.kustomize.legacy_plugin import default_home, search_order
 
 from .conftest import SAMPLES
 

@@ -174,3 +174,55 @@ def test_an_upward_sideways_deferred_or_type_only_import_is_found(
 def test_a_circle_between_packages_is_found(tmp_path: Path) -> None:
     package = _package(tmp_path, {**_FILES, "low/y.py": "def f():\n    from ..mid_a import a\n"})
     assert package_cycles(package) == [["low", "mid_a"]]
+
+
+#: Inside `hosts`: a package per host, what they share at its root (below them all). The
+#: command line loads the other hosts' commands by module name (not an import); Argo CD's
+#: sidecar builds with kustomize's plug-in; Helm, Argo CD and the command line use nothing of
+#: each other.
+HOST_LAYERS: Layers = (
+    ("command_line", "helm", "argocd"),
+    ("kustomize",),
+    ("",),  # msgen/hosts/*.py: compile_command, click_options, fast_exit, job_text, ...
+)
+HOSTS = PACKAGE / "hosts"
+
+
+def host_of(module: str) -> str:
+    """The host package of a module of msgen.hosts ("" for the modules they share)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 or (len(parts) == 3 and (HOSTS / parts[2]).is_dir()) else ""
+
+
+def host_edges() -> dict[tuple[str, str], list[str]]:
+    """Every import between two parts of msgen.hosts, as `file:line imports module`."""
+    known = modules(PACKAGE)
+    edges: dict[tuple[str, str], list[str]] = {}
+    for name, path in known.items():
+        if not name.startswith("msgen.hosts."):
+            continue
+        for target, line in sorted(imports(name, path, known).items()):
+            if not target.startswith("msgen.hosts.") or target == "msgen.hosts":
+                continue
+            pair = (host_of(name), host_of(target))
+            if pair[0] != pair[1]:
+                edges.setdefault(pair, []).append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
+    return edges
+
+
+def test_every_host_package_has_its_place() -> None:
+    placed = {name for layer in HOST_LAYERS for name in layer} - {""}
+    assert {p.parent.name for p in HOSTS.glob("*/__init__.py")} == placed
+
+
+def test_no_host_imports_another_beside_it_or_above() -> None:
+    found = []
+    for (source, target), where in sorted(host_edges().items()):
+        if not allowed(source or "shared", target or "shared", _hosts_layers(), {}):
+            found += [f"{w} ({source or 'the shared modules'} may not import {target or 'the shared modules'})"
+                      for w in where]
+    assert not found, "imports against msgen/hosts' layout (docs/development.md):\n" + "\n".join(found)
+
+
+def _hosts_layers() -> Layers:
+    return tuple(tuple(name or "shared" for name in layer) for layer in HOST_LAYERS)

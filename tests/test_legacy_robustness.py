@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from msgen import compile_documents
-from msgen.hosts.convert import convert_source
+from msgen.hosts.command_line.convert import convert_source
 from msgen.model.plan import Options
 from msgen.model.source import Source
 

@@ -110,12 +110,12 @@ def test_renames_beside_msgen_sync_and_renames_above_it_fail(repo: Repo, destina
     error and applies nothing."""
     gpu = ROOT / "overlays" / "gpu"
     compiling = "resources: [../base]\nnamePrefix: prod-\ntransformers: [msgen.yaml, msgen-ran.yaml]\n" \
-                "configurations: [msgen-renamed.yaml]\n"
+                "configurations: [msgen-kustomize.yaml]\n"
     files = {"base/job.yaml": job("train", "sleep 5", scheduler=True), "base/kustomization.yaml": "resources: [job.yaml]\n",
              "beside/kustomization.yaml": compiling, "above/kustomization.yaml": "resources: [../compiled]\nnamePrefix: v2-\n",
              "compiled/kustomization.yaml": compiling.replace("namePrefix: prod-\n", "")}
     for overlay in ("beside", "compiled"):
-        for name in ("msgen.yaml", "msgen-ran.yaml", "msgen-renamed.yaml"):
+        for name in ("msgen.yaml", "msgen-ran.yaml", "msgen-kustomize.yaml"):
             files[f"{overlay}/{name}"] = (gpu / name).read_text()
     revision = repo.commit(files, "renames")
     beside = App(repo, "beside", destination, api).create()

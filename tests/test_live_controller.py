@@ -148,7 +148,7 @@ def test_a_controller_for_one_namespace_needs_rolebindings_there_only(tmp_path: 
 
 
 def test_a_controller_on_the_cluster_serves_its_metrics(tmp_path: Path, namespace: str) -> None:
-    """`msgen controller --health-port` against the cluster (before the Deployment runs, so
+    """`msgen controller --metrics-port` against the cluster (before the Deployment runs, so
     nothing else acts on the job): /metrics parses with Prometheus' parser and holds the
     families operators scrape, counting the job's policy actions and the watches."""
     import socket
@@ -163,7 +163,7 @@ def test_a_controller_on_the_cluster_serves_its_metrics(tmp_path: Path, namespac
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     controller = msgen_started("controller", "--no-leader-elect", "-n", namespace, "--interval", "5",
-                               "--health-port", str(port))
+                               "--metrics-port", str(port))
     try:
         rendered_by_kubectl(tmp_path, namespace, "mtr", msjob("mtr", script({0: (3, 0)}, default=(300, 0))),
                             "--target", "pod")

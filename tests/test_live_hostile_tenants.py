@@ -245,14 +245,50 @@ CUSTOM_RESOURCES = {"jobset": "jobsets.jobset.x-k8s.io", "volcano": "jobs.batch.
 SPEC_KEPT = "never the spec"
 LABELS_KEPT = "changes no labels"
 RENDERED_ONLY = "deletes only what msgen rendered"
+CHANGES_RENDERED_ONLY = "changes only what msgen rendered"
+ANNOTATIONS_KEPT = "changes only the annotations"
+JOB_SPEC_KEPT = "changes only a Job's suspend"
+
+
+def event_of(component: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """The Event the controller sends on `obj` (publisher.event), from `component`."""
+    from msgen.reconcile.publisher import event
+
+    found = event(obj, "a-pod", {"phase": "Running", "conditions": []})
+    found["metadata"]["name"] += f"-{component}-{time.monotonic_ns()}"
+    return {**found, "source": {"component": component}}
+
+
+def lease(name: str) -> dict[str, Any]:
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name},
+            "spec": {"holderIdentity": "thief", "leaseDurationSeconds": 15}}
+
+
+def policies_in_effect(thief: Thief, system: Thief, pod: dict[str, Any]) -> Callable[[], bool]:
+    """Whether each policy this test relies on denies a harmless write of a token of the
+    controller (a policy takes a moment to take effect, each its own): an annotation on a pod
+    and on a Job, an Event of another component, a Lease of another name."""
+    tries = iter(range(1, 10_000))
+
+    def check() -> bool:
+        n = next(tries)
+        marked = {"metadata": {"annotations": {"msgen.test/try": str(n)}}}
+        return (ANNOTATIONS_KEPT in thief.patch("v1", "Pod", "a-pod-worker-0", marked)
+                and ANNOTATIONS_KEPT in thief.patch("batch/v1", "Job", "a-indexedjob-worker", marked)
+                and "only its own Events" in thief.create(event_of(f"probe{n}", pod))
+                and "only its own Lease" in system.create(lease(f"probe-{n}")))
+    return check
 
 
 def test_the_admission_policies_refuse_what_they_say_and_admit_the_controllers_writes(
         deployed: Deployment, tmp_path: Path) -> None:
     """With a token of the controller's ServiceAccount, through msgen's own client, on msgen's
     output of every target (pods that never start): each change the policies forbid is
-    denied with their message, and the writes the controller makes (msgen/status, a Job's
-    suspend, deleting what msgen rendered, CompleteJob) are admitted."""
+    denied with their message (an allowlist: anything but the controller's own writes, such
+    as another annotation, an ownerReference, a finalizer, a Job's TTL, resuming a Job,
+    suspending a Job msgen did not render, another component's Event, another Lease), and
+    the writes the controller makes (msgen/status, a Job's suspend and its marks, deleting
+    what msgen rendered, CompleteJob, its Events and its Lease) are admitted."""
     from msgen.reconcile.actions import Action, suspend_patch, volcano_command
 
     ns = deployed.watched[1]
@@ -265,12 +301,18 @@ def test_the_admission_policies_refuse_what_they_say_and_admit_the_controllers_w
         apply_rendered(tmp_path, ns, name, msjob(name, script({}), pod_extra=NOWHERE), "--target", target)
     create(ns, tenant_pod("bystander", {"team": "other"}))
     kubectl("create", "service", "clusterip", "bystander", "--tcp=80:80", "-n", ns)
-    thief = Thief(deployed.token_kubeconfig(tmp_path / "stolen.kubeconfig"), ns)
+    tenant_job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "tenant-job", "labels": {"team": "other"}},
+                  "spec": {"template": {"spec": {**tenant_pod("x", {})["spec"], **NOWHERE}}}}
+    create(ns, tenant_job)
+    stolen = deployed.token_kubeconfig(tmp_path / "stolen.kubeconfig")
+    thief, system = Thief(stolen, ns), Thief(stolen, deployed.system)
     new_image = [{"op": "replace", "path": "/spec/containers/0/image", "value": "evil:1"}]
     tries = iter(range(2, 1000))  # a new image each time: a patch admitted before the policies took
     # effect leaves the image changed, and the same patch again would change nothing and pass
     wait_for("the policies to take effect", lambda: SPEC_KEPT in thief.patch(
         "v1", "Pod", "a-pod-worker-0", [{**new_image[0], "value": f"evil:{next(tries)}"}], "json"), timeout=60)
+    worker_pod = get("pod", ns, "a-pod-worker-0")
+    wait_for("each policy to take effect", policies_in_effect(thief, system, worker_pod), timeout=60)
     volcano = get("job.batch.volcano.sh", ns, "a-volcano") if "volcano" in targets else {}
     privileged = [{"op": "add", "path": "/spec/template/spec/containers/0/securityContext",
                    "value": {"privileged": True}}]
@@ -303,8 +345,38 @@ def test_the_admission_policies_refuse_what_they_say_and_admit_the_controllers_w
         ("statefulset", "deleting a StatefulSet", lambda: thief.delete("apps/v1", "StatefulSet", "a-statefulset-worker"),
          "forbidden"),
         ("pod", "deleting a Secret", lambda: thief.delete("v1", "Secret", "anything"), "forbidden"),
+        # what the policies allowed before they became a list of the controller's writes
+        ("pod", "a pod's ownerReferences", lambda: thief.patch("v1", "Pod", "a-pod-worker-1", {"metadata": {
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "bystander",
+                                 "uid": get("pod", ns, "bystander")["metadata"]["uid"], "controller": True}]}}),
+         "changes no ownerReferences"),
+        ("statefulset", "a StatefulSet's finalizers", lambda: thief.patch(
+            "apps/v1", "StatefulSet", "a-statefulset-worker", {"metadata": {"finalizers": ["msgen.test/keep"]}}),
+         "changes no finalizers"),
+        ("indexed-job", "a Job's ttlSecondsAfterFinished", lambda: thief.patch(
+            "batch/v1", "Job", "a-indexedjob-worker", {"spec": {"ttlSecondsAfterFinished": 0}}), JOB_SPEC_KEPT),
+        ("indexed-job", "suspending a Job msgen did not render", lambda: thief.patch(
+            "batch/v1", "Job", "tenant-job", suspend_patch(Action("suspend", "batch/v1", "Job", "tenant-job", "x"))),
+         CHANGES_RENDERED_ONLY),
+        ("pod", "msgen/status on a pod msgen did not render", lambda: thief.patch("v1", "Pod", "bystander",
+                                                                                 status_patch()), CHANGES_RENDERED_ONLY),
+        ("pod", "another annotation", lambda: thief.patch("v1", "Pod", "a-pod-worker-0", {"metadata": {
+            "annotations": {"example.com/note": "x"}}}), ANNOTATIONS_KEPT),
+        ("pod", "a job's run-policy", lambda: thief.patch("v1", "Pod", "a-pod-worker-0", {"metadata": {
+            "annotations": {"msgen/run-policy": "{}"}}}), ANNOTATIONS_KEPT),
+        ("indexed-job", "msgen/run-policy on a Job", lambda: thief.patch("batch/v1", "Job", "a-indexedjob-worker", {
+            "metadata": {"annotations": {"msgen/run-policy": "{}"}}}), ANNOTATIONS_KEPT),
+        ("pod", "an Event of another component", lambda: thief.create(event_of("kubelet", worker_pod)),
+         "only its own Events"),
+        ("volcano", "a Volcano Command to another kind", lambda: thief.create({
+            **volcano_command(volcano), "target": {**volcano_command(volcano)["target"], "kind": "Queue"}}),
+         "Commands to Volcano Jobs only"),
+        ("pod", "creating another Lease", lambda: system.create(lease("kube-scheduler")), "only its own Lease"),
     ]
     denied = {what: (write(), why) for target, what, write, why in refused if target in targets}
+    if "statefulset" in targets:  # were the finalizer admitted, the namespace could never go
+        kubectl("patch", "statefulset", "a-statefulset-worker", "-n", ns, "--type=merge", "-p",
+                '{"metadata": {"finalizers": null}}')
     assert {what: why for what, (said, why) in denied.items() if why not in said} == {}, denied
     suspend = suspend_patch(Action("suspend", "batch/v1", "Job", "a-indexedjob-scheduler", "test"))
     allowed: list[tuple[str, str, Callable[[], str]]] = [
@@ -328,6 +400,12 @@ def test_the_admission_policies_refuse_what_they_say_and_admit_the_controllers_w
     ]
     admitted = {what: write() for target, what, write in allowed if target in targets}
     assert {what: said for what, said in admitted.items() if said != "admitted"} == {}
+    # Its Lease exists (the controller made it): created again, it is admitted, then refused
+    # by the store as one that exists.
+    assert "already exists" in system.create(lease("msgen-controller"))
+    assert thief.create(event_of("msgen-controller", worker_pod)) == "admitted"
+    said = thief.patch("batch/v1", "Job", "a-indexedjob-scheduler", {"spec": {"suspend": False}})
+    assert "never resumes" in said, said  # suspended above: the controller never resumes a Job
     # A suspended Job that has not started again may change its pod's scheduling for the API
     # server (once the Job controller cleared its startTime): not for the controller.
     template = {"spec": {"template": {"spec": {"nodeSelector": {"b": "c"}}}}}

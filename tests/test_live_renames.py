@@ -77,7 +77,7 @@ def test_a_job_under_name_prefix_trains(mode: str, namespace: str, tmp_path: Pat
         f"  kube-version: \"{live_cluster.server_version()}\""))
     (overlay / "kustomization.yaml").write_text(
         "resources: [../base]\nnamePrefix: prod-\ntransformers: [msgen.yaml, msgen-ran.yaml]\n"
-        "configurations: [msgen-renamed.yaml]\n")
+        "configurations: [msgen-kustomize.yaml]\n")
     built = subprocess.run([kustomize, "build", "--enable-alpha-plugins", "--enable-exec", str(overlay)],
                            capture_output=True, text=True,
                            env={**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", "")})

@@ -14,7 +14,7 @@ import yaml
 
 from .generators import option_documents
 from msgen.options import option_table, text as options
-from msgen.hosts.cli import render
+from msgen.hosts.command_line.cli import render
 from msgen.options.option_table import ROWS, Row
 from msgen.model.plan import Options, TargetName
 from msgen.targets import NAMES as TARGET_NAMES

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from msgen.hosts import krm
+from msgen.hosts.kustomize import krm
 from msgen.yamlio import origin
 from msgen.yamlio.emit import to_yaml
 

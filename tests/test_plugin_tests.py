@@ -16,7 +16,7 @@ TESTS = Path(__file__).parent
 #: core modules whose logic is tested in a module of their own (the behaviour suites test
 #: them too, through whole renders)
 CORE = ("msgen.model.patch", "msgen.model.quantity", "msgen.targets.addressing",
-        "msgen.hosts.compile_command", "msgen.hosts.helm_post_renderer", "msgen.checks.name_references")
+        "msgen.hosts.compile_command", "msgen.hosts.helm.post_renderer", "msgen.checks.name_references")
 
 
 def plugin_modules() -> list[str]:
@@ -33,8 +33,8 @@ def plugin_modules() -> list[str]:
 
 
 def module_test_path(module: str) -> Path:
-    _msgen, package, name = module.split(".")
-    return TESTS / f"test_{package}_{name}.py"
+    _msgen, *parts = module.split(".")
+    return TESTS / f"test_{'_'.join(parts)}.py"
 
 
 def test_the_registries_name_plugins_of_every_kind() -> None:

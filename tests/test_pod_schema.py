@@ -119,7 +119,7 @@ def test_the_typed_fields_keep_their_own_messages() -> None:
 
 def test_the_schema_is_read_on_first_use_not_at_import() -> None:
     code = (
-        "import msgen.hosts.cli, msgen.compile.pipeline, msgen.hosts.krm\n"
+        "import msgen.hosts.command_line.cli, msgen.compile.pipeline, msgen.hosts.kustomize.krm\n"
         "from msgen.checks import pod_schema\n"
         "print(pod_schema._schema.cache_info().currsize)\n"
     )

@@ -23,7 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from msgen.hosts import krm
+from msgen.hosts.kustomize import krm
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import SAMPLES, msgen

@@ -169,7 +169,7 @@ def test_a_long_running_controller_logs_a_watch_it_cannot_start(closed: Path) ->
                                      ["delete", "--applyset", "x"], ["diff", "job.yaml"]])
 def test_without_the_apply_extra_the_command_says_what_to_install(command: list[str]) -> None:
     blocked = ("import sys; sys.modules['httpx2'] = None; sys.argv = ['msgen', *sys.argv[1:]]; "
-               "from msgen.hosts.entry import main; main()")
+               "from msgen.hosts.command_line.entry import main; main()")
     done = subprocess.run([sys.executable, "-c", blocked, *command], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2, done.stderr
     assert "pip install 'msgen[apply]'" in done.stderr and f"msgen {command[0]} talks to a cluster" in done.stderr
@@ -195,7 +195,7 @@ def test_delete_and_status_take_the_render_options_apply_takes(tmp_path: Path, c
 def test_controller_namespaces_are_listed_or_repeated() -> None:
     import click
 
-    from msgen.hosts.reconcile.controller_command import namespaces_of
+    from msgen.hosts.command_line.reconcile.controller_command import namespaces_of
 
     assert namespaces_of(()) == ["*"]
     assert namespaces_of(("a,b", "c", "a")) == ["a", "b", "c"]

@@ -112,10 +112,11 @@ def test_the_controller_overlay_is_valid_kubernetes_at_every_supported_version()
     kinds = sorted(f"{d['kind']}/{d['metadata']['name']}" for d in documents)
     policies = [f"{kind}/msgen-controller-{name}" for name in (
         "changes-annotations-only", "completes-volcano-jobs-only", "deletes-msgen-objects-only",
-        "suspends-jobs-only") for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")]
+        "suspends-jobs-only", "creates-its-events-only", "creates-its-lease-only") for kind in ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")]
     assert kinds == sorted(["ClusterRole/msgen-controller", "ClusterRoleBinding/msgen-controller",
                             "Deployment/msgen-controller", "Namespace/msgen-system", "Role/msgen-controller-lease",
                             "RoleBinding/msgen-controller-lease", "Service/msgen-controller-metrics",
+                            "NetworkPolicy/msgen-controller",
                             "ServiceAccount/msgen-controller", *policies])
     for minor in range(versions.OLDEST[1], versions.NEWEST[1] + 1):
         version = f"{versions.OLDEST[0]}.{minor}"
@@ -130,17 +131,27 @@ def test_the_controller_overlay_is_valid_kubernetes_at_every_supported_version()
     assert {v for r in lease_rules for v in r["verbs"]} == {"get", "update", "create"}
     # The kubelet asks the controller whether its watches are current.
     container = next(d for d in documents if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]
-    port = container["args"][container["args"].index("--health-port") + 1]
-    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
-    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
-    assert container["ports"] == [{"name": "health", "containerPort": int(port)}]
-    # ... and Prometheus finds /metrics there, by the pods' annotations or the Service's endpoints.
+    health = container["args"][container["args"].index("--health-port") + 1]
+    port = container["args"][container["args"].index("--metrics-port") + 1]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert container["ports"] == [{"name": "health", "containerPort": int(health)},
+                                  {"name": "metrics", "containerPort": int(port)}]
+    # ... and Prometheus finds /metrics on its own port, by the pods' annotations or the
+    # Service's endpoints, which expose the metrics port alone.
     template = next(d for d in documents if d["kind"] == "Deployment")["spec"]["template"]
     assert template["metadata"]["annotations"] == {"prometheus.io/scrape": "true", "prometheus.io/port": port,
                                                    "prometheus.io/path": "/metrics"}
     service = next(d for d in documents if d["kind"] == "Service")
     assert service["spec"]["selector"] == template["metadata"]["labels"]
-    assert service["spec"]["ports"] == [{"name": "metrics", "port": int(port), "targetPort": "health"}]
+    assert service["spec"]["ports"] == [{"name": "metrics", "port": int(port), "targetPort": "metrics"}]
+    # Pods may reach the metrics port from the scraper's namespace only; the probes' port
+    # from none (the kubelet, on the node, always may).
+    policy = next(d for d in documents if d["kind"] == "NetworkPolicy")["spec"]
+    assert policy["podSelector"] == {"matchLabels": template["metadata"]["labels"]}
+    assert policy["policyTypes"] == ["Ingress"]
+    assert [p["port"] for rule in policy["ingress"] for p in rule["ports"]] == ["metrics"]
+    assert all(rule["from"] for rule in policy["ingress"]), "every rule names who"
 
 
 def test_the_namespaced_controller_overlay_watches_and_may_act_in_its_namespaces_only() -> None:

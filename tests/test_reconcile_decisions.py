@@ -85,7 +85,7 @@ def test_render_does_not_import_the_kubernetes_client() -> None:
     code = (
         "import sys, runpy; sys.argv=['msgen','render','--target','pod',"
         f"{str(SAMPLES / 'mindspore' / 'widedeep-ps.yaml')!r}]\n"
-        "from msgen.hosts import cli\n"
+        "from msgen.hosts.command_line import cli\n"
         "try:\n    cli.main(standalone_mode=False)\nfinally:\n"
         "    bad=[m for m in sys.modules if m.split('.')[0] in ('lightkube','httpx','httpx2')]\n"
         "    sys.stderr.write('IMPORTED:'+json.dumps(bad) if bad else '')\n"

@@ -118,11 +118,14 @@ def test_select_finds_policy_workloads_and_pods_in_the_watched_copies() -> None:
     policy_text = '{"job":"j","roles":{"Worker":{"replicas":1,"restartPolicy":"Never"}},"target":"indexed-job"}'
     job = {"apiVersion": "batch/v1", "kind": "Job",
            "metadata": {"name": "j-worker", "uid": "u1", "annotations": {"msgen/run-policy": policy_text}}}
-    made = _pod("j-worker-0-x", "Running")
+    made = _pod("j-worker-0-bcdfg", "Running")
     made["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "j-worker",
                                             "uid": "u1", "controller": True}]
-    policy, workloads, pods = watch.select("j", "ns", [job, made, _pod("j-worker-0-y", "Running")])
-    assert policy.target == "indexed-job" and workloads == [job] and [p["metadata"]["name"] for p in pods] == ["j-worker-0-x"]
+    made["metadata"]["labels"] = {"training.kubeflow.org/replica-type": "worker",
+                                  "batch.kubernetes.io/controller-uid": "u1"}
+    policy, workloads, pods = watch.select("j", "ns", [job, made, _pod("j-worker-0-cdfgh", "Running")])
+    assert policy.target == "indexed-job" and workloads == [job] and [p["metadata"]["name"] for p in pods] == [
+        "j-worker-0-bcdfg"]
     with pytest.raises(watch.NotFound):
         watch.select("j", "ns", [_pod("j-worker-0-x", "Running")])
 

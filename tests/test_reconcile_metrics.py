@@ -1,5 +1,5 @@
 """The controller's metrics, work queue and memory of its own writes, with plain data; and
-/metrics served by the probes' HTTP server, read back with Prometheus' own text parser."""
+/metrics served on its port, read back with Prometheus' own text parser."""
 
 from __future__ import annotations
 
@@ -89,19 +89,12 @@ def test_the_resource_label_is_the_resource_as_kubernetes_names_it() -> None:
     assert informer.resource_of("batch.volcano.sh/v1alpha1", "Job") == "jobs.batch.volcano.sh"
 
 
-def test_the_probes_serve_metrics_that_prometheus_parses() -> None:
-    from msgen.reconcile.probes import serve
-
-    class Checks:
-        def ready(self) -> bool:
-            return True
-
-        def alive(self) -> bool:
-            return True
+def test_the_metrics_port_serves_metrics_that_prometheus_parses() -> None:
+    from msgen.reconcile.probes import serve_metrics
 
     recorded = metrics.Metrics("1.2.3")
     recorded.reconciled("success", 0.1)
-    server = serve(Checks(), 0, "127.0.0.1", metrics=recorded.exposition)
+    server = serve_metrics(recorded.exposition, 0, "127.0.0.1")
     try:
         answer = urlopen(f"http://127.0.0.1:{server.server_address[1]}/metrics", timeout=10)
         assert answer.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
@@ -238,10 +231,11 @@ def test_the_controllers_trimmed_copies_decide_as_the_full_objects(target: str) 
         for o in objects:
             o["metadata"].setdefault("uid", f"uid-{o['kind']}-{o['metadata']['name']}")
         objects += [{"apiVersion": "v1", "kind": "Pod", "metadata": {
-            "name": f"{o['metadata']['name']}-{i}", "namespace": "ns",
+            "name": f"{o['metadata']['name']}-{i}-x{i:04d}", "namespace": "ns",
             "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": o["metadata"]["name"],
                                  "uid": o["metadata"]["uid"], "controller": True}],
-            "labels": {**o["spec"]["template"]["metadata"]["labels"], "batch.kubernetes.io/job-completion-index": str(i)}},
+            "labels": {**o["spec"]["template"]["metadata"]["labels"], "batch.kubernetes.io/job-completion-index": str(i),
+                       "batch.kubernetes.io/controller-uid": o["metadata"]["uid"]}},
             "spec": o["spec"]["template"]["spec"]} for o in list(objects) if o["kind"] == "Job"
             for i in range(o["spec"]["completions"])]
     for n, obj in enumerate(o for o in objects if o["kind"] == "Pod"):

@@ -44,6 +44,8 @@ def pod(name: str, role: str, index: int, phase: str, *, owner: dict[str, Any] |
         "labels": {f"{LABELS}/job-name": JOB, f"{LABELS}/replica-type": role.lower(),
                    f"{LABELS}/replica-index": str(index)},
     }  # fmt: skip
+    if owner is not None and owner["kind"] == "Job":  # the Job's selector, which the Job controller adds
+        metadata["labels"]["batch.kubernetes.io/controller-uid"] = owner["uid"]
     if owner is not None:
         metadata["ownerReferences"] = [owner]
     if annotation is not None:
@@ -75,9 +77,9 @@ def indexed_job() -> list[dict[str, Any]]:
              "metadata": {"name": f"{JOB}-{role}", "uid": f"uid-{role}", "namespace": "shared",
                           "annotations": {run_policy.ANNOTATION: text}},
              "spec": {"completionMode": "Indexed"}, "status": {}} for role in ("scheduler", "worker")]
-    pods = [pod(f"{JOB}-scheduler-0-a", "Scheduler", 0, "Running", owner=controlled_by(jobs[0])),
-            pod(f"{JOB}-worker-0-b", "Worker", 0, "Running", owner=controlled_by(jobs[1])),
-            pod(f"{JOB}-worker-1-c", "Worker", 1, "Running", owner=controlled_by(jobs[1]))]
+    pods = [pod(f"{JOB}-scheduler-0-abcde", "Scheduler", 0, "Running", owner=controlled_by(jobs[0])),
+            pod(f"{JOB}-worker-0-bcdfg", "Worker", 0, "Running", owner=controlled_by(jobs[1])),
+            pod(f"{JOB}-worker-1-cdfgh", "Worker", 1, "Running", owner=controlled_by(jobs[1]))]
     return jobs + pods
 
 
@@ -128,18 +130,23 @@ def test_a_forged_pod_does_not_end_an_indexed_job() -> None:
 
 
 def test_pods_a_jobsets_jobs_made_are_the_jobs() -> None:
+    """Through the JobSet's Job (`<jobset>-<replicated job>-0`, which carries no msgen label:
+    known by its JobSet's label and its controller), not a Job of another JobSet's name."""
     text = policy_text("jobset")
     jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
               "metadata": {"name": JOB, "uid": "uid-js", "annotations": {run_policy.ANNOTATION: text}},
               "spec": {}, "status": {}}
-    child = {"apiVersion": "batch/v1", "kind": "Job", "name": f"{JOB}-worker-0", "uid": "uid-child",
-             "controller": True}
-    made = pod(f"{JOB}-worker-0-0-x", "Worker", 0, "Running", owner=child)
+    child = {"apiVersion": "batch/v1", "kind": "Job", "status": {},
+             "metadata": {"name": f"{JOB}-worker-0", "uid": "uid-child", "labels": {ownership.JOBSET_NAME_LABEL: JOB},
+                          "ownerReferences": [controlled_by(jobset)]}}
+    made = pod(f"{JOB}-worker-0-0-bcdfg", "Worker", 0, "Running", owner=controlled_by(child))
     made["metadata"]["labels"][ownership.JOBSET_NAME_LABEL] = JOB
-    foreign = pod("y", "Worker", 0, "Running", owner={**child, "name": "other-worker-0"})
+    foreign = pod("y", "Worker", 0, "Running", owner={**controlled_by(child), "name": "other-worker-0"})
     foreign["metadata"]["labels"][ownership.JOBSET_NAME_LABEL] = "other"
-    _policy, _workloads, pods = watch.select(JOB, "shared", [jobset, made, foreign])
+    _policy, _workloads, pods = watch.select(JOB, "shared", [jobset, child, made, foreign])
     assert [p["metadata"]["name"] for p in pods] == [made["metadata"]["name"]]
+    _policy, _workloads, pods = watch.select(JOB, "shared", [jobset, made, foreign])
+    assert pods == [], "a pod of a Job not seen"
 
 
 def test_workloads_that_disagree_on_the_policy_are_left_alone() -> None:

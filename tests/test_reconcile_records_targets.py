@@ -200,9 +200,14 @@ def test_a_record_decides_as_the_object_a_cluster_returns(target: str, state: st
 
 def watched(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What `msgen controller`'s watches list (controller.ClusterView): objects msgen manages,
-    and pods labelled with a job's name."""
-    return [o for o in objects if (o["metadata"].get("labels") or {}).get(MANAGED_BY) == "msgen" and o["kind"] != "Pod"
-            or o["kind"] == "Pod" and JOB_NAME in (o["metadata"].get("labels") or {})]
+    pods labelled with a job's name, and the Jobs a JobSet made that carry no job name."""
+    def labels(o: dict[str, Any]) -> dict[str, str]:
+        return o["metadata"].get("labels") or {}
+
+    return [o for o in objects if labels(o).get(MANAGED_BY) == "msgen" and o["kind"] != "Pod"
+            or o["kind"] == "Pod" and JOB_NAME in labels(o)
+            or (o["apiVersion"], o["kind"]) == ("batch/v1", "Job") and ownership.JOBSET_NAME_LABEL in labels(o)
+            and JOB_NAME not in labels(o)]
 
 
 #: What each state is for the job, on the full objects: the cases must be what they claim.

@@ -1,4 +1,4 @@
-"""`msgen render`'s command line read without click (`msgen.hosts.render_argv`) against click's reading.
+"""`msgen render`'s command line read without click (`msgen.hosts.command_line.render_argv`) against click's reading.
 
 The entry point reads a plain render command line itself, so that a render does not import
 click; it must never read one differently from click, and must leave to click whatever it is
@@ -15,8 +15,8 @@ from typing import Any
 import click
 import pytest
 
-from msgen.hosts import render_argv
-from msgen.hosts.cli import render
+from msgen.hosts.command_line import render_argv
+from msgen.hosts.command_line.cli import render
 
 from .conftest import SAMPLES, msgen_process
 
@@ -25,7 +25,7 @@ TYPICAL = str(SAMPLES / "mindspore" / "widedeep-gpu-dataparallel.yaml")
 
 def test_the_table_describes_clicks_render_command() -> None:
     assert render_argv.describe(render) == render_argv.RENDER, (
-        "RENDER in msgen/hosts/render_argv.py is stale: run python -m msgen.hosts.render_argv "
+        "RENDER in msgen/hosts/command_line/render_argv.py is stale: run python -m msgen.hosts.command_line.render_argv "
         "(python -m tests.generators.option_documents --write rewrites it too)"
     )
 

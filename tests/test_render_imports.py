@@ -43,8 +43,8 @@ _WRAPPER = """
 import io, json, sys
 entry, out = sys.argv[1], sys.argv[2]
 sys.argv = [entry, *sys.argv[3:]]
-module, _, function = {"msgen": "msgen.hosts.entry:run", "msgen-krm": "msgen.hosts.krm:run_function",
-                          "msgen-script": "msgen.hosts.entry:main"}[entry].partition(":")
+module, _, function = {"msgen": "msgen.hosts.command_line.entry:run", "msgen-krm": "msgen.hosts.kustomize.krm:run_function",
+                          "msgen-script": "msgen.hosts.command_line.entry:main"}[entry].partition(":")
 try:
     getattr(__import__(module, fromlist=[function]), function)()
 except SystemExit as exc:
@@ -133,13 +133,13 @@ def test_an_invalid_input_does_load_pydantic_to_explain_it(tmp_path: Path) -> No
 
 
 def test_commands_loaded_on_first_use_are_the_ones_their_modules_register() -> None:
-    # `msgen.hosts.cli.ELSEWHERE` names the commands other modules add, so that a render does not
+    # `msgen.hosts.command_line.cli.ELSEWHERE` names the commands other modules add, so that a render does not
     # import them; a command added there but not named here would be missing from `msgen`.
     import importlib
 
     import click
 
-    from msgen.hosts.cli import ELSEWHERE
+    from msgen.hosts.command_line.cli import ELSEWHERE
 
     for module in set(ELSEWHERE.values()):
         group = click.Group()
@@ -152,14 +152,14 @@ def test_a_plain_render_does_not_load_click_nor_the_commands(tmp_path: Path) -> 
     code, modules, stderr = imported(tmp_path, "msgen", "render", str(TYPICAL), top_level=False)
     assert code in (0, None) and b"warning:" in stderr
     assert "msgen.compile.pipeline" in modules
-    assert not {"click", "msgen.hosts.cli", "msgen.hosts.reconcile.commands", "msgen.hosts.plugin_commands", "msgen.yamlio.output_name"} & modules
+    assert not {"click", "msgen.hosts.command_line.cli", "msgen.hosts.command_line.reconcile.commands", "msgen.hosts.argocd.commands", "msgen.yamlio.output_name"} & modules
 
 
 def test_clicks_commands_do_not_load_the_other_commands(tmp_path: Path) -> None:
     code, modules, _ = imported(tmp_path, "msgen", "validate", str(TYPICAL), top_level=False)
     assert code in (0, None)
-    assert "msgen.hosts.cli" in modules
-    assert not {"msgen.hosts.reconcile.commands", "msgen.hosts.plugin_commands", "msgen.hosts.convert"} & modules
+    assert "msgen.hosts.command_line.cli" in modules
+    assert not {"msgen.hosts.command_line.reconcile.commands", "msgen.hosts.argocd.commands", "msgen.hosts.command_line.convert"} & modules
 
 
 def test_the_console_script_runs_clicks_commands_collecting_without_the_render_modules(
@@ -173,6 +173,6 @@ def test_the_console_script_runs_clicks_commands_collecting_without_the_render_m
     subprocess.run([sys.executable, "-c", wrapper, "msgen-script", str(out), "--version"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env, check=False)
     found = json.loads(out.read_text())
-    assert found["code"] in (0, None) and "msgen.hosts.cli" in found["modules"]
+    assert found["code"] in (0, None) and "msgen.hosts.command_line.cli" in found["modules"]
     assert found["collecting"] is True
     assert "msgen.compile.pipeline" not in found["modules"]

@@ -115,7 +115,7 @@ def render_options(module: ModuleType) -> Any:
 def test_declares_its_facts(module: ModuleType) -> None:
     facts = module.TARGET.facts
     true = {name for name, value in facts._asdict().items() if value and name != "max_replicas"}
-    assert true - {"workloads"} == SHAPES[module].facts
+    assert true - {"workloads", "chain"} == SHAPES[module].facts
     limit = facts.max_replicas[0] if facts.max_replicas is not None else None
     assert limit == SHAPES[module].max_replicas
 
@@ -145,6 +145,10 @@ def check_facts(target: targets.Target) -> None:
     per_role = sorted(o["metadata"]["name"] for o in made) == ["tiny-scheduler", "tiny-worker"]
     assert facts.workload_per_role == per_role
     assert facts.workloads, "the words messages use for what it renders"
+    # chain: from the workload it renders (each of them) down to the Pod
+    # (tests/test_reconcile_ownership_chains.py follows it through what its controllers make)
+    assert {(o["apiVersion"], o["kind"]) for o in made} == {(facts.chain[0].api_version, facts.chain[0].kind)}
+    assert (facts.chain[-1].api_version, facts.chain[-1].kind) == ("v1", "Pod")
     if facts.rank_table_kind is not None:
         assert facts.rank_table_kind in {o["kind"] for o in made}
     # deadline_on_pods: the job's activeDeadlineSeconds is written on its pods

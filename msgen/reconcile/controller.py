@@ -34,7 +34,8 @@ from lightkube import Client
 
 from ..model import run_policy
 from ..targets.labels import JOB_NAME, MANAGED_BY
-from . import actions, informer, kube, published, records, status, watch
+from .watch import JOBSET_JOBS
+from . import actions, informer, kube, ownership, published, records, status, watch
 from .lease import LEASE_SECONDS, Elector
 from .metrics import NOTHING, Recorder
 from .publisher import publish
@@ -64,10 +65,10 @@ def _rendered(objects: list[dict[str, Any]]) -> bool:
 
 
 def job_key(obj: dict[str, Any]) -> tuple[str, str] | None:
-    """Pure: the (namespace, job) an object belongs to, by its job-name label."""
-    metadata = obj.get("metadata") or {}
-    job = (metadata.get("labels") or {}).get(JOB_NAME)
-    return (str(metadata.get("namespace")), str(job)) if job else None
+    """Pure: the (namespace, job) an object says it belongs to, by its job-name label (a
+    JobSet's Job: by its JobSet's; `ownership.job_named`)."""
+    job = ownership.job_named(obj)
+    return (str((obj.get("metadata") or {}).get("namespace")), job) if job else None
 
 
 class ClusterView:
@@ -84,6 +85,9 @@ class ClusterView:
         kinds: list[tuple[str, str, dict[str, str | None]]] = [
             (v, k, {MANAGED_BY: "msgen"}) for v, k in [*watch.WORKLOADS, ("v1", "Service")] if k != "Pod"]
         kinds.append(("v1", "Pod", {JOB_NAME: None}))  # None: the label exists
+        # The Jobs a JobSet makes carry none of msgen's labels (`--target jobset`): its pods
+        # are followed through them (`ownership`), found by their JobSet's label.
+        kinds.append(("batch/v1", "Job", JOBSET_JOBS))
         self.informers = [informer.Informer(client, v, k, ns, labels, self.changed, notify=self._changed,
                                             recorder=recorder, transform=records.essentials).start()
                           for ns in namespaces for v, k, labels in kinds]

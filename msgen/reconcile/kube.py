@@ -267,9 +267,15 @@ def api_path(api_version: str, kind: str, namespace: str) -> str:
     return f"{base}{where}/{plural(kind)}"
 
 
+#: A label selector's value for "the label is absent" (`!key`).
+ABSENT = False
+
+
 def selector_text(labels: dict[str, Any]) -> str:
-    """A label selector's text: `key=value`, `key` (exists) for None, `key in (a,b)` for a list."""
-    return ",".join(key if value is None else f"{key} in ({','.join(value)})" if isinstance(value, list)
+    """A label selector's text: `key=value`, `key` (exists) for None, `!key` for ABSENT,
+    `key in (a,b)` for a list."""
+    return ",".join(key if value is None else f"!{key}" if value is ABSENT
+                    else f"{key} in ({','.join(value)})" if isinstance(value, list)
                     else f"{key}={value}" for key, value in sorted(labels.items()))
 
 

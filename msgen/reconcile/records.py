@@ -33,7 +33,7 @@ from typing import Any
 
 from ..targets.labels import JOB_NAME, MANAGED_BY, REPLICA_TYPE
 from .actions import TRACKING_ANNOTATIONS, TRACKING_LABELS
-from .ownership import JOBSET_NAME_LABEL
+from .ownership import JOB_UID_LABELS, JOBSET_NAME_LABEL
 from .pods import INDEX_LABELS
 
 #: What of `metadata` is kept: what names the object, what the decisions read, and its
@@ -41,10 +41,12 @@ from .pods import INDEX_LABELS
 KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
                  "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences")
 
-#: The labels a decision reads (a job's name, a pod's role and index, a JobSet's name, a
-#: GitOps tool's mark) and msgen's own mark; a rendered pod carries ten, and a tenant's
-#: object may carry thousands. A new decision that reads another label adds it here.
-KEPT_LABELS = frozenset({JOB_NAME, MANAGED_BY, REPLICA_TYPE, JOBSET_NAME_LABEL, *INDEX_LABELS, *TRACKING_LABELS})
+#: The labels a decision reads (a job's name, a pod's role and index, a JobSet's name, the
+#: UID of the Job whose selector a pod matches, a GitOps tool's mark) and msgen's own mark; a
+#: rendered pod carries ten, and a tenant's object may carry thousands. A new decision that
+#: reads another label adds it here.
+KEPT_LABELS = frozenset({JOB_NAME, MANAGED_BY, REPLICA_TYPE, JOBSET_NAME_LABEL, *JOB_UID_LABELS, *INDEX_LABELS,
+                         *TRACKING_LABELS})
 
 #: What of a pod's spec stays: none of it is read by a decision; these help a reader of the
 #: copies (a debugger, a log line). Containers are kept by name only.

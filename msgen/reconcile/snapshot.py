@@ -8,7 +8,9 @@ presence for many (a selector naming a thousand jobs would make a URL longer tha
 and proxies accept), and the objects are shared out by job here. A kind the server does not
 serve (a missing JobSet or Volcano CRD) answers 404 and counts as none: no request is spent
 asking first. The Services are listed only for jobs that turn out to have no workload left
-(their end may be published on a Service).
+(their end may be published on a Service). The Jobs a JobSet made, which carry no label of
+msgen's, are listed by their JobSet's label (the job's name) with the Jobs, for the chain from
+a JobSet to its pods (`ownership`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..targets.labels import JOB_NAME
-from . import kube
+from . import kube, ownership
 
 #: Up to this many jobs of a namespace are named in the selector; more select by the label.
 NAMED_AT_MOST = 20
@@ -24,18 +26,22 @@ NAMED_AT_MOST = 20
 Key = tuple[str, str]  # (job, namespace)
 
 
-def selector(jobs: list[str]) -> dict[str, Any]:
-    """Pure: the label selection for `jobs` of one namespace (see the module's notes)."""
+def selector(jobs: list[str], label: str = JOB_NAME) -> dict[str, Any]:
+    """Pure: the label selection for `jobs` of one namespace (see the module's notes), by
+    `label`, the job's name (a JobSet's Jobs: their JobSet's, and no job-name label)."""
     names = sorted(set(jobs))
-    return {JOB_NAME: names if len(names) <= NAMED_AT_MOST else None}
+    found: dict[str, Any] = {label: names if len(names) <= NAMED_AT_MOST else None}
+    if label != JOB_NAME:
+        found[JOB_NAME] = kube.ABSENT
+    return found
 
 
 def by_job(wanted: list[Key], objects: list[dict[str, Any]], namespace: str) -> dict[Key, list[dict[str, Any]]]:
     """Pure: the objects of each wanted job of `namespace`."""
     out: dict[Key, list[dict[str, Any]]] = {key: [] for key in wanted if key[1] == namespace}
     for obj in objects:
-        job = ((obj.get("metadata") or {}).get("labels") or {}).get(JOB_NAME)
-        found = out.get((str(job), namespace)) if job else None
+        job = ownership.job_named(obj)
+        found = out.get((job, namespace)) if job else None
         if found is not None:
             found.append(obj)
     return out
@@ -56,6 +62,8 @@ def listed(client: Any, wanted: list[Key], kinds: list[tuple[str, str]]) -> dict
             except kube.KubeError as exc:
                 if exc.code != 404 or api_version == "v1":
                     raise
+        if ("batch/v1", "Job") in kinds:
+            objects += kube.listing(client, "batch/v1", "Job", namespace, selector(jobs, ownership.JOBSET_NAME_LABEL))
         for key, found in by_job(wanted, objects, namespace).items():
             out[key] += found
     return out

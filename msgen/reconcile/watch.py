@@ -30,6 +30,10 @@ WORKLOADS = (
     ("jobset.x-k8s.io/v1alpha2", "JobSet"), ("batch.volcano.sh/v1alpha1", "Job"),
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
 )  # fmt: skip
+#: The Jobs a JobSet made that carry no label of msgen's (`--target jobset`; those of the
+#: JobSet Trainer builds for a TrainJob carry them): selected by their JobSet's name (the
+#: job's name), without the job-name label, so that no Job is watched twice.
+JOBSET_JOBS: dict[str, Any] = {ownership.JOBSET_NAME_LABEL: None, JOB_NAME: kube.ABSENT}
 #: Exit status of --wait / --watch when --timeout passes first (1 is a failed job).
 EXIT_TIMEOUT = 3
 #: Event reasons that say why a pod waits: the scheduler's, the volume controllers', and the
@@ -104,6 +108,8 @@ class JobView:
         labels = {JOB_NAME: job}
         self.objects = [informer.Informer(client, v, k, namespace, labels, self.changed).start()
                         for v, k in WORKLOADS]
+        self.objects.append(informer.Informer(client, "batch/v1", "Job", namespace,
+                                              {**JOBSET_JOBS, ownership.JOBSET_NAME_LABEL: job}, self.changed).start())
         self.events = informer.Informer(client, "v1", "Event", namespace, {}, self.changed).start()
         self.services = informer.Informer(client, "v1", "Service", namespace, labels, self.changed).start()
         late = informer.wait_synced([*self.objects, self.events, self.services], timeout=60)

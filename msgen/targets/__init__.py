@@ -24,6 +24,41 @@ if TYPE_CHECKING:
     from .cells import Cell
 
 
+#: How an object of an ownership chain (`Link.named`) is named from its controller's name
+#: (`<owner>`) and the job's roles (`<role>`: a role's lower-case name; `<i>`: an index below
+#: the role's replicas, written as Kubernetes writes it):
+#: the workload itself, as msgen renders it (`<job>`, `<job>-<role>`, `<job>-<role>-<i>`).
+RENDERED = "rendered"
+#: `<owner>`: the JobSet Trainer builds for a TrainJob.
+SAME_NAME = "same-name"
+#: `<owner>-<replicated job>-0`: a JobSet's Jobs (msgen renders one Job per replicated Job;
+#: the replicated Job is named after its role, or as `Link.renamed` says).
+REPLICATED_JOB = "replicated-job"
+#: `<owner>-<i>`: a StatefulSet's pods (the owner is one role's).
+ORDINAL = "ordinal"
+#: `<owner>-<role>-<i>`: a Volcano Job's pods (its tasks are the roles).
+TASK_INDEX = "task-index"
+#: The Job controller's pods of an Indexed Job: `<owner>-<i>-` (cut to 58 characters as it
+#: cuts them, keeping `-<i>-`) and five random characters, carrying the Job's UID in its
+#: selector's label.
+INDEXED_POD = "indexed-pod"
+
+
+class Link(NamedTuple):
+    """One object of the chain through which a target's pods are made: the workload msgen
+    renders first, then each object the one above it controls (its controller
+    `ownerReference`, by UID), down to the Pod. The reconciler trusts an object only
+    through such a chain, of exactly these apiVersions, kinds and names."""
+
+    api_version: str
+    kind: str
+    #: how it is named (one of RENDERED, SAME_NAME, ...)
+    named: str
+    #: REPLICATED_JOB: (role, replicated Job name) where a role's replicated Job is not
+    #: named after it (Trainer's trainer step is `node`)
+    renamed: tuple[tuple[str, str], ...] = ()
+
+
 class Facts(NamedTuple):
     """What is true of a target, declared in its module (all false unless it says so)."""
 
@@ -65,6 +100,9 @@ class Facts(NamedTuple):
     #: The kind of its workload where MindCluster's rank-table plugins recognise it (they
     #: fill the rank table of AscendJobs, Volcano Jobs, Deployments and StatefulSets).
     rank_table_kind: str | None = None
+    #: The chain its pods are made through (`Link`), from the workload msgen renders to
+    #: the Pod: what the reconciler follows to tell a job's pods, and nothing else.
+    chain: tuple[Link, ...] = ()
 
 
 @runtime_checkable

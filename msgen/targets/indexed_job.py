@@ -18,7 +18,7 @@ from ..model import versions
 from ..model.diagnostics import Diagnostic
 from ..model.patch import EnvValue, field_ref
 from ..model.plan import ALL_WORKERS, SCHEDULER_DECIDES, Options, Plan, PodSlot, Role
-from . import Facts, Target, labels, scheduling
+from . import INDEXED_POD, RENDERED, Facts, Link, Target, labels, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .limits import INDEXED_JOB_LIMIT
@@ -96,6 +96,7 @@ class IndexedJobTarget:
         retries_counted_per_role=True,
         workloads="Jobs",
         workload_per_role=True,
+        chain=(Link("batch/v1", "Job", RENDERED), Link("v1", "Pod", INDEXED_POD)),
     )
     support = SUPPORT
 

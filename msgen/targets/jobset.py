@@ -18,7 +18,7 @@ from typing import Any
 from ..model.diagnostics import Diagnostic
 from ..model.patch import field_ref
 from ..model.plan import Options, Plan, PodSlot, Role
-from . import Facts, Target, scheduling
+from . import INDEXED_POD, RENDERED, REPLICATED_JOB, Facts, Link, Target, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .indexed_job import (
@@ -31,6 +31,7 @@ from .indexed_job import (
 from .limits import INDEXED_JOB_LIMIT
 from .cells import N, Cell, apply, na, partly
 
+API_VERSION = "jobset.x-k8s.io/v1alpha2"
 #: Put on every pod by the JobSet controller since JobSet 0.9: one value per run of the JobSet.
 JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
 
@@ -85,6 +86,8 @@ class JobSetTarget:
         custom_resource=True,
         cleans_running_pods=True,
         workloads="a JobSet",
+        chain=(Link(API_VERSION, "JobSet", RENDERED), Link("batch/v1", "Job", REPLICATED_JOB),
+               Link("v1", "Pod", INDEXED_POD)),
     )
     support = SUPPORT
 
@@ -156,7 +159,7 @@ class JobSetTarget:
         if options.kueue_queue:
             metadata["labels"] = scheduling.kueue_labels(options)
         objects.append(
-            {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": metadata, "spec": spec}
+            {"apiVersion": API_VERSION, "kind": "JobSet", "metadata": metadata, "spec": spec}
         )
         return objects, diagnostics
 

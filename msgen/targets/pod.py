@@ -12,7 +12,7 @@ from typing import Any
 
 from ..model.diagnostics import Diagnostic
 from ..model.plan import Options, Plan, PodSlot
-from . import Facts, Target, labels, scheduling
+from . import RENDERED, Facts, Link, Target, labels, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, shared_objects
 from .cells import N, Cell, apply, na
@@ -56,7 +56,8 @@ class PodTarget:
     summary = "bare Pods <job>-<rt>-<i> with static indexes, as ms-operator created them"
     # One object per pod: its own limit is MAX_PODS in all, checked in render.
     facts = Facts(
-        static_indexes=True, bare_pods=True, deadline_on_pods=True, workloads="bare Pods"
+        static_indexes=True, bare_pods=True, deadline_on_pods=True, workloads="bare Pods",
+        chain=(Link("v1", "Pod", RENDERED),),
     )
     support = SUPPORT
 

@@ -19,7 +19,7 @@ from ..model import versions
 from ..model.diagnostics import Diagnostic
 from ..model.patch import field_ref
 from ..model.plan import Options, Plan, PodSlot, Role
-from . import Facts, Target, labels, scheduling
+from . import ORDINAL, RENDERED, Facts, Link, Target, labels, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .limits import INDEXED_JOB_LIMIT, MOST_OF_A_CLUSTER
@@ -77,6 +77,7 @@ class StatefulSetTarget:
         workloads="StatefulSets",
         workload_per_role=True,
         rank_table_kind="StatefulSet",
+        chain=(Link("apps/v1", "StatefulSet", RENDERED), Link("v1", "Pod", ORDINAL)),
     )
     support = SUPPORT
 

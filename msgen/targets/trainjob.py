@@ -55,10 +55,11 @@ from typing import Any
 
 from ..model.diagnostics import Diagnostic
 from ..model.plan import Options, Plan, PodSlot, Role
-from . import Facts, Target, scheduling
+from . import INDEXED_POD, RENDERED, REPLICATED_JOB, SAME_NAME, Facts, Link, Target, scheduling
 from .addressing import Addressing, name_problems
 from .cells import partly
 from .jobset import SUPPORT as JOBSET_SUPPORT
+from .jobset import API_VERSION as JOBSET_API_VERSION
 from .jobset import JobSetTarget
 from .labels import own_labels
 from .limits import INDEXED_JOB_LIMIT
@@ -111,6 +112,10 @@ class TrainJobTarget(JobSetTarget):
         cleans_running_pods=True,
         gang_by_policy=True,
         workloads="a TrainJob",
+        # Trainer builds the JobSet `<job>` (its trainer step's replicated Job is `node`).
+        chain=(Link(API_VERSION, "TrainJob", RENDERED), Link(JOBSET_API_VERSION, "JobSet", SAME_NAME),
+               Link("batch/v1", "Job", REPLICATED_JOB, renamed=(("worker", NODE),)),
+               Link("v1", "Pod", INDEXED_POD)),
     )
     support = SUPPORT
 

@@ -33,7 +33,7 @@ from typing import Any
 from ..model.diagnostics import Diagnostic
 from ..model.patch import field_ref
 from ..model.plan import Options, Plan, PodSlot, Role
-from . import Facts, Target, scheduling
+from . import RENDERED, TASK_INDEX, Facts, Link, Target, scheduling
 from .addressing import Addressing, Naming, name_problems
 from .common import finish_pod, role_slots, shared_objects
 from .indexed_job import UNLIMITED_BACKOFF
@@ -106,6 +106,7 @@ class VolcanoTarget:
         completed_by_command=True,
         workloads="a Volcano Job",
         rank_table_kind="Job",
+        chain=(Link("batch.volcano.sh/v1alpha1", "Job", RENDERED), Link("v1", "Pod", TASK_INDEX)),
     )
     support = SUPPORT
 

@@ -51,7 +51,7 @@ def with_parameters(text: str) -> str:
 def stale() -> list[tuple[Path, str]]:
     """Each generated file that differs from what the table says, with its wanted text."""
     from . import reference
-    from msgen.hosts import render_argv
+    from msgen.hosts.command_line import render_argv
 
     found = []
     for path, rewrite in (
