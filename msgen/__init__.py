@@ -6,11 +6,15 @@ objects and diagnostics. Both are pure: no cluster, no network, no clock.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
+#: `typing.TYPE_CHECKING` without importing `typing`: every msgen module is a submodule of this
+#: package, and the console scripts turn the cycle collector off only once this package and their
+#: entry module are loaded (msgen.hosts.fast_exit), so what loads first should be little.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .compile.driver import Compilation
     from .model.plan import Options
 

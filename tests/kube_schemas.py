@@ -22,11 +22,12 @@ from referencing import Registry, Resource
 
 from msgen.model import versions
 
-from .conftest import shared
+from .upstream_crds import crd_file
 
 _SCHEMAS = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
 
-#: Custom resources msgen renders, and the upstream CRD in ../shared/crds that defines each.
+#: Custom resources msgen renders, and the upstream CRD that defines each (`upstream_crds`:
+#: ../shared/crds, else the Go module cache).
 OUTPUT_CRDS = {
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): "jobset.x-k8s.io_jobsets.yaml",
     ("batch.volcano.sh/v1alpha1", "Job"): "batch.volcano.sh_jobs.yaml",
@@ -72,8 +73,9 @@ def kubernetes_errors(obj: dict[str, Any], version: str) -> list[str]:
 
 @functools.cache
 def crd_validator(api_version: str, kind: str) -> jsonschema.Draft7Validator:
-    """The upstream CRD's schema for this custom resource (skips when ../shared lacks it)."""
-    crd = yaml.safe_load(shared(f"crds/{OUTPUT_CRDS[(api_version, kind)]}").read_text())
+    """The upstream CRD's schema for this custom resource (skips when neither ../shared nor the
+    Go module cache has it)."""
+    crd = yaml.safe_load(crd_file(OUTPUT_CRDS[(api_version, kind)]).read_text())
     version = api_version.split("/")[1]
     found = next(v for v in crd["spec"]["versions"] if v["name"] == version)
     return jsonschema.Draft7Validator(found["schema"]["openAPIV3Schema"])

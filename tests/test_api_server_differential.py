@@ -37,7 +37,7 @@ import yaml
 
 from msgen import compile_documents
 
-from .conftest import shared
+from .upstream_crds import crd_file
 from .dry_run import ENVIRONMENT, ApiServer, judged
 from .mutations import RandomChooser, generate, seeds
 
@@ -71,19 +71,19 @@ def install_crds() -> None:
     cluster serves already is left as it is: its controller installed it (the live harness's
     JobSet or Volcano), and ../shared's copy of it may be older."""
     for crd in CRDS:
-        name = yaml.safe_load(shared(f"crds/{crd}").read_text())["metadata"]["name"]
+        name = yaml.safe_load(crd_file(crd).read_text())["metadata"]["name"]
         if subprocess.run([str(shutil.which("kubectl")), "--kubeconfig", str(KUBECONFIG), "get", "crd", name],
                           capture_output=True).returncode == 0:
             continue
         for _ in range(30):  # a CRD being deleted by another client cannot be applied yet
             done = subprocess.run([str(shutil.which("kubectl")), "--kubeconfig", str(KUBECONFIG),
                                    "apply", "--server-side", "--field-manager=msgen-tests", "-f",
-                                   str(shared(f"crds/{crd}"))], capture_output=True, text=True)  # fmt: skip
+                                   str(crd_file(crd))], capture_output=True, text=True)  # fmt: skip
             if done.returncode == 0:
                 break
             time.sleep(2)
     for crd in CRDS:
-        kubectl("wait", "--for=condition=Established", "--timeout=60s", "-f", str(shared(f"crds/{crd}")))
+        kubectl("wait", "--for=condition=Established", "--timeout=60s", "-f", str(crd_file(crd)))
 
 
 @pytest.fixture(scope="module")

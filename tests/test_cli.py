@@ -93,7 +93,7 @@ def test_validate_checks_and_writes_nothing() -> None:
 def test_warnings_do_not_fail_the_render() -> None:
     run = msgen("render", str(SAMPLE), "--target", "pod")
     assert run.exit_code == 0
-    assert "warning: spec.runPolicy.backoffLimit: runPolicy.backoffLimit, several roles is not supported by target pod" in run.stderr
+    assert "warning: spec.runPolicy.backoffLimit: a limit shared by several roles is not supported by target pod" in run.stderr
     assert run.objects()
 
 

@@ -15,8 +15,9 @@ import jsonschema
 import pytest
 import yaml
 
-from .conftest import msgen, sample_files, shared
+from .conftest import msgen, sample_files
 from .kube_schemas import OUTPUT_CRDS, crd_validator
+from .upstream_crds import crd_file
 
 CRDS = {
     ("mindspore.gitee.com/v1", "MSJob"): ["mindspore.gitee.com_msjobs.yaml"],
@@ -32,7 +33,7 @@ WITHOUT_SCHEMA = {
 
 @functools.cache  # a CRD is read once: the larger ones take most of a second to parse
 def crd_schema(file_name: str) -> dict[str, Any]:
-    crd = yaml.safe_load((shared(f"crds/{file_name}")).read_text())
+    crd = yaml.safe_load(crd_file(file_name).read_text())
     spec = crd["spec"]
     if "versions" in spec and "schema" in spec["versions"][0]:
         schema: dict[str, Any] = spec["versions"][0]["schema"]["openAPIV3Schema"]

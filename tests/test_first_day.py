@@ -5,6 +5,7 @@ say is what msgen does, and nothing a user asked for is overruled in silence.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,96 @@ def test_a_namespace_option_beside_the_jobs_own_namespace_says_which_is_kept(arg
         " the job's own namespace 'training' is kept: --namespace='other' is for jobs whose metadata names none" in run.stderr  # fmt: skip
     assert "namespace: other" not in run.stdout and "namespace: training" in run.stdout
     assert "warning" not in msgen_process("render", str(job), "-n", "training").stderr
+
+
+@pytest.mark.parametrize("indent", ["\t", "  \t"])
+def test_a_tab_used_for_indentation_is_named_and_shown(indent: str) -> None:
+    run = msgen("render", "-", input=f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n{indent}name: x\n")
+    assert run.exit_code == 1 and run.stdout == ""
+    column = len(indent)
+    assert run.stderr.startswith(f"<stdin>:4:{column}: error: not valid YAML: a tab character"), run.stderr
+    assert "YAML indents with spaces only" in run.stderr and "accepted: spaces" in run.stderr
+    shown = indent.replace("\t", "\u2192")
+    assert f"    4 | {shown}name: x\n      | {' ' * (column - 1)}^" in run.stderr, run.stderr
+
+
+def test_validate_quiet_prints_nothing_for_valid_input_and_only_errors_otherwise() -> None:
+    sample = str(SAMPLES / "mindspore" / "widedeep-gpu-dataparallel.yaml")  # valid, with a warning
+    quiet = msgen_process("validate", "-q", sample)
+    assert quiet.exit_code == 0 and quiet.stdout == "" and quiet.stderr == "", quiet.stderr
+    loud = msgen_process("validate", sample)
+    assert "warning:" in loud.stderr and "msgen: valid: 1 job(s)" in loud.stderr
+    bad = msgen_process("validate", "-q", "-", input="apiVersion: mindspore.gitee.com/v1\nkind: MSJob\nmetadata: {name: x}\n")
+    assert bad.exit_code == 1 and "error:" in bad.stderr and "valid: " not in bad.stderr.replace("invalid: ", "")
+
+
+def test_the_readmes_option_table_says_how_the_command_line_takes_each_flag() -> None:
+    """A flag takes no value on the command line (`--quiet=true` is refused): the table says
+    so rather than listing `true`, `false` as if `--quiet=true` worked."""
+    from msgen.options import option_table
+
+    readme = (ROOT / "README.md").read_text().split("<!-- msgen:options -->", 1)[1]
+    for row in option_table.ROWS:
+        if "cli" not in row.hosts or not option_table.is_flag(row):
+            continue
+        line = next(line for line in readme.splitlines() if line.startswith(f"| `--{row.name}` |"))
+        accepted = line.rstrip(" |").rsplit(" | ", 1)[1]
+        assert "flag" in accepted or f"`--{row.name}` alone" in accepted, line
+        refused = msgen("validate", f"--{row.name}=true", str(SAMPLES / "mindspore" / "lenet-cpu.yaml"))
+        assert refused.exit_code == 2 and "does not take a value" in refused.stderr
+
+
+def _repeats_its_path(path: str, message: str) -> bool:
+    """`spec.runPolicy.cleanPodPolicy: runPolicy.cleanPodPolicy: None ...`: the message begins
+    with the field its path ends with."""
+    last = path.replace("[", ".").split(".")[-1].rstrip("]")
+    word = message.split(" ", 1)[0]
+    first = word.rstrip(":,")
+    named = first == last or first.endswith(("." + last, "/" + last))
+    return bool(last) and named and (word.endswith(":") or last[:1].islower())  # not a role: `PS pods`
+
+
+def test_no_finding_repeats_its_path() -> None:
+    from msgen import compile_documents
+    from msgen.model.plan import Options
+
+    repeated = []
+    for sample in sorted(SAMPLES.rglob("*.yaml")):
+        for target in TARGETS:
+            for version in ((1, 25), (1, 37)):
+                found = compile_documents(sample.read_text(), sample.name, Options(target=target, kube_version=version))
+                repeated += [f"{sample.name} {target}: {d.field_path}: {d.message[:80]}" for d in found.diagnostics
+                             if d.field_path and _repeats_its_path(d.field_path, d.message)]
+    several = SAMPLES.joinpath("mindspore", "widedeep-ps.yaml").read_text().replace(
+        "  runPolicy:\n", "  runPolicy:\n    backoffLimit: 3\n    activeDeadlineSeconds: 60\n    ttlSecondsAfterFinished: 60\n", 1)
+    for target in TARGETS:
+        found = compile_documents(several, "several.yaml", Options(target=target))
+        repeated += [f"several {target}: {d.field_path}: {d.message[:80]}" for d in found.diagnostics
+                     if d.field_path and _repeats_its_path(d.field_path, d.message)]
+        assert not [d for d in found.diagnostics if "roles needs" in d.message]
+    assert sorted(set(repeated)) == []
+
+
+def test_every_commands_help_has_examples_and_names_what_each_option_takes() -> None:
+    top = msgen("--help").stdout
+    commands = re.findall(r"^  ([a-z][-a-z]*)\s", top.split("Commands:")[1], re.M)
+    assert {"render", "diff", "delete", "controller", "apply"} <= set(commands)
+    missing, vague = [], []
+    for command in commands:
+        text = msgen(command, "--help").stdout
+        if "Example" not in text:
+            missing.append(command)
+        vague += [f"{command}: {line.strip()}" for line in text.splitlines() if re.match(r"\s+(-\w, )?--\S+ TEXT\b", line)]
+    assert missing == [] and vague == []
+    assert "--timeout DURATION" in msgen("apply", "--help").stdout
+
+
+@pytest.mark.parametrize("command", ["render", "validate"])
+def test_a_bad_kube_version_in_the_environment_is_blamed_on_the_variable(command: str) -> None:
+    sample = str(SAMPLES / "mindspore" / "lenet-cpu.yaml")
+    done = msgen_process(command, sample, env={"KUBE_VERSION": "1.24"})
+    assert done.exit_code == 2, done.stderr
+    assert "Invalid value for KUBE_VERSION in the environment (--kube-version overrides it)" in done.stderr
+    assert "'--kube-version'" not in done.stderr
+    given = msgen_process(command, sample, "--kube-version", "1.24")
+    assert "Invalid value for '--kube-version'" in given.stderr

@@ -234,3 +234,46 @@ def test_a_misspelt_key_in_the_function_config_is_reported_in_the_overlays_file(
     line = text.splitlines().index("  targt: pod") + 1
     assert f"{config}:{line}:3: error: data.targt: unknown msgen option 'targt' (did you mean 'target'?)" in done.stderr, done.stderr
     assert "<ResourceList>" not in done.stderr
+
+
+def _warnings(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if ": warning: " in line]
+
+
+@pytest.mark.parametrize("target", ["statefulset", "pod"])
+def test_warnings_of_a_patched_job_point_into_the_users_files(kustomize: str, target: str, tmp_path: Path) -> None:
+    """kustomize hands the function a rewritten copy (`<ResourceList>`): a warning at a role
+    the overlay patched (its image), or at a field left to its default (a role's
+    restartPolicy), is in the user's file all the same: where that role is written."""
+    shutil.copytree(OVERLAYS / "gpu", tmp_path / "gpu")
+    shutil.copytree(OVERLAYS / "base", tmp_path / "base")
+    config = tmp_path / "gpu" / "msgen.yaml"
+    config.write_text(config.read_text().replace("target: indexed-job", f"target: {target}"))
+    done = build(kustomize, tmp_path / "gpu", *EXEC)
+    assert done.returncode == 0, done.stderr
+    warnings = _warnings(done.stderr)
+    assert warnings and not [w for w in warnings if "<ResourceList>" in w], done.stderr
+    job = str(tmp_path / "base" / "msjob.yaml")
+    assert all(w.startswith(f"{job}:") for w in warnings), done.stderr
+
+
+def test_a_job_in_the_overlay_while_kustomize_runs_the_function_in_a_base(kustomize: str, tmp_path: Path) -> None:
+    """kustomize 4.5.4 runs the function in the directory of the overlay's first base: a job
+    file of the overlay's own is found through the build's kustomizations."""
+    app, base = tmp_path / "app", tmp_path / "base"
+    app.mkdir()
+    base.mkdir()
+    for name in ("msgen.yaml", "msgen-ran.yaml", "msgen-renamed.yaml"):
+        shutil.copy(OVERLAYS / "gpu" / name, app / name)
+    config = app / "msgen.yaml"
+    config.write_text(config.read_text().replace("target: indexed-job", "target: statefulset"))
+    shutil.copy(OVERLAYS / "base" / "msjob.yaml", app / "job.yaml")
+    (base / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\ndata: {a: b}\n")
+    (base / "kustomization.yaml").write_text("resources: [cm.yaml]\n")
+    (app / "kustomization.yaml").write_text(yaml.safe_dump({
+        "resources": ["../base", "job.yaml"], "transformers": ["msgen.yaml", "msgen-ran.yaml"],
+        "configurations": ["msgen-renamed.yaml"]}))
+    done = build(kustomize, app, *EXEC)
+    assert done.returncode == 0, done.stderr
+    warnings = _warnings(done.stderr)
+    assert warnings and all(w.startswith(f"{app / 'job.yaml'}:") for w in warnings), done.stderr

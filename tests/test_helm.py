@@ -77,7 +77,7 @@ def rendered(job_text: str, *args: str) -> list[dict[str, Any]]:
 
 # ---- Helm 3: --post-renderer runs msgen ----------------------------------------------------------
 
-POST_RENDER = ["--post-renderer", "msgen", "--post-renderer-args", "helm-post-renderer"]
+POST_RENDER = ["--post-renderer", "msgen-k8s", "--post-renderer-args", "helm-post-renderer"]
 
 
 def test_helm3_installs_the_job_compiled_and_the_rest_as_written(helm3: str) -> None:
@@ -161,3 +161,31 @@ def test_helm3_cannot_read_a_helm4_plugin_directory(helm3: str, plugins: dict[st
     """Why `install-helm-plugin` says to keep the plug-in out of Helm 3's directory."""
     done = run([helm3, "plugin", "list"], env=plugins)
     assert 'failed to load plugins' in done.stderr and 'unknown field "apiVersion"' in done.stderr
+
+
+def test_the_helm4_plugin_is_not_written_where_a_helm3_plugin_lives(tmp_path: Path) -> None:
+    """Refused before anything is written: a Helm 4 plug-in there would make Helm 3 load none."""
+    plugins = tmp_path / "plugins"
+    (plugins / "diff").mkdir(parents=True)
+    (plugins / "diff" / "plugin.yaml").write_text('name: "diff"\nversion: "3.12.1"\ncommand: "$HELM_PLUGIN_DIR/bin/diff"\n')
+    done = run([f"{BIN}/msgen", "install-helm-plugin", "--plugins-dir", str(plugins)])
+    assert done.returncode == 1 and "Helm 3 reads" in done.stderr and "'diff'" in done.stderr, done
+    assert "--plugins-dir DIR" in done.stderr
+    assert sorted(p.name for p in plugins.iterdir()) == ["diff"]  # nothing written
+    done = run([f"{BIN}/msgen", "install-helm-plugin"], env={"HELM_PLUGINS": str(plugins)})  # Helm's default
+    assert done.returncode == 1 and not (plugins / "msgen").exists()
+
+
+def test_the_helm4_plugin_is_not_written_into_the_plugins_directory_of_the_helm3_on_path(
+        helm3: str, tmp_path: Path) -> None:
+    shared = tmp_path / "shared-plugins"
+    path = tmp_path / "bin"
+    path.mkdir()
+    (path / "helm").symlink_to(helm3)
+    env = {"PATH": f"{path}{os.pathsep}{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "HELM_PLUGINS": str(shared)}
+    done = run([f"{BIN}/msgen", "install-helm-plugin"], env=env)
+    assert done.returncode == 1 and f"the helm on PATH ({path / 'helm'}) is v3." in done.stderr, done
+    assert not (shared / "msgen").exists()
+    own = tmp_path / "helm4-plugins"
+    done = run([f"{BIN}/msgen", "install-helm-plugin", "--plugins-dir", str(own)], env=env)
+    assert done.returncode == 0 and (own / "msgen" / "plugin.yaml").is_file(), done

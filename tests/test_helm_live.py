@@ -7,7 +7,7 @@ changes the job, is a new run under new names instead of an update the API serve
 Each run must form its MindSpore cluster and train (the checks of
 `tests/test_live_training.py`); a bad job must fail `helm install` with msgen's message and
 leave nothing behind; uninstall must remove every object. Helm 3 runs `msgen
-helm-post-renderer` itself (`--post-renderer msgen --post-renderer-args helm-post-renderer`);
+helm-post-renderer` itself (`--post-renderer msgen-k8s --post-renderer-args helm-post-renderer`);
 Helm 4 runs the plug-in `msgen install-helm-plugin` writes (`--post-renderer msgen`), from a
 plugins directory of the test's own. Runs when MSGEN_TEST_KUBECONFIG names a cluster that
 trains, for each Helm that is built (`python tests/live/harness/components/helm.py build`, or
@@ -64,8 +64,9 @@ class Helm:
                               capture_output=True, text=True, timeout=300, env=self.env)
 
     def post_renderer(self, *options: str) -> list[str]:
-        """Helm 3: the command and its first argument; Helm 4: the plug-in, by name."""
-        args = ["--post-renderer", "msgen"]
+        """Helm 3: the command (`msgen-k8s`, which no other tool has) and its first argument;
+        Helm 4: the plug-in, by name."""
+        args = ["--post-renderer", "msgen-k8s" if self.major == 3 else "msgen"]
         if self.major == 3:
             args += ["--post-renderer-args", "helm-post-renderer"]
         options = (f"--kube-version={live_cluster.server_version()}", *options)

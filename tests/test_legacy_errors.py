@@ -141,11 +141,11 @@ def test_caffe2_backend_type_is_checked() -> None:
 
 
 def test_unknown_job_like_kind_passes_through_naming_the_known_kinds() -> None:
-    text = MX_GPU.replace("apiVersion: kubeflow.org/v1\n", "apiVersion: example.com/v1\n")
+    text = MX_GPU.replace("kind: MXJob\n", "kind: TFJob\n", 1)
     run = msgen("render", "-", input=text)
     assert run.exit_code == 0
-    assert run.objects()[0]["apiVersion"] == "example.com/v1"
-    assert "warning: kind: example.com/v1 MXJob is passed through unchanged: msgen compiles" in run.stderr
+    assert run.objects()[0]["kind"] == "TFJob"
+    assert "warning: kind: kubeflow.org/v1 TFJob is passed through unchanged: msgen compiles" in run.stderr
     for known in ("kubeflow.org/v1 MSJob", "kubeflow.org/v1 MXJob", "kubeflow.org/v1alpha1 Caffe2Job", "mlkube.io/v1beta1 MxJob", "mindspore.gitee.com/v1 MSJob"):
         assert known in run.stderr
 
@@ -179,7 +179,7 @@ def test_mxjob_run_policy_as_the_crd_has_it() -> None:
     run = msgen("render", "-", input=text)
     assert run.exit_code == 0, run.stderr
     assert "<stdin>:11:14: warning: spec.runPolicy.suspend: suspend: true is not expressed" in run.stderr
-    assert "schedulingPolicy asks for gang scheduling, which target indexed-job expresses as a PodGroup" in run.stderr
+    assert "schedulingPolicy: it asks for gang scheduling, which target indexed-job expresses as a PodGroup" in run.stderr
 
 
 def test_env_listing_every_replica_has_a_size_limit() -> None:
@@ -187,3 +187,10 @@ def test_env_listing_every_replica_has_a_size_limit() -> None:
     assert "<stdin>:36:17: error: spec.mxReplicaSpecs.Worker.replicas: 2003 replicas in all: MX_CONFIG lists every replica in every pod" in err
     err = fails(CAFFE2.replace("replicas: 2", "replicas: 1099511627776"), "--target", "pod")
     assert "1099511627776 replicas in all: CAFFE2_CONFIG lists every replica" in err
+
+
+def test_a_compiled_kind_under_another_group_is_an_error_naming_the_group_meant() -> None:
+    text = MX_GPU.replace("apiVersion: kubeflow.org/v1\n", "apiVersion: example.com/v1\n")
+    run = msgen("render", "-", input=text)
+    assert run.exit_code == 1 and run.stdout == ""
+    assert "example.com/v1 MXJob is not a kind msgen compiles (did you mean kubeflow.org/v1 MXJob?)" in run.stderr

@@ -343,6 +343,7 @@ def test_exit_code_before_1_26_is_a_warning() -> None:
     assert run.exit_code == 0
     assert "podFailurePolicy" not in run.stdout
     assert "restartPolicy: ExitCode needs Kubernetes 1.26 or newer with target indexed-job" in run.stderr
+    assert "restartPolicy: restartPolicy" not in run.stderr
 
 
 def test_default_success_policy_is_worker_0() -> None:

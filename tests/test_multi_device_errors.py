@@ -59,7 +59,7 @@ def test_shm_size_against_the_templates_own_mount() -> None:
 def test_bad_option_values() -> None:
     text = ASCEND.replace("msgen/shm-size: 32Gi", "msgen/shm-size: lots")
     err = fails(text)
-    assert "metadata.annotations.msgen/shm-size: msgen/shm-size: 'lots' is not accepted; accepted: a size such as 16Gi or 512Mi" in err
+    assert "metadata.annotations.msgen/shm-size: 'lots' is not accepted; accepted: a size such as 16Gi or 512Mi" in err
     run = msgen("render", str(MS / "ascend-2x8.yaml"), "--accelerator-type", "bad value!")
     assert run.exit_code == 2 and "is not a label value" in run.stderr
 

@@ -172,7 +172,7 @@ def test_without_the_apply_extra_the_command_says_what_to_install(command: list[
                "from msgen.hosts.command_line.entry import main; main()")
     done = subprocess.run([sys.executable, "-c", blocked, *command], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2, done.stderr
-    assert "pip install 'msgen[apply]'" in done.stderr and f"msgen {command[0]} talks to a cluster" in done.stderr
+    assert "pip install 'msgen-k8s[apply]'" in done.stderr and f"msgen {command[0]} talks to a cluster" in done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
 
 
@@ -230,3 +230,23 @@ def test_the_probes_answer_as_the_checks_say() -> None:
         assert urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10).status == 200
     finally:
         server.shutdown()
+
+
+@pytest.mark.parametrize("command", ["apply", "diff"])
+def test_an_unreachable_server_is_not_blamed_on_its_version(command: str, closed: Path) -> None:
+    """`--kube-version` would not make a server that does not answer reachable: apply and
+    diff say it does not answer, and nothing else."""
+    done = msgen_process(command, str(ROOT / "samples" / "mindspore" / "lenet-cpu.yaml"), "--kubeconfig", str(closed))
+    assert done.exit_code == (1 if command == "apply" else 2), done.stderr
+    assert "no answer from https://127.0.0.1:" in done.stderr and "--kube-version" not in done.stderr, done.stderr
+
+
+def test_a_context_without_a_user_is_used_anonymously_as_kubectl_does(tmp_path: Path) -> None:
+    anonymous = config(f"https://127.0.0.1:{_closed_port()}")
+    del anonymous["users"]
+    del anonymous["contexts"][0]["context"]["user"]
+    path = tmp_path / "anonymous.kubeconfig"
+    path.write_text(json.dumps(anonymous))
+    done = msgen_process("status", "lenet", "--kubeconfig", str(path))
+    assert done.exit_code == 1 and "no answer from https://127.0.0.1:" in done.stderr, done.stderr
+    assert "internal error" not in done.stderr

@@ -26,7 +26,8 @@ import pytest
 
 from msgen.reconcile.applyset import applyset_id
 
-from .conftest import ROOT, SHARED, Run
+from .conftest import ROOT, Run
+from .upstream_crds import crd_file
 
 KUBECONFIG = os.environ.get("MSGEN_TEST_KUBECONFIG")
 pytestmark = pytest.mark.skipif(
@@ -423,9 +424,7 @@ def crds() -> Any:
               if kubectl("get", "crd", name, check=False).returncode == 0]
     if served:
         pytest.skip(f"this cluster serves {' and '.join(served)}: their controllers own the statuses this test sets")
-    files = [SHARED / "crds" / name for name in ("jobset.x-k8s.io_jobsets.yaml", "batch.volcano.sh_jobs.yaml")]
-    if not all(f.exists() for f in files):
-        pytest.skip(f"the JobSet and Volcano CRDs are not in {SHARED / 'crds'}")
+    files = [crd_file(name) for name in ("jobset.x-k8s.io_jobsets.yaml", "batch.volcano.sh_jobs.yaml")]
     for f in files:
         kubectl("apply", "--server-side", "--validate=false", "-f", str(f))
     for name in ("jobsets.jobset.x-k8s.io", "jobs.batch.volcano.sh"):

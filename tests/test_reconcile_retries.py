@@ -74,7 +74,7 @@ def test_only_targets_whose_roles_count_apart_are_counted_here(target: str) -> N
 def test_a_job_of_several_roles_with_backoff_limit_says_where_it_is_counted() -> None:
     sample = str(SAMPLES / "mindspore" / "widedeep-ps.yaml")  # Scheduler, PS and Workers, backoffLimit 2
     run = msgen("render", sample)
-    assert "runPolicy.backoffLimit, several roles needs `msgen apply --wait` or `msgen controller` with target indexed-job" in run.stderr
+    assert "runPolicy.backoffLimit: a limit shared by several roles needs `msgen apply --wait` or `msgen controller` with target indexed-job" in run.stderr
     assert "each role's Job counts only its own failures against backoffLimit" in run.stderr
     assert "several roles is only partly expressed by target jobset" in msgen("render", "-t", "jobset", sample).stderr
     assert "several roles" not in msgen("render", "-t", "volcano", sample).stderr

@@ -178,6 +178,6 @@ def test_the_bare_pod_ttl_warning_names_the_controller_alone(tmp_path: Any) -> N
                     "            - name: mindspore\n              image: mindspore/mindspore:2.2.14\n")
     run = msgen("render", str(path), "--target", "pod")
     assert run.exit_code == 0
-    assert ("runPolicy.ttlSecondsAfterFinished needs `msgen controller` with target pod (`msgen apply --wait` "
+    assert ("runPolicy.ttlSecondsAfterFinished: needs `msgen controller` with target pod (`msgen apply --wait` "
             "ends with the job, before it is due)") in run.stderr
     assert "apply --wait` or `msgen controller`" not in run.stderr

@@ -3,16 +3,23 @@
 Argo CD and kustomize start msgen afresh on every refresh and build. pydantic (only to explain
 invalid input), ruamel.yaml (`msgen convert`), jsonschema and kubernetes-validate (tests), the
 reconciler's Kubernetes client and the standard library's slower helpers must not load when
-valid input is rendered. Each check runs msgen in a fresh interpreter and lists `sys.modules`.
+valid input is rendered. Each check runs msgen in a fresh interpreter and lists `sys.modules`:
+every module of msgen a render of the typical job loads is named here (`RENDER_MODULES`,
+`KRM_MODULES`), and every other one with what it is for (`RENDER_OTHERS`). A render also
+compiles no source text (typing's ForwardRefs did), and the console scripts load a render's
+modules with the cycle collector off.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,7 +47,14 @@ NOT_ON_THE_RENDER_PATH = {
 }
 
 _WRAPPER = """
-import io, json, sys
+import builtins, sys
+started_with = set(sys.modules)
+compiled = []
+def counting_compile(source, *args, _compile=builtins.compile, **kwargs):
+    if isinstance(source, str):  # not a module's bytes, which imports compile without a .pyc
+        compiled.append(source)
+    return _compile(source, *args, **kwargs)
+builtins.compile = counting_compile
 entry, out = sys.argv[1], sys.argv[2]
 sys.argv = [entry, *sys.argv[3:]]
 module, _, function = {"msgen": "msgen.hosts.command_line.entry:run", "msgen-krm": "msgen.hosts.kustomize.krm:run_function",
@@ -51,17 +65,19 @@ except SystemExit as exc:
     code = exc.code
 else:
     code = 0
+loaded = sorted(set(sys.modules) - started_with)
+import gc, json
 with open(out, "w") as stream:
-    import gc
     json.dump({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules}),
-               "collecting": gc.isenabled()}, stream)
+               "collecting": gc.isenabled(), "compiled": compiled, "loaded": loaded}, stream)
 """
 
 
-def imported(
+def run_entry(
     tmp_path: Path, entry: str, *args: str, stdin: bytes = b"", top_level: bool = True
-) -> tuple[object, set[str], bytes]:
-    """The exit code, the (top-level) modules loaded and stderr of one `entry ARGS` process."""
+) -> tuple[dict[str, Any], bytes]:
+    """What one `entry ARGS` process reported (exit code, the (top-level) modules loaded,
+    whether it collects, the sources it compiled) and its stderr."""
     out = tmp_path / "modules.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MSGEN_")}
     wrapper = _WRAPPER if top_level else _WRAPPER.replace('m.split(".")[0] for m', "m for m")
@@ -70,8 +86,76 @@ def imported(
         input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env,
         check=False,
     )
-    found = json.loads(out.read_text())
-    return found["code"], set(found["modules"]), done.stderr
+    found: dict[str, Any] = json.loads(out.read_text())
+    return found, done.stderr
+
+
+#: Every module of msgen a render of the typical job loads. A module added to the render path
+#: (or one it no longer needs) changes this list, so the change is seen and its cost measured
+#: (bench/README.md): start-up is most of a render's cost.
+RENDER_MODULES = {
+    "msgen", "msgen.hosts", "msgen.hosts.fast_exit", "msgen.hosts.compile_command",
+    "msgen.hosts.command_line", "msgen.hosts.command_line.entry", "msgen.hosts.command_line.render_argv",
+    "msgen.compile", "msgen.compile.collector", "msgen.compile.driver", "msgen.compile.list_items",
+    "msgen.compile.pipeline",
+    "msgen.kinds", "msgen.kinds.msjob", "msgen.kinds.podtemplate", "msgen.kinds.shared",
+    "msgen.launchers", "msgen.launchers.cluster", "msgen.launchers.launcher", "msgen.launchers.mindspore",
+    "msgen.launchers.resolve",
+    "msgen.frameworks", "msgen.frameworks.mindspore",
+    "msgen.checks", "msgen.checks.input_model", "msgen.checks.input_model_check", "msgen.checks.output_bound",
+    "msgen.checks.output_size", "msgen.checks.pod_schema", "msgen.checks.validation",
+    "msgen.checks.apirules", "msgen.checks.apirules.containers", "msgen.checks.apirules.crd_lists",
+    "msgen.checks.apirules.enums", "msgen.checks.apirules.findings", "msgen.checks.apirules.formats",
+    "msgen.checks.apirules.host_ports", "msgen.checks.apirules.job_values", "msgen.checks.apirules.metadata",
+    "msgen.checks.apirules.pod", "msgen.checks.apirules.releases", "msgen.checks.apirules.resources",
+    "msgen.targets", "msgen.targets.addressing", "msgen.targets.cells", "msgen.targets.common",
+    "msgen.targets.fit", "msgen.targets.indexed_job", "msgen.targets.labels", "msgen.targets.limits",
+    "msgen.targets.scheduling", "msgen.targets.support",
+    "msgen.devices", "msgen.devices.gpu",
+    "msgen.options", "msgen.options.option_table", "msgen.options.text",
+    "msgen.yamlio", "msgen.yamlio.emit", "msgen.yamlio.inputs", "msgen.yamlio.pyyaml", "msgen.yamlio.spool",
+    "msgen.yamlio.terminal", "msgen.yamlio.yaml_builder", "msgen.yamlio.yaml_dumper", "msgen.yamlio.yaml_go",
+    "msgen.yamlio.yaml_loader", "msgen.yamlio.yaml_writer",
+    "msgen.model", "msgen.model.diagnostics", "msgen.model.memo", "msgen.model.names", "msgen.model.patch",
+    "msgen.model.plan", "msgen.model.quantity", "msgen.model.run_policy", "msgen.model.source",
+    "msgen.model.versions",
+}
+#: ... and of `msgen-krm` compiling it as its function config: the KRM host instead of the command line's.
+KRM_MODULES = (
+    RENDER_MODULES
+    - {"msgen.hosts.fast_exit", "msgen.hosts.command_line", "msgen.hosts.command_line.entry",
+       "msgen.hosts.command_line.render_argv", "msgen.yamlio.spool"}
+    | {"msgen.hosts.kustomize", "msgen.hosts.kustomize.krm", "msgen.hosts.kustomize.krm_checks",
+       "msgen.hosts.kustomize.krm_config", "msgen.options.option_layers", "msgen.yamlio.origin"}
+)
+#: The other modules a render may load (top-level names), and what for; some Python versions
+#: load fewer of them (3.13 no `warnings`), 3.10 its own names for `re`'s parts.
+RENDER_OTHERS = {
+    "yaml": "reading: libyaml's parser is reached through PyYAML, whose package loads all of it",
+    "cython_runtime": "PyYAML's extension module", "datetime": "PyYAML's", "_datetime": "PyYAML's",
+    "base64": "PyYAML's", "binascii": "PyYAML's", "struct": "PyYAML's", "_struct": "PyYAML's",
+    "typing": "records (NamedTuple), option choices (Literal), the input models",
+    "_typing": "typing's", "warnings": "typing's", "contextlib": "the driver's nullcontext",
+    "re": "names, quantities, go-yaml's scalars", "_sre": "re's", "sre_compile": "re's (3.10)",
+    "sre_parse": "re's (3.10)", "sre_constants": "re's (3.10)", "_locale": "re's (3.10)",
+    "enum": "re's, Severity", "copyreg": "re's", "functools": "re's, caches", "_functools": "functools'",
+    "collections": "functools'", "_collections": "collections'", "itertools": "collections'",
+    "keyword": "collections'", "operator": "collections'", "_operator": "operator's",
+    "reprlib": "collections'", "types": "typing's, the input models",
+    "json": "the pod schema, the run-policy annotation", "_json": "json's",
+    "math": "go-yaml's numbers", "errno": "a closed output pipe", "gc": "the collector's pause",
+    "importlib": "plug-ins load by name", "__future__": "postponed annotations",
+    "encodings": "inputs decoded as UTF-8 with a byte-order mark",
+}
+_CYTHON_RUNTIME = re.compile(r"_cython_\d+_\d+_\d+")  # named after the Cython that built PyYAML
+
+
+def imported(
+    tmp_path: Path, entry: str, *args: str, stdin: bytes = b"", top_level: bool = True
+) -> tuple[object, set[str], bytes]:
+    """The exit code, the (top-level) modules loaded and stderr of one `entry ARGS` process."""
+    found, stderr = run_entry(tmp_path, entry, *args, stdin=stdin, top_level=top_level)
+    return found["code"], set(found["modules"]), stderr
 
 
 def _unwanted(modules: set[str]) -> dict[str, str]:
@@ -102,6 +186,112 @@ def test_the_krm_function_imports_nothing_heavy(tmp_path: Path) -> None:
     code, modules, _ = imported(tmp_path, "msgen-krm", stdin=resource_list.encode())
     assert code in (0, None)
     assert _unwanted(modules) == {}
+
+
+@pytest.mark.parametrize(
+    "args", [("render", str(TYPICAL)), *[("render", str(path)) for path in sample_files() if path != TYPICAL]],
+    ids=lambda args: Path(args[-1]).name,
+)
+def test_a_render_compiles_no_source(tmp_path: Path, args: tuple[str, ...]) -> None:
+    # Python's first `compile()` of a text in a process builds the AST's ~120 types (about 10 M
+    # instructions, 4 % of a cold render), and each later one parses its text. `typing` compiles
+    # every string annotation of a NamedTuple and every bound or argument named by its text into
+    # a ForwardRef: modules declaring records evaluate their annotations (see msgen.model.plan).
+    found, _ = run_entry(tmp_path, "msgen", *args)
+    assert found["code"] in (0, None)
+    assert found["compiled"] == []
+
+
+def test_the_krm_function_compiles_no_source(tmp_path: Path) -> None:
+    job = TYPICAL.read_text().replace("\n", "\n    ")
+    resource_list = (
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+        f"functionConfig:\n    {job}\n"
+    )
+    found, _ = run_entry(tmp_path, "msgen-krm", stdin=resource_list.encode())
+    assert found["code"] in (0, None)
+    assert found["compiled"] == []
+
+
+#: The console scripts' entry points (pyproject.toml) and the modules importing each may load:
+#: their `main` turns the cycle collector off only once they are loaded (msgen.hosts.fast_exit).
+#: `__future__` (postponed annotations) is loaded already where msgen is an editable install,
+#: by the install's path hook, and by msgen's first module in a wheel install: it may load.
+CONSOLE_SCRIPTS = {
+    "msgen": ("msgen.hosts.command_line.entry", {"msgen", "msgen.hosts", "msgen.hosts.command_line", "msgen.hosts.command_line.entry", "msgen.hosts.fast_exit", "errno", "__future__"}),
+    "msgen-krm": ("msgen.hosts.kustomize.krm_entry", {"msgen", "msgen.hosts", "msgen.hosts.kustomize", "msgen.hosts.kustomize.krm_entry", "__future__"}),
+}
+
+
+@pytest.mark.parametrize("script", sorted(CONSOLE_SCRIPTS))
+def test_a_console_scripts_entry_point_loads_little(script: str) -> None:
+    # What loads before `main` runs does so with the collector on; typing alone made collections.
+    entry, allowed = CONSOLE_SCRIPTS[script]
+    code = f"import sys; before = set(sys.modules); import {entry}; print(sorted(set(sys.modules) - before))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert set(ast.literal_eval(done.stdout)) <= allowed
+
+
+_COLLECTIONS = """
+import gc, json, os, sys
+entry, out = sys.argv[1], sys.argv[2]
+late = []
+def while_loading(phase, info):
+    if phase == "start" and entry in sys.modules and gc.get_freeze_count() == 0:
+        late.append(info["generation"])
+gc.callbacks.append(while_loading)
+real_exit = os._exit
+def record_and_exit(status):
+    with open(out, "w") as stream:
+        json.dump(late, stream)
+    real_exit(status)
+os._exit = record_and_exit
+sys.argv = [entry, *sys.argv[3:]]
+__import__(entry, fromlist=["main"]).main()
+"""
+
+
+@pytest.mark.parametrize("script", sorted(CONSOLE_SCRIPTS))
+def test_a_console_script_loads_a_renders_modules_without_collecting(tmp_path: Path, script: str) -> None:
+    # Collections started after the entry point loaded and before `render_modules_loaded` froze
+    # what loaded: none, the collector is off for all of it.
+    entry, _ = CONSOLE_SCRIPTS[script]
+    out = tmp_path / "late.json"
+    job = TYPICAL.read_text().replace("\n", "\n    ")
+    resource_list = f"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n    {job}\n"
+    args = ["render", str(TYPICAL)] if script == "msgen" else []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MSGEN_")}
+    subprocess.run([sys.executable, "-c", _COLLECTIONS, entry, str(out), *args], input=resource_list.encode(),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env, check=True)
+    assert json.loads(out.read_text()) == []
+
+
+def _named(loaded: list[str], expected: set[str]) -> dict[str, set[str]]:
+    """What differs from the lists above: msgen's modules exactly, the others within the allowed."""
+    mine = {m for m in loaded if m == "msgen" or m.startswith("msgen.")}
+    others = {m.split(".")[0] for m in loaded} - {"msgen"}
+    return {
+        "msgen modules not listed": mine - expected,
+        "listed msgen modules not loaded": expected - mine,
+        "other modules not allowed": {m for m in others if m not in RENDER_OTHERS and not _CYTHON_RUNTIME.fullmatch(m)},
+    }
+
+
+def test_a_render_loads_the_modules_listed_and_no_other(tmp_path: Path) -> None:
+    found, _ = run_entry(tmp_path, "msgen", "render", str(TYPICAL))
+    assert found["code"] in (0, None)
+    assert _named(found["loaded"], RENDER_MODULES) == _named([], set())  # nothing differs
+
+
+def test_the_krm_function_loads_the_modules_listed_and_no_other(tmp_path: Path) -> None:
+    job = TYPICAL.read_text().replace("\n", "\n    ")
+    resource_list = (
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+        f"functionConfig:\n    {job}\n"
+    )
+    found, _ = run_entry(tmp_path, "msgen-krm", stdin=resource_list.encode())
+    assert found["code"] in (0, None)
+    assert _named(found["loaded"], KRM_MODULES) == _named([], set())  # nothing differs
 
 
 def test_decimal_is_loaded_only_for_a_podgroup_that_sums_requests(tmp_path: Path) -> None:

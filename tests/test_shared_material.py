@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import zipfile
+from pathlib import Path
+
 import pytest
 
+from . import upstream_crds
 from .conftest import SHARED, shared, shared_glob
 
 
@@ -17,3 +21,48 @@ def test_missing_reference_file_pattern_skips_with_its_name() -> None:
         pytest.skip(f"{SHARED} is missing")
     with pytest.raises(pytest.skip.Exception, match=r"no 999_\* in"):
         shared_glob("seeds", "999_*")
+
+
+def _module_dir(module: str) -> str:
+    return "".join(f"!{c.lower()}" if c.isupper() else c for c in module)
+
+
+def test_without_shared_a_crd_comes_from_the_go_module_cache_at_the_pinned_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh clone has no ../shared; a machine that built the harness has its modules. The
+    CRD is read from the extracted module, or from its downloaded zip, at the version
+    tests/live/go/<component>/go.mod pins; never downloaded."""
+    monkeypatch.setattr(upstream_crds, "SHARED", tmp_path / "no-shared")
+    cache = tmp_path / "gomodcache"
+    monkeypatch.setenv("GOMODCACHE", str(cache))
+    component, module, inside = upstream_crds.FROM_MODULES["jobset.x-k8s.io_jobsets.yaml"]
+    version = upstream_crds.pinned_version(component, module)
+    assert version is not None and version.startswith("v"), (component, module)
+    extracted = cache / f"{_module_dir(module)}@{version}" / inside
+    extracted.parent.mkdir(parents=True)
+    extracted.write_text("kind: CustomResourceDefinition\nmetadata: {name: jobsets.jobset.x-k8s.io}\n")
+    assert upstream_crds.crd_file("jobset.x-k8s.io_jobsets.yaml") == extracted
+    # Only downloaded (a zip in cache/download), as `go mod download` leaves it.
+    component, module, inside = upstream_crds.FROM_MODULES["trainer.kubeflow.org_trainjobs.yaml"]
+    version = upstream_crds.pinned_version(component, module)
+    assert version is not None
+    archive = cache / "cache" / "download" / _module_dir(module) / "@v" / f"{version}.zip"
+    archive.parent.mkdir(parents=True)
+    with zipfile.ZipFile(archive, "w") as written:
+        written.writestr(f"{module}@{version}/{inside}", "kind: CustomResourceDefinition\n")
+    monkeypatch.setattr(upstream_crds.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    found = upstream_crds.crd_file("trainer.kubeflow.org_trainjobs.yaml")
+    assert found.read_text() == "kind: CustomResourceDefinition\n"
+    # Neither: the test skips, naming both places.
+    with pytest.raises(pytest.skip.Exception, match=r"crds/batch\.volcano\.sh_jobs\.yaml.*Go module cache"):
+        upstream_crds.crd_file("batch.volcano.sh_jobs.yaml")
+    with pytest.raises(pytest.skip.Exception, match=r"no Go module the harness pins holds it"):
+        upstream_crds.crd_file("mindspore.gitee.com_msjobs.yaml")
+
+
+def test_the_pinned_versions_are_read_from_the_harness_go_mod_files() -> None:
+    for name, (component, module, _inside) in upstream_crds.FROM_MODULES.items():
+        version = upstream_crds.pinned_version(component, module)
+        assert version is not None and version.startswith("v"), (name, component, module)
+    assert upstream_crds.pinned_version("volcano", "volcano.sh/apis") == "v1.14.0"  # its replace wins

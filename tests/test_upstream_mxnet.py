@@ -219,8 +219,8 @@ def test_inline_run_policy_defaults_and_fields() -> None:
     assert run_policy_of(objects)["cleanPodPolicy"] == "None"
     # gang scheduling's minAvailable, and warnings point at the inline fields
     objects, stderr = rendered(INLINE % "  schedulingPolicy: {minAvailable: 2}\n  activeDeadlineSeconds: 5", "statefulset")
-    assert "<stdin>:7:21: warning: spec.schedulingPolicy: schedulingPolicy asks for gang scheduling" in stderr
-    assert "<stdin>:8:26: warning: spec.activeDeadlineSeconds: runPolicy.activeDeadlineSeconds is not supported by target statefulset" in stderr
+    assert "<stdin>:7:21: warning: spec.schedulingPolicy: it asks for gang scheduling" in stderr
+    assert "<stdin>:8:26: warning: spec.activeDeadlineSeconds: not supported by target statefulset" in stderr
     objects, _ = rendered(INLINE % "  schedulingPolicy: {minAvailable: 2}", "indexed-job", "--gang-scheduler", "volcano")
     assert next(o for o in objects if o["kind"] == "PodGroup")["spec"]["minMember"] == 2
 

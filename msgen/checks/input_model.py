@@ -26,9 +26,10 @@ import functools
 import sys
 import types
 import typing
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-M = TypeVar("M", bound="BaseModel")
+if TYPE_CHECKING:  # a bound named by its text would be compiled into a ForwardRef at import
+    M = TypeVar("M", bound="BaseModel")
 
 REQUIRED: Any = object()
 

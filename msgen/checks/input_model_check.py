@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import types
 import typing
-from typing import Any, Callable, Literal, Union
+from typing import TYPE_CHECKING, Any, Callable, Literal, Union
 
-from .input_model import REQUIRED, BaseModel, FieldSpec, M, config_of, declared_bases, own_fields, resolve
+from .input_model import REQUIRED, BaseModel, FieldSpec, config_of, declared_bases, own_fields, resolve
+
+if TYPE_CHECKING:
+    from .input_model import M
 
 
 

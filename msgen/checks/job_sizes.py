@@ -15,8 +15,7 @@ made `numNodes` wide (the TrainJob's, else the runtime's `mlPolicy`). A Volcano 
 `minAvailable` and a PodGroup's `minMember` must not exceed the pods there are.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
 import json
 from typing import Any, Iterator, NamedTuple
 

@@ -40,8 +40,12 @@ def _schema() -> tuple[str, dict[str, Any], dict[str, dict[str, tuple[int, int]]
     """(the pod template's definition name, every definition by name, fields' first release)."""
     with open(_SCHEMA_FILE, encoding="utf-8") as stream:
         document = json.load(stream)
+    releases: dict[str, tuple[int, int]] = {}  # a few releases, named by ~80 fields
     since = {
-        name: {field: versions.parse(version) for field, version in fields.items()}
+        name: {
+            field: releases.get(version) or releases.setdefault(version, versions.parse(version))
+            for field, version in fields.items()
+        }
         for name, fields in document["since"].items()
     }
     return document["root"], document["definitions"], since

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..model.diagnostics import Diagnostic
+from ..model.diagnostics import Diagnostic, did_you_mean
 from ..model.source import Document, Path
 from .input_model import BaseModel as Declared
 from .input_model import pydantic_model
@@ -99,7 +99,12 @@ def _diagnostic(model: type[BaseModel], document: Document, err: Any) -> Diagnos
     message = err["msg"]
     if message.startswith("Input should be "):
         message = "accepted: " + message[len("Input should be ") :]
-    return document.diagnostic(path, f"{_show(value)} is not accepted; {message}")
+    hint = ""
+    if kind == "literal_error":  # one of a closed set of values: the one meant, if it is near
+        import re
+
+        hint = did_you_mean(value, re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", ""))))
+    return document.diagnostic(path, f"{_show(value)} is not accepted{hint}; {message}")
 
 
 def _show(value: Any) -> str:

@@ -15,6 +15,7 @@ own theirs, pause the cycle collector per document through `around_document`
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from typing import Any, Callable, Iterable
 
 from ..model.diagnostics import (
@@ -25,11 +26,12 @@ from ..checks.output_bound import OutputBound
 from .pipeline import compile_document
 from ..model.plan import Options
 from ..model.source import Document, Source, StreamedSource
+from ..yamlio.verbatim import DocumentTexts, Verbatim
 from ..yamlio.yaml_loader import iter_documents
 
 #: Receives the objects of each compiled document, in output order; a sink that writes them
 #: returns the size of the text it wrote (counted against the run's bound, `output_bound`).
-Sink = Callable[[list[dict[str, Any]]], "int | None"]
+Sink = Callable[[list[dict[str, Any]]], int | None]
 #: How many objects of a document the sink gets at a time (`Driver._compile`).
 _SINK_PIECE = 64
 #: What each document compiles and is written within (a console command's collector pause).
@@ -75,7 +77,9 @@ class Driver:
     """Compiles documents one at a time into one Compilation.
 
     `sink` receives each document's objects as they compile (when the Compilation ends not
-    ok, what it received must not be used). `bounded` keeps findings as a stream does (see
+    ok, what it received must not be used); with `verbatim`, a document that passes through
+    is handed over as a `yamlio.verbatim.Verbatim`, its data with the text it was written as,
+    for a sink that writes YAML. `bounded` keeps findings as a stream does (see
     `Compilation.keep_bounded`); otherwise every finding is kept. `around_document` is entered
     for each document's compilation and writing. Past the run's output bound
     (`output_bound`) the document that crossed it has an error and no later one compiles.
@@ -89,8 +93,10 @@ class Driver:
         *,
         bounded: bool = False,
         around_document: AroundDocument = nullcontext,
+        verbatim: bool = False,
     ):
         self.options = options
+        self.verbatim = verbatim
         self.sink = sink
         self.locate = locate
         self.bounded = bounded
@@ -111,15 +117,18 @@ class Driver:
         found: list[Diagnostic] = []
         added: list[str] = []
         documents = jobs = 0
+        texts = DocumentTexts(source) if self.verbatim else None
         try:
             for document in iter_documents(source, self.memos.yaml_tags):
                 if self.bound.passed:
                     break
                 documents += 1
+                read = document
                 if self.locate is not None:
                     document = self.locate(document)
                     result.sources[document.source.name] = document.source
-                more, is_job = self._compile(document, added)
+                written = partial(texts.text, read) if texts is not None else None
+                more, is_job = self._compile(document, added, written)
                 found.extend(more)
                 jobs += is_job
         except InputError as exc:
@@ -146,10 +155,14 @@ class Driver:
         return found
 
     def _compile(
-        self, document: Document, added: list[str] | None
+        self, document: Document, added: list[str] | None, written: Callable[[], str | None] | None = None
     ) -> tuple[list[Diagnostic], bool]:
         with self.around_document():
             objects, diagnostics, is_job = compile_document(document, self.options, self.memos)
+            if written is not None and not is_job and len(objects) == 1 and objects[0] is document.data:
+                text = written()  # passed through whole: the sink gets it as written
+                if text is not None:
+                    objects = [Verbatim(document.data, text)]
             found = sorted(diagnostics, key=position_key)
             found.extend(duplicate_objects(document, objects, self.seen, added))
             # A few objects at a time, so that one job past the bound stops there (a job of
@@ -196,14 +209,16 @@ def compile_stream(
     sink: Sink,
     locate: Callable[[Document], Document] | None = None,
     around_document: AroundDocument = nullcontext,
+    verbatim: bool = False,
 ) -> Compilation:
-    """Compile document by document, handing each document's objects to `sink` as they come.
+    """Compile document by document, handing each document's objects to `sink` as they come
+    (with `verbatim`, a document that passes through as written: `Driver`).
 
     One document is held at a time (with its source's text, unless that is streamed), so
     memory does not grow with the number of jobs; the returned Compilation has the findings,
     not the objects. When the Compilation is not ok, what `sink` received must not be used.
     """
-    driver = Driver(options, sink, locate, bounded=True, around_document=around_document)
+    driver = Driver(options, sink, locate, bounded=True, around_document=around_document, verbatim=verbatim)
     for source in sources:
         if driver.bound.passed:
             break

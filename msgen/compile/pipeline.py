@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..checks import apirules
 from .. import devices, frameworks, kinds, launchers, targets
-from . import lifecycle, list_items, served
+from . import all_findings, list_items
 from ..model import run_policy
 from ..options import text as option_text
 from ..model.diagnostics import Diagnostic, Severity, has_errors, position_key
 from ..yamlio.emit import canonical
-from ..checks import pod_schema
-from ..kinds.near_miss import near_miss
 from ..model.memo import CompileMemos
 from ..checks.output_size import RepeatedEnv
 from ..model.patch import Patch, apply_patches
@@ -28,6 +26,12 @@ from ..targets import labels
 from ..targets.addressing import Addressing
 from ..targets.fit import unsupported
 from ..targets.limits import replica_problems
+
+if TYPE_CHECKING:
+    from ..frameworks import Framework
+    from ..model.plan import PodSlot
+    from ..targets import Target
+    from ..targets.addressing import Naming
 
 #: Kinds that look like training jobs; met under an apiVersion msgen does not compile, they
 #: pass through with a warning rather than silently.
@@ -52,23 +56,30 @@ def compile_document(
     job_kind = kinds.lookup(data["apiVersion"], data["kind"])
     if job_kind is None:
         return [data], _unknown_job_like(document, data), False
-    options, noted = option_text.for_job(document, options)
-    if has_errors(noted):
-        return [], noted, True
+    options, noted = option_text.for_job(document, options)  # the run's, where one is bad
     plan, diagnostics = job_kind.to_plan(document, options)
     diagnostics[:0] = noted
-    if plan is None or has_errors(diagnostics):
+    if plan is None or has_errors(diagnostics):  # no plan; its pod templates still are checked
+        if all_findings.room_for_more(diagnostics) and not all_findings.decided_by_bad_option(noted):
+            found = all_findings.unplanned(document, job_kind.model(), options, diagnostics)
+            diagnostics.extend(found)
         return [], diagnostics, True
     if options.gitops or options.run_name != "job":
+        from . import lifecycle  # GitOps hosts and content-named runs only
+
         plan, found = lifecycle.adapt(plan, options)
         diagnostics.extend(found)
     diagnostics.extend(apirules.check_plan(plan, options))
     diagnostics.extend(_check_templates(plan, options, memos))
-    if has_errors(diagnostics):
+    if has_errors(diagnostics):  # what the target, framework, devices, launcher say of it too
+        if all_findings.room_for_more(diagnostics):
+            diagnostics.extend(all_findings.beyond(diagnostics, _checked(plan, options)[0]))
         return [], diagnostics, True
     objects, found = render_plan(plan, options)
     diagnostics.extend(found)
     if options.served_apis is not None and not has_errors(diagnostics):
+        from . import served  # where the host knows what the cluster serves
+
         diagnostics.extend(served.check(document, objects, options.served_apis))
     if has_errors(diagnostics):
         return [], diagnostics, True
@@ -76,7 +87,7 @@ def compile_document(
 
 
 def _check_templates(plan: Plan, options: Options, memos: CompileMemos | None) -> list[Diagnostic]:
-    """The schema check, then (on a template that passes it) the API server's value rules,
+    """The schema check and the API server's value rules (`all_findings.check_template`),
     run once per distinct valid template: a stream of many jobs made from one template (CI
     renders whole directories) would check it again per job. Only valid templates are
     remembered (`memos.valid_templates`); errors carry each document's own positions."""
@@ -88,11 +99,7 @@ def _check_templates(plan: Plan, options: Options, memos: CompileMemos | None) -
         if valid is not None and key in valid:
             continue
         path = role.path + ("template",)
-        found = pod_schema.check_template(role.template, plan.document, path, version)
-        if not found:
-            found = apirules.check_template(
-                role.template, plan.document, path, version, options.target
-            )
+        found = all_findings.check_template(role.template, plan.document, path, options)
         if found:
             out.extend(found)
         elif valid is not None:
@@ -100,16 +107,28 @@ def _check_templates(plan: Plan, options: Options, memos: CompileMemos | None) -
     return out
 
 
-def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+class _Checked(NamedTuple):
+    """What the checks of a plan found out on the way, that rendering it goes on with."""
+
+    target: Target
+    framework: Framework
+    naming: Naming
+    slots: list[PodSlot]
+
+
+def _checked(plan: Plan, options: Options) -> tuple[list[Diagnostic], _Checked | None]:
+    """The findings of the target, framework, devices and launcher on `plan`, and what
+    rendering goes on with (None: an error stops it). They read the plan, not its pod
+    templates' other fields, so they also run on a job whose templates have errors."""
     target = targets.lookup(options.target)
     too_many = replica_problems(plan, target)
     if too_many:
-        return [], too_many
+        return too_many, None
     framework = frameworks.lookup(plan.framework)
     diagnostics = framework.check(plan, options) + devices.check(plan)
     diagnostics += launchers.check(plan, options)
     if has_errors(diagnostics):
-        return [], diagnostics
+        return diagnostics, None
     naming = target.naming(plan, options)
     slots = target.slots(plan)
     needs_index = framework.needs_pod_index(plan)
@@ -131,7 +150,15 @@ def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], lis
                 f"{plan.kind} puts each {role.replica_type} pod's index in its environment, "
                 f"and {problem}"
             )
-        return [], [plan.document.diagnostic(where, problem)]
+        return [plan.document.diagnostic(where, problem)], None
+    return diagnostics, _Checked(target, framework, naming, slots)
+
+
+def render_plan(plan: Plan, options: Options) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
+    diagnostics, checked = _checked(plan, options)
+    if checked is None:
+        return [], diagnostics
+    target, framework, naming, slots = checked
     addressing = Addressing(plan, options.scheduler_address, naming, framework.endpoints(plan))
     pods = []
     extra: dict[tuple[str, str], dict[str, Any]] = {}  # ConfigMaps the pods need, once each
@@ -227,6 +254,8 @@ _NOT_AN_OBJECT = (
 
 def _unknown_job_like(document: Document, data: dict[str, Any]) -> list[Diagnostic]:
     """A near miss of a compiled kind is an error; other job-like kinds pass with a warning."""
+    from ..kinds.near_miss import near_miss
+
     known = ", ".join(f"{api} {kind}" for api, kind in kinds.known_kinds())
     meant = near_miss(str(data["apiVersion"]), str(data["kind"]))
     if meant is not None:

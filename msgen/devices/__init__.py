@@ -8,8 +8,6 @@ containers of a GPU job that asked for none (with the NVIDIA runtime as the node
 would otherwise see every GPU on the node).
 """
 
-from __future__ import annotations
-
 import importlib
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
@@ -116,7 +114,7 @@ def check(plan: Plan) -> list[Diagnostic]:
                         out.append(
                             plan.document.diagnostic(
                                 path + (section, resource),
-                                f"{resource}: {values[resource]!r} is not accepted; "
+                                f"{values[resource]!r} is not accepted; "
                                 "accepted: a whole number of devices",
                             )
                         )

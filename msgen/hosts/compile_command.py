@@ -126,7 +126,8 @@ def compile_paths(
     (quiet or not) and exits 1 when there is any, as for errors (`msgen validate --strict`).
 
     With `sink`, each document's objects go to it as they compile, files are read one at a
-    time, and the Compilation keeps no objects (see driver.compile_stream).
+    time, and the Compilation keeps no objects (see driver.compile_stream); a document that
+    passes through reaches it as written (`yamlio.verbatim`: the YAML output keeps its text).
     """
     from ..compile import collector
     from ..compile.driver import compile_sources, compile_stream
@@ -154,7 +155,7 @@ def compile_paths(
     if sink is None:
         compilation = compile_sources(list(sources()), options, locate, collector.paused)
     else:
-        compilation = compile_stream(sources(), options, sink, locate, collector.paused)
+        compilation = compile_stream(sources(), options, sink, locate, collector.paused, verbatim=True)
     compilation.diagnostics[:0] = read_errors
     if compilation.ok and not read_errors and compilation.documents == 0:
         names = [p if p != "-" else "<stdin>" for p in paths]

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing loads after the collector is off (msgen/__init__.py)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def render_modules_loaded() -> None:

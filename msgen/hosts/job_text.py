@@ -1,5 +1,6 @@
-"""Whether a manifest's text holds a job msgen compiles: Argo CD's discover and Helm's
-post-renderer both ask it before compiling anything, and must agree on the answer.
+"""Whether a manifest's text holds a job msgen compiles (or a near miss of one, whose compile
+is its error): Argo CD's discover and Helm's post-renderer both ask it before compiling
+anything, and must agree on the answer.
 
 The text is parsed by msgen's own loader, as `generate` and the post-renderer will read it (a
 regular expression missed `apiVersion: x # comment`, JSON, and List items); text that is not
@@ -13,12 +14,14 @@ import re
 from typing import Any
 
 from .. import kinds
+from ..kinds.near_miss import compiled_or_near
 
 
 def holds_job(text: str) -> bool:
     """Whether a manifest file's text holds a job kind msgen compiles."""
     known = kinds.known_kinds()
-    if not any(kind in text for _api, kind in known):
+    lowered = text.lower()
+    if not any(kind.lower() in lowered for _api, kind in known):
         return False
     from ..model.diagnostics import InputError
     from ..model.source import Source
@@ -40,7 +43,9 @@ def _objects(document: Any) -> list[Any]:
 
 
 def _is_job(item: Any) -> bool:
-    return isinstance(item, dict) and kinds.lookup(item.get("apiVersion"), item.get("kind")) is not None
+    """A job kind, or a near miss of one (`mindspore.cn/v1 MSJob`): compiling it reports the
+    kind meant, where passing it over would leave the uncompiled job to be applied."""
+    return isinstance(item, dict) and compiled_or_near(item.get("apiVersion"), item.get("kind"))
 
 
 def _names_a_job(text: str, known: list[tuple[str, str]]) -> bool:

@@ -3,9 +3,9 @@ Helm 4's post-renderer plug-in are each such a script, written by `msgen install
 
 It runs the `msgen` console script installed beside this interpreter, so it works whatever
 PATH the host is started with; when that script is gone (the virtualenv was removed or
-recreated without msgen) it runs the `msgen` on PATH instead (checked by its `--version`:
-GNU gettext has a `msgen` too), and without either it says what to do rather than failing
-with "not found" (127).
+recreated without msgen) it runs `msgen-k8s` from PATH instead, else the `msgen` on PATH
+(checked by its `--version`: GNU gettext has a `msgen` too), and without either it says what
+to do rather than failing with "not found" (127).
 """
 
 from __future__ import annotations
@@ -34,17 +34,18 @@ def plugin_script(
     command: str = "kustomize-plugin",
     run: str = 'exec "$msgen" {command} "$@"',
 ) -> str:
-    """The plugin executable's text: `msgen` if it is still there, else msgen from PATH; it
-    runs `msgen COMMAND` (as `run` says), and says to run `msgen INSTALLER` again when there
-    is no msgen."""
+    """The plugin executable's text: `msgen` if it is still there, else msgen-k8s or msgen
+    from PATH; it runs `msgen COMMAND` (as `run` says), and says to run `msgen INSTALLER`
+    again when there is no msgen."""
     recorded = shlex.quote(str(msgen)) if msgen is not None else "''"
     last = run.format(command=command).rstrip("\n")
     return f"""#!/bin/sh
 # {what}, written by `msgen {installer}`: runs the msgen installed
-# with it, else the msgen on PATH (checked by its --version: gettext also has a msgen).
+# with it, else msgen-k8s or msgen from PATH (checked by its --version: gettext also has a
+# msgen).
 msgen={recorded}
 if [ -z "$msgen" ] || [ ! -x "$msgen" ]; then
-    msgen="$(command -v msgen || true)"
+    msgen="$(command -v msgen-k8s || command -v msgen || true)"
     if [ -z "$msgen" ] || ! "$msgen" --version 2>/dev/null | grep -q '^msgen, version '; then
         echo "$0: the msgen it was installed with is gone and no msgen is on PATH;" \\
             "install msgen, then run: msgen {installer}" >&2

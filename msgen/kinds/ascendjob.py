@@ -91,7 +91,7 @@ class AscendJobKind:
             diagnostics.append(
                 document.diagnostic(
                     ("spec", "schedulerName"),
-                    "schedulerName is not expressed: for a gang-scheduling PodGroup pass "
+                    "not expressed: for a gang-scheduling PodGroup pass "
                     "--gang-scheduler volcano (or the msgen/gang-scheduler annotation); set "
                     "schedulerName in the pod templates to use another scheduler",
                     severity=Severity.WARNING,

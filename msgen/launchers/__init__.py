@@ -10,8 +10,6 @@ jobs they serve. Each returns `Patch`es; `apply_patches` merges them with the sa
 rules as the core's env.
 """
 
-from __future__ import annotations
-
 import importlib
 from typing import Any, Callable, NamedTuple, Protocol, runtime_checkable
 
@@ -31,7 +29,7 @@ class Process(Protocol):
         self, plan: Plan, slot: PodSlot, addressing: Addressing, options: Options
     ) -> list[Patch]: ...
 
-    def workload_labels(self, plan: Plan, options: Options) -> tuple[WorkloadLabels, ...]:
+    def workload_labels(self, plan: Plan, options: Options) -> "tuple[WorkloadLabels, ...]":
         """What the options add to the rendered workloads themselves: labels, which the
         pipeline applies to the target's output (`with_workload_labels`)."""
 

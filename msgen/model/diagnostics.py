@@ -8,7 +8,7 @@ function, plug-ins) decide how to show them and take the exit status from the wo
 
 # No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple, Protocol
 from enum import Enum
 
@@ -17,6 +17,8 @@ from enum import Enum
 MAX_REPORTED = 200
 #: Excerpts show at most this many characters of a line, around the column.
 EXCERPT_WIDTH = 120
+#: How an excerpt shows a tab: visibly (YAML refuses tabs where it indents), in one column.
+TAB_SHOWN = "\u2192"
 #: The line breaks YAML counts lines by (libyaml's positions use the same).
 LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 
@@ -58,6 +60,20 @@ class InputError(Exception):
 
 def has_errors(diagnostics: list[Diagnostic]) -> bool:
     return any(d.is_error for d in diagnostics)
+
+
+def did_you_mean(given: object, accepted: Iterable[str]) -> str:
+    """` (did you mean 'Always'?)` when `given` is a slip of one of `accepted` (its letter case,
+    a letter or two), else nothing: what a misspelt field name gets, for a value too."""
+    if not isinstance(given, str) or not given:
+        return ""
+    choices = [a for a in accepted if a]
+    same = [a for a in choices if a.lower() == given.lower()]
+    if not same:
+        from difflib import get_close_matches  # only for a value that is wrong
+
+        same = get_close_matches(given, choices, n=1)
+    return f" (did you mean {same[0]!r}?)" if same and same[0] != given else ""
 
 
 def position_key(diag: Diagnostic) -> tuple[int, int]:
@@ -175,7 +191,7 @@ def _excerpt(source_text: str | Lines, line: int, column: int) -> str:
             "..." if start + EXCERPT_WIDTH < len(text) else ""
         )
         column = column - start + (3 if start else 0)
-    shown = text.replace("\t", " ")
+    shown = text.replace("\t", TAB_SHOWN)  # one column, as the tab counts: the caret stays
     gutter = f"{line:>5} | "
     caret_pad = " " * (len(gutter) - 2) + "| " + " " * max(column - 1, 0)
     return f"{gutter}{shown}\n{caret_pad}^"

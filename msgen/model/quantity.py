@@ -11,8 +11,6 @@ written back in the suffix family the inputs used (binary if any input was binar
 read naturally.
 """
 
-from __future__ import annotations
-
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -115,7 +113,7 @@ class Sum:
         return format_quantity(self.value, binary=self.binary, decimal=self.decimal_suffix)
 
 
-def parse(quantity: object) -> tuple[Decimal, str]:
+def parse(quantity: object) -> "tuple[Decimal, str]":
     """The value of a quantity and its suffix family: `binary`, `decimal` or `plain`."""
     from decimal import Decimal
 
@@ -137,7 +135,7 @@ def parse(quantity: object) -> tuple[Decimal, str]:
     return number * (Decimal(1000) ** _DECIMAL[suffix]), family
 
 
-def format_quantity(value: Decimal, *, binary: bool = False, decimal: bool = False) -> str:
+def format_quantity(value: "Decimal", *, binary: bool = False, decimal: bool = False) -> str:
     """The shortest exact text for `value`: the largest suffix of the family that divides it."""
     from decimal import Decimal
 

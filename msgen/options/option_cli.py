@@ -21,6 +21,9 @@ def _kube_version(ctx: click.Context, param: click.Parameter, value: str) -> tup
     try:
         version = versions.parse(value)
     except ValueError as exc:
+        if _from_environment(ctx, param):  # the user gave no --kube-version: name the variable
+            hint = f"{param.envvar} in the environment (--kube-version overrides it)"
+            raise click.BadParameter(str(exc), param_hint=hint) from None
         raise click.BadParameter(str(exc)) from None
     if version > versions.NEWEST:  # a cluster newer than msgen: render, but say so
         given = "KUBE_VERSION" if _from_environment(ctx, param) else "--kube-version"

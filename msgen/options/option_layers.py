@@ -20,8 +20,6 @@ inside the build; it hands them the facts and the Application's choices in the e
 variable `MSGEN_HOST_OPTIONS` (JSON), so every path compiles with the same options.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple

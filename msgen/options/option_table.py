@@ -14,8 +14,6 @@ The documents that repeat the table are generated from it: `python -m tests.gene
 annotations with this table and must start fast.
 """
 
-from __future__ import annotations
-
 import typing
 from typing import Any, NamedTuple
 
@@ -76,7 +74,7 @@ ROWS: tuple[Row, ...] = (
         "may be used. Read from KUBE_VERSION when set (Argo CD sets it).",
         title="Kubernetes version",
         tooltip="the cluster's version X.Y, 1.25 or newer (default: Argo CD's KUBE_VERSION)",
-        help_order=20, check="version", envvar="KUBE_VERSION",
+        help_order=20, check="version", envvar="KUBE_VERSION", metavar="X.Y",
     ),
     Row(
         "namespace", "namespace",
@@ -85,7 +83,7 @@ ROWS: tuple[Row, ...] = (
         title="Namespace",
         tooltip="namespace of jobs that name none (default: the Application's destination "
         "namespace)",
-        help_order=30, check="dns-label", short="-n",
+        help_order=30, check="dns-label", short="-n", metavar="NS",
     ),
     Row(
         "scheduler-address", "scheduler_address",
@@ -163,7 +161,7 @@ ROWS: tuple[Row, ...] = (
         help="Size of the memory-backed /dev/shm of Ascend pods (default 16Gi).",
         title="Shared memory size",
         tooltip="size of Ascend pods' memory-backed /dev/shm (default 16Gi)",
-        help_order=130, check="quantity",
+        help_order=130, check="quantity", metavar="SIZE",
     ),
     Row(
         "accelerator-type", "accelerator_type",
@@ -172,7 +170,7 @@ ROWS: tuple[Row, ...] = (
         title="Accelerator type",
         tooltip="the Ascend chip's node label value (module-910b-8, ...): node selector of "
         "Ascend pods",
-        help_order=140, check="label-value",
+        help_order=140, check="label-value", metavar="TYPE",
     ),
     Row(
         "recovery-volume", "recovery_volume",
@@ -181,7 +179,7 @@ ROWS: tuple[Row, ...] = (
         "template is mounted (read by older releases; MindSpore 2.10 reads only the first).",
         title="Recovery volume",
         tooltip="MindSpore disaster recovery, its state on this volume of the template",
-        help_order=150, check="dns-label",
+        help_order=150, check="dns-label", metavar="VOLUME",
     ),
     Row(
         "gitops", "gitops",

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..model import quantity, versions
-from ..model.diagnostics import Diagnostic, Severity
+from ..model.diagnostics import Diagnostic, Severity, did_you_mean
 from ..model.names import dns1123_problem, label_value_problem
 from .option_table import BY_NAME, Row, choices, names
 from ..model.plan import Options
@@ -27,12 +27,19 @@ COUNT = re.compile(r"[1-9][0-9]{0,17}")
 
 
 class OptionError(ValueError):
-    """A bad option value; `key` is the name as the user wrote it."""
+    """A bad option value; `key` is the name as the user wrote it; `detail` the message
+    without that name, for a finding placed at the option itself (its path names it)."""
 
-    def __init__(self, key: str, message: str, *, unknown_name: bool = False):
+    def __init__(self, key: str, message: str, *, unknown_name: bool = False, detail: str | None = None):
         super().__init__(message)
         self.key = key
         self.unknown_name = unknown_name
+        self.detail = message if detail is None else detail
+
+
+def _refused(key: str, detail: str) -> OptionError:
+    """The error for a bad value of option `key`: `key: detail`."""
+    return OptionError(key, f"{key}: {detail}", detail=detail)
 
 
 def apply(
@@ -49,24 +56,45 @@ def apply(
     option `host` does not take (None: any host's). Errors name an option as `shown_as` says
     (an environment variable), else as its key.
     """
+    changed, errors = apply_each(base, values, prefix=prefix, shown_as=shown_as, host=host)
+    if errors:
+        raise errors[0]
+    return changed
+
+
+def apply_each(
+    base: Options,
+    values: Mapping[str, Any],
+    *,
+    prefix: str = "",
+    shown_as: Mapping[str, str] | None = None,
+    host: str | None = None,
+) -> tuple[Options, list[OptionError]]:
+    """`apply`, with every bad key's error rather than the first one's: a job with two
+    misspelt annotations hears of both in one run."""
     known_names = names(host)
     changes: dict[str, Any] = {}
+    errors: list[OptionError] = []
     for key, raw in values.items():
         if not key.startswith(prefix):
             continue
         name = key[len(prefix) :]
         if name not in known_names:
             known = ", ".join(prefix + n for n in known_names)
-            raise OptionError(
+            errors.append(OptionError(
                 key,
                 f"unknown msgen option {key!r}{_did_you_mean(prefix, name, known_names)}; "
                 f"accepted: {known}",
                 unknown_name=True,
-            )
+            ))
+            continue
         row = BY_NAME[name]
         shown = (shown_as or {}).get(key, key)
-        changes[row.field] = value_of(row, shown, str(raw).strip() if raw is not None else "")
-    return base._replace(**changes) if changes else base
+        try:
+            changes[row.field] = value_of(row, shown, str(raw).strip() if raw is not None else "")
+        except OptionError as exc:
+            errors.append(exc)
+    return (base._replace(**changes) if changes else base), errors
 
 
 def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnostic]]:
@@ -78,11 +106,12 @@ def for_job(document: Document, options: Options) -> tuple[Options, list[Diagnos
     if not isinstance(annotations, dict):
         options, found = _within_known(document, options, {})
         return options, found + _namespace_kept(document, options)
-    try:
-        changed = apply(options, annotations, prefix=ANNOTATION_PREFIX, host="annotation")
-    except OptionError as exc:
-        path = ("metadata", "annotations", exc.key)
-        return options, [document.diagnostic(path, str(exc), key=exc.unknown_name)]
+    changed, errors = apply_each(options, annotations, prefix=ANNOTATION_PREFIX, host="annotation")
+    if errors:  # each at its annotation, whose path names the option
+        return options, [
+            document.diagnostic(("metadata", "annotations", exc.key), exc.detail, key=exc.unknown_name)
+            for exc in errors
+        ]
     found = []
     for name, origin in options.origins:
         key = ANNOTATION_PREFIX + name
@@ -158,28 +187,28 @@ def value_of(row: Row, key: str, text: str, *, empty_unsets: bool = True) -> Any
     any other, even for an option whose empty text unsets it (the command line's reading)."""
     accepted = choices(row)
     if accepted is not None and text not in accepted:
-        raise OptionError(key, f"{key}: {text!r} is not accepted; accepted: {', '.join(accepted)}")
+        raise _refused(
+            key, f"{text!r} is not accepted{did_you_mean(text, accepted)}; accepted: {', '.join(accepted)}"
+        )
     if row.empty_unsets and empty_unsets and not text:
         return None
     if row.check == "version":
         try:
             return versions.parse(text)
         except ValueError as exc:
-            raise OptionError(key, f"{key}: {exc}") from None
+            raise _refused(key, str(exc)) from None
     if row.check == "count":
         if not COUNT.fullmatch(text):
-            raise OptionError(key, f"{key}: {text!r} is not accepted; accepted: a whole number, 1 or more")
+            raise _refused(key, f"{text!r} is not accepted; accepted: a whole number, 1 or more")
         return int(text)
     if row.check == "quantity":
         if not _is_size(text):
-            raise OptionError(
-                key, f"{key}: {text!r} is not accepted; accepted: a size such as 16Gi or 512Mi"
-            )
+            raise _refused(key, f"{text!r} is not accepted; accepted: a size such as 16Gi or 512Mi")
         return text
     if row.check in ("dns-label", "label-value"):
         problem = dns1123_problem(text) if row.check == "dns-label" else label_value_problem(text)
         if problem is not None:
-            raise OptionError(key, f"{key}: {text!r} {problem}")
+            raise _refused(key, f"{text!r} {problem}")
         return text
     if accepted == ("true", "false"):
         return text == "true"

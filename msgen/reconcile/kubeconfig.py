@@ -94,6 +94,11 @@ def load(explicit: str | None, context: str | None) -> Any:
             with open(path, encoding="utf-8") as stream:
                 loaded.append((path.resolve(), yaml.safe_load(stream) or {}))
         conf = merged(loaded)
-        return KubeConfig.from_dict(conf, fname=loaded[0][0]).get(context_name=context)
+        single = KubeConfig.from_dict(conf, fname=loaded[0][0]).get(context_name=context)
+        if single is not None and single.user is None:  # no user: kubectl talks to it anonymously
+            from lightkube.config.models import User
+
+            single = single._replace(user=User())
+        return single
     except (ConfigError, OSError, KeyError, TypeError, yaml.YAMLError) as exc:
         raise ValueError(f"{describe(files)}: {exc}") from None

@@ -12,8 +12,6 @@ than comparing target names. Adding a target is one module in this package, name
 `_REGISTRY`, whose `TARGET` satisfies `Target` (tests/test_target_plugins.py checks it).
 """
 
-from __future__ import annotations
-
 import importlib
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Protocol, runtime_checkable
 
@@ -112,23 +110,23 @@ class Target(Protocol):
     facts: Facts
 
     @property
-    def support(self) -> Mapping[str, Cell]:
+    def support(self) -> "Mapping[str, Cell]":
         """How each MSJob policy (a row of `support.ROWS`) is expressed by this target."""
         ...
 
-    def naming(self, plan: Plan, options: Options) -> Naming: ...
+    def naming(self, plan: "Plan", options: "Options") -> "Naming": ...
 
-    def slots(self, plan: Plan) -> list[PodSlot]: ...
+    def slots(self, plan: "Plan") -> "list[PodSlot]": ...
 
     def render(
         self,
-        plan: Plan,
-        pods: list[tuple[PodSlot, dict[str, Any]]],
-        addressing: Addressing,
-        options: Options,
-    ) -> tuple[list[dict[str, Any]], list[Diagnostic]]: ...
+        plan: "Plan",
+        pods: "list[tuple[PodSlot, dict[str, Any]]]",
+        addressing: "Addressing",
+        options: "Options",
+    ) -> "tuple[list[dict[str, Any]], list[Diagnostic]]": ...
 
-    def check_names(self, plan: Plan, objects: list[dict[str, Any]]) -> list[Diagnostic]:
+    def check_names(self, plan: "Plan", objects: list[dict[str, Any]]) -> "list[Diagnostic]":
         """Errors for names in `objects` (the job's whole output) and the pod host names the
         target's controllers derive from them that are not DNS-1035 labels."""
         ...

@@ -119,7 +119,7 @@ def gang_objects(plan: Plan, options: Options, target: Target) -> tuple[list[dic
             warn(
                 plan,
                 _policy_path(plan),
-                f"schedulingPolicy asks for gang scheduling, which target {target.name} expresses as "
+                f"it asks for gang scheduling, which target {target.name} expresses as "
                 "a PodGroup of the scheduler you name: pass --gang-scheduler volcano or "
                 "--gang-scheduler scheduler-plugins; until then pods are scheduled one by one",
             )

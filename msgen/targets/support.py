@@ -62,29 +62,49 @@ def warning(plan: Plan, path: Path, row: str, target: Target, version: tuple[int
     name = target.name
     if native(found, version):
         return None
+    subject = _subject(row, path)
+    is_ = f"{subject} is " if subject else ""
+    needs = f"{subject} needs" if subject else "needs"
     if found.partly and (found.gate is None or versions.enabled(found.gate, version)):
-        message = f"{row} is only partly expressed by target {name}: {found.partly}"
+        message = f"{is_}only partly expressed by target {name}: {found.partly}"
     elif found.support == "native":
         assert found.gate is not None
         message = (
-            f"{row} needs Kubernetes {versions.since(found.gate)} or newer with target "
+            f"{needs} Kubernetes {versions.since(found.gate)} or newer with target "
             f"{name}: {found.instead}"
         )
     elif found.support == "partly":
-        message = f"{row} is only partly expressed by target {name}: {found.instead}"
+        message = f"{is_}only partly expressed by target {name}: {found.instead}"
     elif found.controller_only:
         message = (
-            f"{row} needs `msgen controller` with target {name} (`msgen apply --wait` ends "
+            f"{needs} `msgen controller` with target {name} (`msgen apply --wait` ends "
             f"with the job, before it is due); when it does not run, {found.instead}"
         )
     elif found.support == "apply":
         message = (
-            f"{row} needs `msgen apply --wait` or `msgen controller` with target {name}; "
+            f"{needs} `msgen apply --wait` or `msgen controller` with target {name}; "
             f"when neither runs, {found.instead}"
         )
     else:
-        message = f"{row} is not supported by target {name}: {found.instead}"
+        message = f"{is_}not supported by target {name}: {found.instead}"
     return plan.document.diagnostic(path, message, severity=Severity.WARNING)
+
+
+#: What a row's finding says of the field it stands at, where the row's name would repeat the
+#: path the finding is printed with (`spec.runPolicy.backoffLimit: runPolicy.backoffLimit ...`).
+_AT_ITS_FIELD = {"runPolicy.backoffLimit, several roles": "a limit shared by several roles"}
+
+
+def _subject(row: str, path: Path) -> str:
+    """The subject of a row's message at `path`: the row, but for what the path already says
+    (`restartPolicy: Never` at a `restartPolicy` is `Never`; a bare field there, nothing)."""
+    field, _, value = row.partition(": ")
+    at_field = bool(path) and path[-1] == field.rsplit(".", 1)[-1].split(",", 1)[0]
+    if not at_field:
+        return row
+    if row in _AT_ITS_FIELD:
+        return _AT_ITS_FIELD[row]
+    return value
 
 
 def used(plan: Plan, options: Options) -> list[tuple[str, Path]]:

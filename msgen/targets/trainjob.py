@@ -331,7 +331,7 @@ def _pod_group_policy(
             warn(
                 plan,
                 where + ("minAvailable",),
-                f"minAvailable {group['spec']['minMember']} is not expressed by target trainjob: "
+                f"{group['spec']['minMember']} is not expressed by target trainjob: "
                 f"the PodGroup Trainer makes waits for every pod of the job ({every_pod})",
             )
         )
@@ -340,7 +340,7 @@ def _pod_group_policy(
             warn(
                 plan,
                 where + ("minResources",),
-                "minResources is not expressed by target trainjob: the PodGroup Trainer makes "
+                "not expressed by target trainjob: the PodGroup Trainer makes "
                 "sums the pods' requests itself",
             )
         )

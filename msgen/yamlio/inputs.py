@@ -1,4 +1,6 @@
-"""Reading the user's inputs: files, directories (sorted, recursive) and standard input."""
+"""Reading the user's inputs: files, directories (sorted, recursive) and standard input; a
+pipe or a device named on the command line (`msgen render <(...)`, /dev/stdin) is read once,
+as standard input is."""
 
 from __future__ import annotations
 
@@ -59,8 +61,8 @@ def expand_paths(paths: list[str]) -> list[str]:
             from pathlib import Path  # only for a directory: a file's render does without it
 
             out.extend(sorted(found, key=lambda p: Path(p).relative_to(path).as_posix()))
-        elif os.path.isfile(path):
-            out.append(path)
+        elif os.path.exists(path):  # a file; or, named on the command line, a pipe or a
+            out.append(path)  # device (`<(...)`'s /dev/fd/63, /dev/stdin), read as kubectl does
         else:
             raise MissingPath(path)
     return out
@@ -73,9 +75,21 @@ def read_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     if path == "-":
         raw = sys.stdin.buffer.read()
     else:
-        with open(path, "rb") as stream:
-            raw = stream.read()
+        try:
+            with open(path, "rb") as stream:
+                raw = stream.read()
+        except OSError as exc:
+            return None, unreadable(path, exc)
     return decoded(name, raw)
+
+
+def unreadable(path: str, exc: OSError) -> Diagnostic:
+    """The error for a path that exists but cannot be read (a socket, no permission)."""
+    return Diagnostic(
+        Severity.ERROR,
+        f"cannot be read ({exc.strerror or exc}); accepted: a readable file, directory or pipe",
+        Position(path, 1, 1),
+    )
 
 
 #: Inputs larger than this are parsed from their file as it is read, not held as text.
@@ -92,21 +106,24 @@ def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     if not libyaml_loads():
         return read_source(path)  # the pure-Python parser counts positions in characters
     name = "<stdin>" if path == "-" else path
+    stream: bytes | BinaryIO
     if path == "-":
         note_terminal_stdin("msgen", "YAML", "To read files instead: msgen COMMAND PATH... (msgen --help).")
-        head = sys.stdin.buffer.read(STREAM_ABOVE + 1)
-        if len(head) <= STREAM_ABOVE:
-            return decoded(name, head)
-        import shutil
-        import tempfile
-
-        stream: BinaryIO = tempfile.TemporaryFile(prefix="msgen-stdin-")
-        stream.write(head)
-        shutil.copyfileobj(sys.stdin.buffer, stream, _PIECE)
+        stream = _spooled(sys.stdin.buffer)
     else:
-        if os.path.getsize(path) <= STREAM_ABOVE:
-            return read_source(path)
-        stream = open(path, "rb")
+        try:
+            if os.path.isfile(path) and os.path.getsize(path) <= STREAM_ABOVE:
+                return read_source(path)
+            given = open(path, "rb")
+        except OSError as exc:
+            return None, unreadable(path, exc)
+        if os.path.isfile(path):
+            stream = given
+        else:  # a pipe or a device named as a path: read once, as standard input is
+            with given:
+                stream = _spooled(given)
+    if isinstance(stream, bytes):
+        return decoded(name, stream)
     stream.seek(0)
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
@@ -119,6 +136,21 @@ def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
         stream.close()
         return decoded(name, raw)
     return StreamedSource(name, stream), None
+
+
+def _spooled(given: BinaryIO) -> bytes | BinaryIO:
+    """What a stream that can be read only once holds: its bytes when they are few, else an
+    anonymous temporary file holding them (parsed from there, as a large file is)."""
+    head = given.read(STREAM_ABOVE + 1)
+    if len(head) <= STREAM_ABOVE:
+        return head
+    import shutil
+    import tempfile
+
+    stream: BinaryIO = tempfile.TemporaryFile(prefix="msgen-stdin-")
+    stream.write(head)
+    shutil.copyfileobj(given, stream, _PIECE)
+    return stream
 
 
 def decoded(

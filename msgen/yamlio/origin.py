@@ -87,7 +87,14 @@ def find_original(
 
 
 class _OriginPositions(Positions):
-    """Positions in the user's file where the value there is the value compiled."""
+    """Positions in the user's file where it holds what was compiled there.
+
+    A finding's place is the deepest field of its path the compiled object has (a field left
+    to its default is found at the mapping that lacks it). That place is in the user's file
+    when the file has it too: the same value, or a mapping or list the overlay changed inside
+    (it still starts where the user wrote it). A value the overlay replaced, or a field it
+    added, is only in the host's copy, whose position is kept (`fallback`).
+    """
 
     def __init__(self, own: Positions, written: Any, compiled: Any, fallback: Positions):
         super().__init__(own.source, own.values, own.keys, own.prefix)
@@ -96,8 +103,15 @@ class _OriginPositions(Positions):
         self._fallback = fallback
 
     def at(self, path: Path, *, key: bool = False) -> Position:
-        if _value_at(self._written, path) == _value_at(self._compiled, path) is not _MISSING:
-            return super().at(path, key=key)
+        place = path
+        while place and _value_at(self._compiled, place) is _MISSING:
+            place = place[:-1]
+        written, compiled = _value_at(self._written, place), _value_at(self._compiled, place)
+        same = written == compiled or (
+            isinstance(compiled, (dict, list)) and type(written) is type(compiled)
+        )
+        if written is not _MISSING and same:
+            return super().at(place, key=key and place == path)
         return self._fallback.at(path, key=key)
 
 

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from ..model.diagnostics import Diagnostic, InputError, Position, Severity
 from ..model.source import Document, Path, Positions, Source
 from . import yaml_go
+from .pyyaml import yaml
 
 #: How many nodes alias expansion may add to one document beyond the nodes it spells out.
 ALIAS_EXPANSION_BUDGET = 100_000

@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
-
+from .pyyaml import yaml
 from .yaml_go import FIRST_CHARACTERS, NotAStringSomewhere
 
 try:

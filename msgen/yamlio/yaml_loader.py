@@ -13,12 +13,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import yaml
-
 from ..model.diagnostics import Diagnostic, InputError, Position, Severity
 from ..model.memo import CompileMemos, Memo
 from ..model.source import Document, Source, StreamedSource
 from .yaml_builder import MAX_DEPTH, DocumentBuilder, too_deep
+from .pyyaml import yaml
 from .yaml_go import resolve_plain
 
 try:  # libyaml is several times faster; fall back to the pure-Python parser where it is missing
@@ -107,6 +106,11 @@ def iter_documents(
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
         problem = " ".join(p for p in (exc.problem, _context(exc)) if p) or "malformed"
+        if "cannot start any token" in problem and _character_at(source, line, column) == "\t":
+            problem = (
+                "a tab character (shown as \u2192): YAML indents with spaces only, and a tab "
+                "cannot start a value; accepted: spaces in its place"
+            )
         raise InputError(
             [
                 Diagnostic(
@@ -123,6 +127,16 @@ def iter_documents(
     finally:
         if loader is not None:
             loader.dispose()
+
+
+def _character_at(source: Source, line: int, column: int) -> str:
+    """The character at a 1-based line and column of `source` ('' past its end)."""
+    if isinstance(source, StreamedSource):
+        text = source.read_lines({line}).get(line, "")
+    else:
+        lines = source.text.splitlines()
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return text[column - 1] if 0 < column <= len(text) else ""
 
 
 #: What the parser was reading, as its errors name it, and the character that opened it.

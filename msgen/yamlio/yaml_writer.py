@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from ..model.memo import Memo
+from .verbatim import Verbatim
 from .yaml_dumper import DUMPER, LIBYAML_ESCAPES, double_quoting, is_libyaml, pyyaml_dump
 
 #: Scalars longer than this could meet the line width (65,536 columns) at some indentation;
@@ -103,6 +104,8 @@ class BlockWriter:
         return "".join(parts), keep
 
     def document(self, obj: Any, first: bool) -> tuple[str, bool]:
+        if isinstance(obj, Verbatim):  # a document that passes through: as it was written
+            return obj.text if first else "---\n" + obj.text, False
         self.out = [] if first else ["---\n"]
         self.seen = set()
         self.keep = False

@@ -32,6 +32,9 @@ def options_table() -> str:
         accepted = option_table.choices(row)
         values = ", ".join(f"`{v}`" for v in accepted) if accepted else "text"
         name, hosts = row.name, row.hosts
+        if option_table.is_flag(row):  # the command line takes the flag alone, no value
+            short = f" (`{row.short}`)" if row.short else ""
+            values = f"a flag{short}" if hosts == {"cli"} else f"{values}; `--{name}` alone on the command line"
         cells = [
             f"`--{name}`" if "cli" in hosts else "-",
             f"`{ANNOTATION_PREFIX}{name}`" if "annotation" in hosts else "-",

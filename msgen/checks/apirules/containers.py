@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from ...model.diagnostics import did_you_mean
 from ...model.source import Path
 from . import formats, releases, resources
 from .findings import Findings, items, mapping, shown, text
@@ -232,7 +233,8 @@ def _check_resource_field(found: Findings, ref: dict[str, Any], path: Path) -> N
     ):
         found.refuse(
             path + ("resource",),
-            f"{resource!r} is not accepted; accepted: {', '.join(RESOURCE_FIELDS)}",
+            f"{resource!r} is not accepted{did_you_mean(resource, RESOURCE_FIELDS)}; accepted:"
+            f" {', '.join(RESOURCE_FIELDS)}",
         )
     if "divisor" in ref:
         resources.check_divisor(found, resource, ref["divisor"], path + ("divisor",))
@@ -290,7 +292,9 @@ def _check_mounts(found: Findings, mounts: Any, path: Path, volumes: set[str]) -
     for i, mount in items(mounts):
         where = path + (i,)
         name = text(mount.get("name"))
-        if name not in volumes:
+        if name in found.broken_volumes:
+            pass  # the volume's own error is reported; "not a volume" would only confuse
+        elif name not in volumes:
             known = ", ".join(sorted(volumes)) or "none"
             found.refuse(
                 where + ("name",) if "name" in mount else where,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...model.diagnostics import did_you_mean
 from ...model.source import Path
 from . import formats
 from .findings import Findings, shown
@@ -55,7 +56,8 @@ def check(found: Findings, template: Any, path: Path) -> None:
             if accepted and isinstance(value, str) and value not in accepted and value != "":
                 found.refuse(
                     where + (key,),
-                    f"{shown(value)} is not accepted; accepted: {', '.join(accepted)}",
+                    f"{shown(value)} is not accepted{did_you_mean(value, accepted)}; accepted:"
+                    f" {', '.join(accepted)}",
                 )
             elif key == "medium" and parent == "emptyDir" and isinstance(value, str):
                 if value not in ("", "Memory", "HugePages") and not value.startswith("HugePages-"):
@@ -86,7 +88,8 @@ def _requirements(found: Findings, requirements: list[Any], path: Path, *, node:
         if operator not in operators:
             found.refuse(
                 where + ("operator",),
-                f"{shown(operator)} is not accepted; accepted: {', '.join(operators)}",
+                f"{shown(operator)} is not accepted{did_you_mean(operator, operators)}; accepted:"
+                f" {', '.join(operators)}",
             )
         elif operator in ("In", "NotIn") and not values:
             found.refuse(

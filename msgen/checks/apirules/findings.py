@@ -21,6 +21,9 @@ class Findings:
         self.errors: list[Diagnostic] = []
         #: the pod's emptyDir volumes (what an env `fileKeyRef` may name), once volumes are read
         self.empty_dirs: set[str] = set()
+        #: names of the pod's volumes that have errors of their own (the API server then
+        #: also refuses every mount of them, which says nothing more)
+        self.broken_volumes: set[str] = set()
 
     def refuse(self, path: Path, message: str, *, key: bool = False) -> None:
         self.errors.append(self.document.diagnostic(path, message, key=key))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...model.diagnostics import did_you_mean
 from ...model.source import Path
 from . import containers, enums, formats, host_ports, metadata, releases
 from .findings import Findings, items, mapping, shown, text
@@ -118,6 +119,8 @@ def _check_volumes(found: Findings, volumes: Any, path: Path) -> set[str]:
             names.add(name)
             if sources == ["emptyDir"]:
                 found.empty_dirs.add(name)
+        elif name:
+            found.broken_volumes.add(name)
     return names
 
 
@@ -137,8 +140,8 @@ def _check_source(found: Findings, kind: str, source: dict[str, Any], path: Path
         if isinstance(kind_of_path, str) and kind_of_path not in HOST_PATH_TYPES:
             found.refuse(
                 path + ("type",),
-                f"{kind_of_path!r} is not accepted; accepted:"
-                f" {', '.join(t for t in HOST_PATH_TYPES if t)}",
+                f"{kind_of_path!r} is not accepted{did_you_mean(kind_of_path, HOST_PATH_TYPES)};"
+                f" accepted: {', '.join(t for t in HOST_PATH_TYPES if t)}",
             )
     if kind == "emptyDir" and "sizeLimit" in source:
         from .resources import check_quantity

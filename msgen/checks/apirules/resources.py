@@ -78,7 +78,7 @@ def check_requirements(found: Findings, requirements: Any, path: Path) -> None:
             if is_extended(name) and not amount.whole:
                 found.refuse(
                     where,
-                    f"{name}: {shown(value)} is not accepted: {name} counts whole devices;"
+                    f"{shown(value)} is not accepted: {name} counts whole devices;"
                     " accepted: a whole number",
                 )
     for name in requests:
@@ -135,8 +135,7 @@ def _check_huge_pages(found: Findings, path: Path, name: str, amount: Amount, va
         page = name[len("hugepages-") :]
         found.refuse(
             path,
-            f"{name}: {shown(value)} is not a whole number of {page} pages; accepted: a multiple of"
-            f" {page}",
+            f"{shown(value)} is not a whole number of {page} pages; accepted: a multiple of {page}",
         )
 
 

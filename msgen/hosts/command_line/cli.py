@@ -163,17 +163,20 @@ def validate(strict: bool, **kwargs: Any) -> None:
       msgen validate "$(msgen samples --path)" && echo valid
       msgen validate --strict "$(msgen samples --path)/mindspore/lenet-cpu.yaml"
     """
+    paths = list(kwargs.pop("paths"))
+    options = options_from(kwargs)
     compilation = compile_paths(
-        list(kwargs.pop("paths")),
-        options_from(kwargs),
+        paths,
+        options,
         sink=lambda objects: None,
         summary="msgen: invalid: {errors} error(s)",
         strict=strict,
     )
-    click.echo(
-        f"msgen: valid: {compilation.jobs} job(s) in {compilation.documents} document(s)",
-        err=True,
-    )
+    if not options.quiet:  # errors only: valid input prints nothing, as `render -q` warns of none
+        click.echo(
+            f"msgen: valid: {compilation.jobs} job(s) in {compilation.documents} document(s)",
+            err=True,
+        )
 
 
 @main.command(context_settings=_CONTEXT)

@@ -14,9 +14,12 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import Callable
 
 from ..fast_exit import leave, render_modules_loaded
+
+TYPE_CHECKING = False  # typing loads after the collector is off (msgen/__init__.py)
+if TYPE_CHECKING:
+    from typing import Callable
 
 
 def main() -> None:

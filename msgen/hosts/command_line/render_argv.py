@@ -103,7 +103,7 @@ def _parse(args: list[str], environ: Mapping[str, str], sources: dict[str, str])
         else:
             raise _Unsure
     for path in paths:  # what `inputs.expand_paths` refuses, click reports (a usage error)
-        if path != "-" and not (os.path.isdir(path) or os.path.isfile(path)):
+        if path != "-" and not os.path.exists(path):
             raise _Unsure
     params: dict[str, Any] = {}
     for name, param in RENDER.items():

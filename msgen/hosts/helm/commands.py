@@ -1,7 +1,7 @@
 """The Helm commands: the post-renderer Helm runs, and the Helm 4 plug-in that runs it.
 
-Helm 3 runs an executable: `helm install --post-renderer msgen --post-renderer-args
-helm-post-renderer`. Helm 4 runs only plug-ins of type `postrenderer/v1`, named by
+Helm 3 runs an executable it looks up on PATH: `helm install --post-renderer msgen-k8s
+--post-renderer-args helm-post-renderer` (`msgen-k8s`: GNU gettext has a `msgen` of its own). Helm 4 runs only plug-ins of type `postrenderer/v1`, named by
 `--post-renderer msgen`; `install-helm-plugin` writes one into Helm's plugins directory. Both
 end in `helm-post-renderer` (`msgen.hosts.helm.post_renderer`), whose options are `msgen render`'s,
 from its arguments (`--post-renderer-args`) or the environment (`HELM_MSGEN_<OPTION>`).
@@ -34,7 +34,7 @@ def helm_post_renderer(**kwargs: Any) -> None:
 
     \b
     Examples:
-      helm install train ./chart --post-renderer msgen \\
+      helm install train ./chart --post-renderer msgen-k8s \\
         --post-renderer-args helm-post-renderer --post-renderer-args=--target=jobset   # needs helm 3 and a chart
       helm template train ./chart | msgen helm-post-renderer --kube-version 1.31   # needs helm and a chart
       msgen install-helm-plugin && helm install train ./chart --post-renderer msgen   # needs helm 4 and a chart
@@ -110,17 +110,27 @@ def install_helm_plugin(plugins_dir: str | None) -> None:
     """
     from pathlib import Path
 
-    from .plugin import default_plugins_dir, install
+    from .plugin import default_plugins_dir, helm3_reads, install
 
     directory = Path(plugins_dir) if plugins_dir else default_plugins_dir(os.environ)
+    reads = helm3_reads(directory, os.environ)
+    if reads is not None:  # refused before anything is written: Helm 3 would load no plug-in
+        click.echo(
+            f"msgen: error: Helm 3 reads {directory}: {reads}. Helm 3 refuses a Helm 4 plug-in "
+            "there ('failed to load plugins') and then loads none of them; accepted: a plugins "
+            "directory of Helm 4's own: msgen install-helm-plugin --plugins-dir DIR, then "
+            "HELM_PLUGINS=DIR helm install ... --post-renderer msgen",
+            err=True,
+        )
+        raise SystemExit(1)
     for path in install(directory):
         click.echo(f"installed {path}")
     hint = "" if plugins_dir is None else f"HELM_PLUGINS={directory} "
     click.echo(
         f"\nThen run (Helm 4):\n  {hint}helm install NAME CHART --post-renderer msgen\n"
         "Helm 3 cannot read a Helm 4 plug-in: if a Helm 3 uses this directory too, it says "
-        "'failed to load plugins' and loads none; install into a directory of its own "
-        "(--plugins-dir DIR) and give it to Helm 4 as HELM_PLUGINS=DIR."
+        "'failed to load plugins' and loads none; msgen found none using it (no Helm 3 plug-in "
+        "there, and the helm on PATH is not a Helm 3 of it)."
     )
 
 

@@ -54,6 +54,42 @@ def default_plugins_dir(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or Path.home()) / ".local" / "share" / "helm" / "plugins"
 
 
+def helm3_reads(plugins_dir: Path, env: Mapping[str, str]) -> str | None:
+    """Why a Helm 3 would read `plugins_dir` (where a Helm 4 plug-in makes it load none), or
+    None: a Helm 3 plug-in is installed there (its plugin.yaml has no `apiVersion`), or the
+    `helm` on PATH is Helm 3 and lists the directory among its plugins directories."""
+    try:
+        installed = sorted(p for p in plugins_dir.glob("*/plugin.yaml") if p.parent.name != NAME)
+    except OSError:
+        installed = []
+    for path in installed:
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        if not any(line.startswith("apiVersion:") for line in lines):
+            return f"it holds the Helm 3 plug-in {path.parent.name!r} ({path})"
+    import shutil
+    import subprocess
+
+    helm = shutil.which("helm", path=env.get("PATH"))
+    if helm is None:
+        return None
+    try:
+        shown = subprocess.run([helm, "version", "--short"], capture_output=True, text=True, timeout=20,
+                               env=dict(env)).stdout.strip()
+        if not shown.startswith("v3."):
+            return None
+        listed = subprocess.run([helm, "env", "HELM_PLUGINS"], capture_output=True, text=True, timeout=20,
+                                env=dict(env)).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    target = os.path.realpath(plugins_dir)
+    if any(os.path.realpath(entry) == target for entry in listed.split(os.pathsep) if entry):
+        return f"the helm on PATH ({helm}) is {shown.split('+')[0]}, whose plugins directory it is"
+    return None
+
+
 def plugin_yaml() -> str:
     # A version that is not SemVer (a development build's) would make Helm refuse the plug-in.
     version = __version__ if all(p.isdigit() for p in __version__.split(".")) else "0.0.0"

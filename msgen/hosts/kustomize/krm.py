@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from ...compile import collector
-from ... import kinds
+from ...kinds.near_miss import compiled_or_near
 from . import krm_checks, krm_config
 from ...model.diagnostics import (
     MAX_REPORTED,
@@ -178,7 +178,7 @@ def _compile_items(
     driver = Driver(options, output.extend, bounded=True, around_document=collector.paused)
     driver.result.sources[resource_list.source.name] = resource_list.source
     driver.result.sources[config.source.name] = config.source  # where its findings point
-    files = OriginFiles(cwd)
+    files = _Files(cwd)
     for index, item in enumerate(items):
         if not (isinstance(item, dict) and _is_job(item)):
             output.append(item)
@@ -263,17 +263,40 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
+class _Files:
+    """The files a run may read for positions: inside the directory kustomize runs the
+    function in; then, for a job not found there, the files of the kustomizations the running
+    `kustomize build` reads (found once, on first need: kustomize 4.5.4 runs the function in a
+    base's directory, not the overlay's that holds the job; see `krm_config`)."""
+
+    def __init__(self, cwd: str):
+        self.here = OriginFiles(cwd)
+        self._built: tuple[list[str], OriginFiles] | None = None
+
+    def built(self) -> tuple[list[str], OriginFiles]:
+        if self._built is None:
+            listed = krm_config.kustomization_files(krm_config.build_roots())
+            roots = {os.path.dirname(os.path.realpath(f)) for f in listed}
+            self._built = (listed, OriginFiles(*sorted(roots)) if roots else self.here)
+        return self._built
+
+
 def _item_document(
-    resource_list: Document, index: int, item: dict[str, Any], cwd: str, files: OriginFiles
+    resource_list: Document, index: int, item: dict[str, Any], cwd: str, files: _Files
 ) -> Document:
     """The job as a document, positioned in its own file when that can be found inside the
-    kustomization's root (`files`: a path annotation naming a file elsewhere is not read)."""
+    kustomization's root or the running build's kustomizations (a path annotation naming a
+    file elsewhere is not read)."""
     metadata = item.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     annotations = annotations if isinstance(annotations, dict) else {}
     named = [str(annotations[a]) for a in PATH_ANNOTATIONS if a in annotations]
     positions = resource_list.positions.within(("items", index))
-    original = find_original(named + yaml_files(cwd), item, positions, files)
+    original = find_original(named + yaml_files(cwd), item, positions, files.here)
+    if original is None:
+        listed, within = files.built()
+        if listed:
+            original = find_original(listed, item, positions, within)
     if original is not None:
         return original
     return Document(resource_list.source, 0, item, positions)
@@ -348,7 +371,9 @@ def _is_resource_list(data: Any) -> bool:
 
 
 def _is_job(data: dict[str, Any]) -> bool:
-    return kinds.lookup(data.get("apiVersion"), data.get("kind")) is not None
+    """A job kind, or a near miss of one: compiled, so that the near miss is an error rather
+    than an uncompiled job in the build's output."""
+    return compiled_or_near(data.get("apiVersion"), data.get("kind"))
 
 
 def _same(a: Any, b: dict[str, Any]) -> bool:

@@ -3,7 +3,7 @@ cluster that is there, following a job to its end (`apply --wait`, `status --wat
 
 Exit status of every reconciler command: 0 done; 1 the input has errors, the cluster refused
 or cannot be reached, or the job failed; 2 the command line is wrong, or the Kubernetes
-client (`msgen[apply]`) is not installed; 3 --timeout passed first; 130 interrupted.
+client (`msgen-k8s[apply]`) is not installed; 3 --timeout passed first; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from lightkube import Client
 
 EXIT_USAGE = 2
-#: The modules of the `msgen[apply]` extra the reconciler imports itself.
+#: The modules of the `msgen-k8s[apply]` extra the reconciler imports itself.
 CLIENT_MODULES = ("httpx2", "lightkube", "lightkube.models")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)?\Z")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}
@@ -42,7 +42,7 @@ def duration(ctx: click.Context, param: click.Parameter, value: str | None) -> f
 def cluster_options(func: Any) -> Any:
     for decorator in reversed([
         click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig file (default: the files $KUBECONFIG lists, merged as kubectl does; ~/.kube/config; in a pod, its service account)."),
-        click.option("--context", help="The kubeconfig context to use."),
+        click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
     ]):  # fmt: skip
         func = decorator(func)
     return func
@@ -53,9 +53,15 @@ def fail(message: str, code: int) -> NoReturn:
     raise SystemExit(code)
 
 
+#: How to add the `apply` extra: by the distribution's name on the package index (`msgen`
+#: there is another project), or from msgen's own source tree, as it is installed before
+#: it is published.
+INSTALL_APPLY = "pip install 'msgen-k8s[apply]' (in msgen's source tree: pip install '.[apply]')"
+
+
 def require_client() -> None:
     """Exit 2 naming what to install when the Kubernetes client is missing: `msgen render`
-    needs none of it, so a plain `pip install msgen` has none."""
+    needs none of it, so a plain `pip install msgen-k8s` has none."""
     import importlib
 
     for module in CLIENT_MODULES:
@@ -65,7 +71,7 @@ def require_client() -> None:
             command = click.get_current_context(silent=True)
             name = command.info_name if command is not None else "this command"
             fail(f"msgen {name} talks to a cluster through the Kubernetes client, which is not "
-                 f"installed ({exc}): pip install 'msgen[apply]'", EXIT_USAGE)
+                 f"installed ({exc}): {INSTALL_APPLY}", EXIT_USAGE)
 
 
 def connect(kwargs: dict[str, Any]) -> Client:
@@ -123,6 +129,8 @@ def cluster_version(client: Client) -> tuple[int, int]:
         text = server_version(client)
         found = versions.parse(text)
     except KubeError as exc:
+        if exc.code == 0:  # no answer: a version given would not reach the server either
+            fail(str(exc), 1)
         fail(f"{exc}; name the cluster's version with --kube-version to render without asking", 1)
     except ValueError as exc:
         fail(f"the cluster's version: {exc}", 1)

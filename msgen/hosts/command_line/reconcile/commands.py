@@ -1,7 +1,7 @@
 """`msgen apply`, `diff` and `delete`: the reconciler's command line (`status` and
 `controller` are in their own modules; what they share is in `command_line`).
 
-The Kubernetes client is imported only when one of these commands runs (`msgen[apply]`),
+The Kubernetes client is imported only when one of these commands runs (`msgen-k8s[apply]`),
 so `msgen render` and the plug-in hosts never load it.
 
 Exit status: as `command_line` says (apply --wait: 0 the job succeeded, 1 it failed).
@@ -59,9 +59,10 @@ def register(main: click.Group) -> None:
 @compile_options
 @cluster_options
 @click.option("--prune", is_flag=True, help="Delete the set's members that are no longer rendered.")
-@click.option("--applyset", "set_name", help="ApplySet parent Secret name (default: msgen-<job>).")
+@click.option("--applyset", "set_name", metavar="NAME", help="ApplySet parent Secret name (default: msgen-<job>).")
 @click.option("--wait", is_flag=True, help="Follow the job until it succeeds or fails.")
-@click.option("--timeout", callback=_duration, help="Give up waiting after DURATION (exit 3).")
+@click.option("--timeout", callback=_duration, metavar="DURATION",
+              help="Give up waiting after DURATION (90s, 10m, 2h; exit 3).")
 @click.option("--recreate", is_flag=True, help="Delete and recreate workloads whose immutable fields changed.")
 @click.option("--dry-run", type=_DryRun(["none", "server"]), default="none", help="server: apply nothing, show what would change.")
 @click.option("--force-conflicts", is_flag=True, help="Take over fields another field manager owns.")
@@ -121,7 +122,16 @@ def apply(prune: bool, set_name: str | None, wait: bool, timeout: float | None, 
 @cluster_options
 def diff(**kwargs: Any) -> None:
     """Show what `msgen apply` would change: a server-side dry run, diffed against the live
-    objects. Exits as kubectl diff: 0 no difference, 1 differences, 2 an error."""
+    objects. Exits as kubectl diff: 0 no difference, 1 differences, 2 an error.
+
+    It renders for the cluster that is there (its version, the APIs it serves) with the
+    render options `apply` takes.
+
+    \b
+    Examples:
+      msgen diff job.yaml -n training   # needs a cluster and job.yaml
+      msgen diff jobs/ --target jobset --context lab   # needs a cluster and jobs/
+    """
     require_client()
     from ....reconcile import applyset, kube
     from ....reconcile.run import Stop, served_kinds
@@ -147,7 +157,7 @@ def diff(**kwargs: Any) -> None:
 
 @click.command(context_settings=_CONTEXT)
 @compile_options
-@click.option("--applyset", "set_name", help="Delete this ApplySet's members and parent.")
+@click.option("--applyset", "set_name", metavar="NAME", help="Delete this ApplySet's members and parent.")
 @click.option("--wait", type=click.BOOL, default=True, is_flag=False, flag_value=True, show_default=True,
               metavar="[=BOOL]", help="Return once the pods are gone (--wait=false: once deletion is asked, as kubectl).")
 @click.option("--no-wait", "no_wait", is_flag=True, hidden=True)
@@ -158,6 +168,11 @@ def delete(paths: tuple[str, ...], set_name: str | None, wait: bool, no_wait: bo
     The set is named by --applyset, or found from PATHs (msgen-<job> of the rendered job),
     in the namespace -n names, else the one the job's file names, else the kubeconfig's.
     It takes the render options `apply` takes, so the same options serve both.
+
+    \b
+    Examples:
+      msgen delete job.yaml -n training   # needs a cluster and job.yaml
+      msgen delete --applyset team-a -n training --wait=false   # needs a cluster
     """
     wait = wait and not no_wait
     client = connect(kwargs)

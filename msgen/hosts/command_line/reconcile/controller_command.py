@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 import click
 
 from ....model.names import dns1123_problem
-from .command_line import CONTEXT, EXIT_USAGE, cluster_options, connect, fail
+from .command_line import CONTEXT, EXIT_USAGE, INSTALL_APPLY, cluster_options, connect, fail
 
 
 def _interrupted(signum: int, frame: object) -> NoReturn:
@@ -32,8 +32,8 @@ def namespaces_of(given: tuple[str, ...]) -> list[str]:
 @click.option("--interval", type=float, default=30.0, show_default=True, help="Seconds between passes when nothing changes (a pass runs on every change).")
 @click.option("--once", is_flag=True, help="One pass, then exit (1 when a watch or the Lease fails).")
 @click.option("--leader-elect/--no-leader-elect", default=True, show_default=True, help="Act only while holding the Lease (several replicas never act twice).")
-@click.option("--lease-namespace", help="The Lease's namespace (default: the pod's, or the kubeconfig's).")
-@click.option("--lease-name", default="msgen-controller", show_default=True, help="The Lease's name.")
+@click.option("--lease-namespace", metavar="NS", help="The Lease's namespace (default: the pod's, or the kubeconfig's).")
+@click.option("--lease-name", metavar="NAME", default="msgen-controller", show_default=True, help="The Lease's name.")
 @click.option("--health-port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Serve /readyz (every watch current) and /healthz (the loop turns) on this port for "
                    "the kubelet's probes; 0: none.")
@@ -57,6 +57,11 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
     Of several replicas, only the one holding the Lease (coordination.k8s.io) acts. In a
     pod, it uses the pod's service account. A watch that fails is logged and keeps the
     replica not ready; nothing acts on a copy of the cluster that is not current.
+
+    \b
+    Examples:
+      msgen controller --once   # needs a cluster
+      msgen controller -n team-a,team-b --health-port 8080   # needs a cluster (runs until stopped)
     """
     import os
     import signal
@@ -80,7 +85,7 @@ def controller(namespaces: tuple[str, ...], interval: float, once: bool, leader_
             recorder = counted = metrics.Metrics(__version__, lease_name, workers)
         except ImportError as exc:
             fail(f"--metrics-port serves /metrics with prometheus_client, which is not installed ({exc}): "
-                 "pip install 'msgen[apply]'", EXIT_USAGE)
+                 f"{INSTALL_APPLY}", EXIT_USAGE)
         try:
             serve_metrics(counted.exposition, metrics_port, metrics_address)
         except OSError as exc:

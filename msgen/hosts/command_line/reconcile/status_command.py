@@ -51,7 +51,8 @@ def jobs_named(given: tuple[str, ...], kwargs: dict[str, Any], client: Any) -> l
 @click.argument("jobs", nargs=-1, required=True, metavar="JOB-OR-PATH...")
 @click.option("-o", "output", type=click.Choice(["table", "yaml", "json"]), default="table", show_default=True)
 @click.option("--watch", is_flag=True, help="Follow until each job ends, carrying out its policies.")
-@click.option("--timeout", callback=duration, help="Give up watching after DURATION (exit 3).")
+@click.option("--timeout", callback=duration, metavar="DURATION",
+              help="Give up watching after DURATION (90s, 10m, 2h; exit 3).")
 @render_options
 @cluster_options
 def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | None, **kwargs: Any) -> None:
