@@ -101,8 +101,9 @@ class Prepared:
         return str(self.job["metadata"]["name"])
 
 
-def prepare(text: str) -> Prepared:  # noqa: C901 - one branch per setting of the training image the live suites need, in the job's order
-    """The job, changed only where this node cannot run it as written; each change listed."""
+def prepare(text: str, nodes: int = 1) -> Prepared:  # noqa: C901 - one branch per setting of the training image the live suites need, in the job's order
+    """The job, changed only where this node cannot run it as written; each change listed
+    (`nodes`: how many nodes the cluster has for host-network Workers, one per node)."""
     job = yaml.safe_load(text)
     edits: dict[str, None] = {}  # in order, once each
     metadata = job["metadata"]
@@ -120,9 +121,10 @@ def prepare(text: str) -> Prepared:  # noqa: C901 - one branch per setting of th
     for key, spec in specs.items():
         pod = spec["template"]["spec"]
         # Host-network pods of one role declare the same ports: one of them per node.
-        most = 1 if pod.get("hostNetwork") else MAX_WORKERS
+        most = nodes if pod.get("hostNetwork") else MAX_WORKERS
         if key.lower() == "worker" and spec.get("replicas", 1) > most:
-            why = " (host network, one node)" if pod.get("hostNetwork") else ""
+            where = "one node" if nodes == 1 else f"{nodes} nodes"
+            why = f" (host network, {where})" if pod.get("hostNetwork") else ""
             edits[f"Worker replicas {spec['replicas']} -> {most}{why}"] = None
             spec["replicas"] = most
         main = next(c for c in pod["containers"] if c["name"] == MAIN)

@@ -307,3 +307,55 @@ def test_a_jobs_events_keep_their_names_through_its_suspension_at_the_end() -> N
     held = {**running, "spec": {**running["spec"], "suspend": True},
             "metadata": {**running["metadata"], "generation": 2, "annotations": {actions.STOPPED_GENERATION: "1"}}}
     assert actions.run_generation(held) == "2"
+
+
+def test_a_jobs_end_outlives_the_ttl_that_deletes_its_holder(monkeypatch: Any) -> None:
+    """Seen on the live harness (tests/test_live_nodes_failures.py): an indexed-job failed,
+    cleanPodPolicy suspended its Scheduler Job, and `ttlSecondsAfterFinished` then deleted the
+    Worker Job, which held the published end: `msgen status` said Created. The end now also
+    goes on the Job the policy stops (`actions.stopped_at_end`: still active, as `apply --wait`
+    and the controller see it before they stop it) or stopped (as the controller sees it a
+    pass later), which the TTL leaves; and resuming that Job for the next run takes the old
+    end off it."""
+    from msgen.reconcile import actions, kube, publisher
+
+    from .fake_api import merge_patch
+
+    rule = JobPolicy(job="j", target="indexed-job", roles={"Scheduler": RoleRule(1, "Never"),
+                                                           "Worker": RoleRule(2, "Never")})
+    objects: dict[str, dict[str, Any]] = {}
+
+    def job(role: str, **extra: Any) -> dict[str, Any]:
+        objects[f"j-{role}"] = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+            "name": f"j-{role}", "namespace": "ns", "uid": f"{role}-uid", "generation": 1, **extra},
+            "spec": {"template": {"metadata": {"labels": {"training.kubeflow.org/replica-type": role}}}}}
+        return objects[f"j-{role}"]
+
+    def patch(client: Any, obj: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        name = obj["metadata"]["name"]
+        objects[name] = merge_patch(objects[name], body)
+        return objects[name]
+
+    monkeypatch.setattr(kube, "merge_patch", patch)
+    NO_CLIENT: Any = None  # every request goes to the stand-ins above
+    monkeypatch.setattr(kube, "create", lambda client, body: body)
+    failed = status.JobStatus(job="j", phase="Failed", conditions=[status.Condition("Failed", "BackoffLimitExceeded")])
+    worker, scheduler = job("worker"), job("scheduler")
+    publisher.publish(NO_CLIENT, rule, failed, [worker, scheduler], lambda line: None)
+    del objects["j-worker"]  # the TTL deletes the finished Worker Job
+    assert (published.read(list(objects.values())) or {}).get("phase") == "Failed"
+    # The controller, a pass after the suspension: the stopped Job gets the end too.
+    objects.clear()
+    stopped = job("scheduler", annotations={actions.STOPPED_AT: "2026-01-01T12:00:00Z"})
+    stopped["spec"]["suspend"] = True
+    publisher.publish(NO_CLIENT, rule, failed, [job("worker"), stopped], lambda line: None)
+    del objects["j-worker"]
+    assert (published.read(list(objects.values())) or {}).get("phase") == "Failed"
+    # Without an end, only the holder carries the status, as before.
+    objects.clear()
+    running = status.JobStatus(job="j", phase="Running")
+    publisher.publish(NO_CLIENT, rule, running, [job("worker"), job("scheduler")], lambda line: None)
+    assert published.ANNOTATION not in (objects["j-scheduler"]["metadata"].get("annotations") or {})
+    # Resumed for the next run: the last run's end goes with the stop marks.
+    resumed = merge_patch(stopped, actions.resume_patch())
+    assert published.ANNOTATION not in resumed["metadata"]["annotations"] and not resumed["spec"]["suspend"]

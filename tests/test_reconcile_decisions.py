@@ -183,6 +183,19 @@ def test_jobset_and_volcano_verdicts() -> None:
     assert status.aggregate(policy("volcano"), [vc], []).phase == "Failed"
 
 
+def test_a_terminating_volcano_job_has_failed() -> None:
+    """Seen on the live harness (tests/test_live_nodes_loss.py): the Scheduler failed after its
+    Worker's node was lost, Volcano's TerminateJob set the phase Terminating, and the Volcano Job
+    stayed so while the lost node held a pod: `apply --wait` gave no verdict until the node was
+    taken out of service. Terminating is Volcano's decision, as a Job's FailureTarget is."""
+    vc = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j"},
+          "status": {"state": {"phase": "Terminating", "reason": "PodFailed"}}}
+    found = status.aggregate(policy("volcano"), [vc], [pod("Worker", 0, "Running")])
+    assert (found.phase, found.conditions[-1].reason) == ("Failed", "Terminating")
+    vc["status"] = {"state": {"phase": "Restarting"}}  # RestartJob: another run follows, no verdict
+    assert status.aggregate(policy("volcano"), [vc], [pod("Worker", 0, "Running")]).phase == "Running"
+
+
 def test_statefulset_pods_index_by_pod_index_label_and_never_fail_by_pods() -> None:
     worker = pod("Worker", 0, "Running", containerStatuses=[{"name": "m", "restartCount": 9}])
     found = status.aggregate(policy("statefulset", backoff_limit=1), [], [worker])

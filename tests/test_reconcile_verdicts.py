@@ -156,10 +156,33 @@ def test_a_suspended_job_records_the_end_and_is_deleted_with_its_ttl() -> None:
     # A Job suspended for Kueue is not one the policy stopped.
     assert not actions.stopped_by_policy(job("Scheduler", suspend=True))
     assert actions.resume_patch() == {"metadata": {"annotations": {"msgen/stopped": None, "msgen/stopped-at": None,
-                                                                   "msgen/stopped-generation": None}},
+                                                                   "msgen/stopped-generation": None,
+                                                                   "msgen/status": None}},
                                       "spec": {"suspend": False}}
     # Rendered for a GitOps tool, which would create the Job again: its TTL deletes nothing.
     assert actions.due(rule._replace(gitops=True), left, [stopped], [], at + timedelta(seconds=60)) == []
+
+
+def test_the_jobs_that_carry_a_jobs_end_are_those_its_policy_stops() -> None:
+    """The publisher writes a job's end on the Jobs cleanPodPolicy stops as well as on its
+    holder (Kubernetes' TTL deletes the finished holder): those `due` suspends at the end, and
+    those it suspended; no other (a finished Job the TTL deletes, one Kueue holds, any Job with
+    cleanPodPolicy None or of a target that does not suspend its Jobs)."""
+    rule = policy("indexed-job")
+    worker, scheduler = job("Worker", "Failed:BackoffLimitExceeded"), job("Scheduler")
+    found = status.aggregate(rule, [worker, scheduler], [])
+    assert found.phase == "Failed"
+    stopped = job("Scheduler", suspend=True)
+    stopped["metadata"]["annotations"] = {actions.STOPPED_AT: "2026-01-01T11:00:00Z"}
+    for clean in ("Running", "All", "None"):
+        each = rule._replace(clean_pod_policy=clean)
+        suspended = {a.name for a in actions.due(each, found, [worker, scheduler], [], NOW) if a.verb == "suspend"}
+        assert suspended == ({"j-scheduler"} if clean != "None" else set()), clean
+        for obj in (worker, scheduler):
+            assert actions.stopped_at_end(each, obj) == (obj["metadata"]["name"] in suspended), (clean, obj)
+        assert actions.stopped_at_end(each, stopped)
+    assert not actions.stopped_at_end(rule, job("Scheduler", suspend=True))  # Kueue's
+    assert not actions.stopped_at_end(policy("jobset"), scheduler)
 
 
 def test_an_object_listed_twice_is_pruned_once() -> None:

@@ -43,6 +43,7 @@ from typing import Any
 from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
+from .published import ANNOTATION as PUBLISHED
 from .status import JobStatus, pod_role
 
 #: What a GitOps tool that re-creates missing objects marks them with.
@@ -164,7 +165,7 @@ def _clean(
             Action("suspend", o["apiVersion"], o["kind"], _name(o), why, status.completion_time, CLEAN,
                    _generation((o.get("metadata") or {}).get("generation")))
             for o in workloads
-            if o.get("kind") == "Job" and o.get("apiVersion") == "batch/v1" and _job_active(o)
+            if _suspended_at_end(o)
         ]
     for pod in pods:
         if _deleting(pod) or pod_role(pod, policy) is None:
@@ -199,8 +200,26 @@ def stopped_by_policy(obj: dict[str, Any]) -> bool:
     return bool((obj.get("spec") or {}).get("suspend")) and (STOPPED_AT in marks or STOPPED_ANNOTATION in marks)
 
 
+def stopped_at_end(policy: JobPolicy, obj: dict[str, Any]) -> bool:
+    """A Job cleanPodPolicy stops at the job's end: stopped already, or one `due` suspends
+    once the job ended (a Job still active, of a target whose Jobs are suspended then, with
+    cleanPodPolicy Running or All). What `due` decides, so every host that publishes a job's
+    end (publisher.publish) knows these Jobs alike, before their suspension or after it."""
+    if stopped_by_policy(obj):
+        return True
+    return (policy.clean_pod_policy in ("Running", "All") and facts_of(policy.target).suspends_jobs_at_end
+            and _suspended_at_end(obj))
+
+
+def _suspended_at_end(obj: dict[str, Any]) -> bool:
+    return obj.get("kind") == "Job" and obj.get("apiVersion") == "batch/v1" and _job_active(obj)
+
+
 def resume_patch() -> dict[str, Any]:
-    return {"metadata": {"annotations": {STOPPED_ANNOTATION: None, STOPPED_AT: None, STOPPED_GENERATION: None}},
+    """A stopped Job resumed for the job's next run: the last run's marks and its published
+    end go (the end is published on a stopped Job too: publisher.publish)."""
+    return {"metadata": {"annotations": {STOPPED_ANNOTATION: None, STOPPED_AT: None, STOPPED_GENERATION: None,
+                                         PUBLISHED: None}},
             "spec": {"suspend": False}}
 
 

@@ -30,7 +30,10 @@ def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatu
     (what `writes` remembers this replica wrote, while the watched copies do not show it yet;
     else what they show, of `read_from` when given: the objects a pass is deleting too, whose
     record moves to what is left, as it was); returns the phase announced (an Event sent),
-    None when the phase did not change."""
+    None when the phase did not change. An end also goes on each Job cleanPodPolicy stops
+    (`actions.stopped_at_end`: stopped already, or suspended by this pass's actions):
+    Kubernetes' TTL deletes the finished holder without a pass seeing it go, and the stopped
+    Job, which is not finished, is what is left to read the end from."""
     objects = [*workloads, *(services or [])]
     readable = objects if read_from is None else read_from
     mine = [t for t in (writes.pending("status", o) for o in readable) if t] if writes is not None else []
@@ -47,17 +50,30 @@ def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatu
         for obj in [target] + [o for o in workloads if o is not target and o.get("kind") != "Pod"]:
             _create_event(client, event(obj, found.job, shown))
     text = published.text(shown)
-    if text in mine or ((target.get("metadata") or {}).get("annotations") or {}).get(STATUS_ANNOTATION) == text:
-        return announced
-    try:
-        kube.merge_patch(client, target, {"metadata": {"annotations": {STATUS_ANNOTATION: text}}})
-    except kube.KubeError as exc:
-        if exc.code != 404:  # 404: deleted in this pass
-            raise
-        return announced
-    if writes is not None:
-        writes.wrote("status", target, text)
+    carriers = [target]
+    if shown["phase"] in ("Succeeded", "Failed"):
+        carriers += [o for o in workloads if o is not target and actions.stopped_at_end(policy, o)]
+    for obj in carriers:
+        # The holder may have changed since this replica wrote the record elsewhere: written
+        # anywhere and not shown yet, it is not written again (the copies catch up first).
+        if (obj is target and text in mine) or _holds(obj, text, writes):
+            continue
+        try:
+            kube.merge_patch(client, obj, {"metadata": {"annotations": {STATUS_ANNOTATION: text}}})
+        except kube.KubeError as exc:
+            if exc.code != 404:  # 404: deleted in this pass
+                raise
+            continue
+        if writes is not None:
+            writes.wrote("status", obj, text)
     return announced
+
+
+def _holds(obj: dict[str, Any], text: str, writes: Writes | None) -> bool:
+    """Whether `obj` shows `text` published, or this replica wrote it there (the copy is behind)."""
+    if ((obj.get("metadata") or {}).get("annotations") or {}).get(STATUS_ANNOTATION) == text:
+        return True
+    return writes is not None and writes.pending("status", obj) == text
 
 
 def _create_event(client: Client, body: dict[str, Any]) -> None:

@@ -17,8 +17,8 @@ live workloads and pods, by the MSJob's own rules:
   is the job's end, whatever the pods show before it.
 - failure: what a workload with its own job status says, from the moment it decides (a
   Job's `FailureTarget`, then `Failed`, with its reason, such as BackoffLimitExceeded,
-  DeadlineExceeded or FailedIndexes; a JobSet's `Failed`; a Volcano Job's Failed or Aborted
-  phase). Bare Pods have no such status, so there the rules are applied here: a failed pod
+  DeadlineExceeded or FailedIndexes; a JobSet's `Failed`; a Volcano Job's Failed, Aborted,
+  Terminating or Terminated phase). Bare Pods have no such status, so there the rules are applied here: a failed pod
   of a role that does not restart (`Never`, and `ExitCode`, which bare Pods run as `Never`)
   fails the job, except a Worker's when `enableDynamicWorker` is set; container restarts
   of restarting pods beyond `backoffLimit` fail it as BackoffLimitExceeded (kubeflow's rule
@@ -119,7 +119,10 @@ def _workload_verdict(obj: dict[str, Any]) -> tuple[str, str, str] | None:
                 return "Succeeded", cond.get("reason") or "Completed", cond.get("message") or ""
     elif obj.get("apiVersion", "").startswith("batch.volcano.sh/"):
         phase = (status.get("state") or {}).get("phase")
-        if phase in ("Failed", "Aborted", "Terminated"):
+        # Terminating: Volcano has decided (TerminateJob) and stops the pods, as a Job's
+        # FailureTarget; a pod on a lost node ends only when its node is back, and the job
+        # would read Running until then.
+        if phase in ("Failed", "Aborted", "Terminated", "Terminating"):
             return "Failed", phase, (status.get("state") or {}).get("message") or ""
         if phase == "Completed":
             return "Succeeded", "Completed", ""

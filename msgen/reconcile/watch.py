@@ -21,7 +21,7 @@ from ..model import run_policy
 from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
-from . import actions, informer, kube, ownership, snapshot, status
+from . import actions, informer, kube, ownership, snapshot, status, stuck_pods
 from .witness import Witness
 
 #: The workload kinds msgen renders, as (apiVersion, kind).
@@ -270,7 +270,8 @@ def follow(
             if line != shown:
                 echo.progress(line)
                 shown = line
-            for reason in [*pending_reasons(view.events.items(), pods), *view.problems()]:
+            for reason in [*pending_reasons(view.events.items(), pods), *view.problems(),
+                           *stuck_pods.stuck(pods, datetime.now(timezone.utc))]:
                 if reason not in reasons_shown:
                     echo(f"  waiting: {reason}; retrying" if reason.startswith("watching ") else f"  waiting: {reason}")
                     reasons_shown.add(reason)

@@ -13,6 +13,13 @@ scripts from a volume. Every process of the job runs it:
   which agree only if the gradient AllReduce worked;
 - no `MS_ROLE` (a job without a Scheduler): the same training, alone.
 
+For the failure suites, a few environment variables make the training longer or make one
+worker fail in the middle of it: `LIVE_STEPS` (default 20) steps of `LIVE_STEP_SECONDS` each
+(default 0; with more, every step prints a `step` line), and `LIVE_FAIL_NODE=<node id>` with
+`LIVE_FAIL_AT_STEP=<step>`: there that worker exits with `LIVE_FAIL_EXIT` (default 3), or,
+with `LIVE_FAIL_EXIT=oom`, allocates memory until the kernel kills it (its container needs a
+memory limit).
+
 Whatever device the job's command names, it runs on the CPU. Unknown arguments (the samples'
 `--data_path`, `--epochs`, ...) are accepted and ignored. Each result is one line
 `MSGEN-LIVE {json}` on stdout, for the tests to read from the pod's log.
@@ -24,7 +31,8 @@ import os
 import sys
 import time
 
-STEPS = 20
+STEPS = int(os.environ.get("LIVE_STEPS", "20"))
+STEP_SECONDS = float(os.environ.get("LIVE_STEP_SECONDS", "0"))
 #: Seconds a PS stays in the cluster after joining (it is deleted sooner when its job ends).
 PS_STAYS = 120
 TRUE_WEIGHTS = (1.0, -2.0, 3.0, 0.5)
@@ -47,6 +55,20 @@ def fail_once(node_id: str) -> None:
     open(marker, "w").close()
     say("crash", node_id=node_id)
     os._exit(1)
+
+
+def fail_at(node_id: str, step: int) -> None:
+    """`LIVE_FAIL_NODE` fails at `LIVE_FAIL_AT_STEP`: an exit code, or an OOM kill."""
+    if os.environ.get("LIVE_FAIL_NODE") != node_id or os.environ.get("LIVE_FAIL_AT_STEP") != str(step):
+        return
+    how = os.environ.get("LIVE_FAIL_EXIT", "3")
+    say("fail", node_id=node_id, step=step, how=how)
+    if how != "oom":
+        os._exit(int(how))
+    hog = []
+    while True:  # touched pages, 64 MiB at a time, until the cgroup's limit kills the process
+        hog.append(bytearray(64 << 20))
+        hog[-1][::4096] = b"x" * len(range(0, 64 << 20, 4096))
 
 
 def main() -> int:
@@ -102,7 +124,8 @@ def main() -> int:
     data = np.random.default_rng(1000 + rank)  # each rank its own shard
     weights = np.array(TRUE_WEIGHTS, np.float32)
     losses = []
-    for _ in range(STEPS):
+    for step in range(STEPS):
+        fail_at(node_id, step)
         x = data.normal(size=(32, 4)).astype(np.float32)
         y = (x @ weights + TRUE_BIAS).reshape(-1, 1).astype(np.float32)
         loss, grads = grad_fn(Tensor(x), Tensor(y))
@@ -110,6 +133,9 @@ def main() -> int:
             grads = reducer(grads)
         optimizer(grads)
         losses.append(float(loss.asnumpy()))
+        if STEP_SECONDS:
+            say("step", rank=rank, step=step, loss=losses[-1])
+            time.sleep(STEP_SECONDS)
     params = [float(v) for p in net.trainable_params() for v in p.asnumpy().reshape(-1)]
     say("trained", rank=rank, size=size, steps=STEPS, first_loss=losses[0], last_loss=losses[-1],
         params=params, seconds=round(time.monotonic() - started, 1))

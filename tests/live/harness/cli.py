@@ -1,5 +1,5 @@
-"""`tests/live/cluster up [--with a,b] [--mindspore-version X,Y] [--feature-gates G=true]
-| down | status`: the command line of the harness."""
+"""`tests/live/cluster up [--nodes N] [--with a,b] [--mindspore-version X,Y] [--feature-gates G=true]
+| node stop|start NAME | down | status`: the command line of the harness."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from . import components, features, images, node
+from . import components, features, images, node, topology
 from .core import Harness, HarnessError
 
 
@@ -18,10 +18,19 @@ def main(argv: list[str]) -> int:
     up = commands.add_parser("up", help="build what is missing, start the cluster and the named components")
     up.add_argument("--with", dest="with_", default="", metavar="A,B,C",
                     help=f"components to install as well: {', '.join(components.available()) or '(none yet)'}")
+    up.add_argument("--nodes", type=int, default=None, metavar="N",
+                    help=f"how many nodes (1 to {topology.MAX_NODES}; default: as many as now, 1 at first)")
+    up.add_argument("--node-resources", default=None, metavar="NAME=Q,...",
+                    help="what each node advertises: cpu and memory (at most the machine's), devices "
+                         f"(default {','.join(f'{k}={v}' for k, v in topology.DEVICES.items())}; NAME=0 removes one); "
+                         "default: as now")
     up.add_argument("--mindspore-version", default="", metavar="X,Y",
-                    help="MindSpore images to build and import as well, localhost/mindspore-cpu:<release>: "
-                    f"{', '.join(images.MINDSPORE_RELEASES)}")
+                    help="MindSpore images to build and import as well, into every node, "
+                    f"localhost/mindspore-cpu:<release>: {', '.join(images.MINDSPORE_RELEASES)}")
     features.arguments(up)
+    lifecycle = commands.add_parser("node", help="lose an extra node (stop) or bring it back (start)")
+    lifecycle.add_argument("action", choices=("stop", "start"))
+    lifecycle.add_argument("name", help="an extra node: msgen-node-2 ...")
     commands.add_parser("down", help="stop what up started and remove its containers")
     commands.add_parser("status", help="say what runs")
     args = parser.parse_args(argv)
@@ -36,8 +45,19 @@ def main(argv: list[str]) -> int:
             if unknown:  # before anything starts
                 raise HarnessError(f"--mindspore-version {','.join(unknown)}: accepted: "
                                    f"{', '.join(images.MINDSPORE_RELEASES)}")
+            try:
+                resources = None if args.node_resources is None else topology.parse_resources(args.node_resources)
+                if args.nodes is not None:
+                    topology.plan(args.nodes, h.home, h.data, h.etc, h.node_ip)
+            except ValueError as error:
+                raise HarnessError(str(error)) from None
             features.choose(h, args)
-            return _up(h, [name for name in args.with_.split(",") if name.strip()], releases)
+            return _up(h, [name for name in args.with_.split(",") if name.strip()], releases, args.nodes, resources)
+        if args.command == "node":
+            began = time.monotonic()
+            (node.stop_node if args.action == "stop" else node.start_node)(h, args.name)
+            h.log(f"{args.name} {'lost' if args.action == 'stop' else 'back and Ready'} in {time.monotonic() - began:.1f}s")
+            return 0
         if args.command == "down":
             return _down(h)
         print(_status(h))
@@ -47,13 +67,14 @@ def main(argv: list[str]) -> int:
         return 1
 
 
-def _up(h: Harness, wanted: list[str], releases: list[str] | None = None) -> int:
+def _up(h: Harness, wanted: list[str], releases: list[str] | None = None, nodes: int | None = None,
+        resources: dict[str, str] | None = None) -> int:
     began = time.monotonic()
     chosen = [components.load(name.strip()) for name in wanted]  # unknown names fail before anything starts
     node.build(h)
-    values = node.up(h)  # the components' images are imported into the node's containerd as they are built
+    values = node.up(h, nodes, resources)  # the components' images are imported into the node's containerd as they are built
     if releases:
-        values["MSGEN_TEST_MINDSPORE_IMAGES"] = images.mindspore_releases(h, releases)
+        values["MSGEN_TEST_MINDSPORE_IMAGES"] = node.mindspore_releases(h, releases)
     building = time.monotonic()
     for component in chosen:
         component.build(h)

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
+from . import topology
+
 T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[3]
@@ -55,7 +57,14 @@ class Harness:
             path.mkdir(parents=True, exist_ok=True)
         self.kubeconfig = self.home / "kubeconfig"
         self.node_ip = node_ip or os.environ.get("MSGEN_HARNESS_NODE_IP") or default_ip()
+        self.topology_file = self.etc / "topology.json"
         self.started = time.monotonic()
+
+    # ---- nodes --------------------------------------------------------------------------------
+    def nodes(self, count: int | None = None) -> list[topology.Node]:
+        """The nodes `up` last started (or `count` of them), node 1 first (topology.py)."""
+        count = topology.load(self.topology_file).count if count is None else count
+        return topology.plan(count, self.home, self.data, self.etc, self.node_ip)
 
     # ---- messages -----------------------------------------------------------------------------
     def log(self, message: str) -> None:
@@ -125,9 +134,11 @@ class Harness:
         expected = (self.run / f"{name}.cmd").read_text().encode() if (self.run / f"{name}.cmd").exists() else b""
         return state != "Z" and bool(cmdline) and cmdline[0] == expected
 
-    def spawn(self, name: str, argv: list[str], env: Mapping[str, str] | None = None) -> int:
+    def spawn(self, name: str, argv: list[str], env: Mapping[str, str] | None = None,
+              netns: Path | None = None) -> int:
         """Start `argv` in a session of its own, its output in `logs/<name>.log`, its pid in
-        `run/<name>.pid`; a process of that name still running is left as it is."""
+        `run/<name>.pid`; a process of that name still running is left as it is. With `netns`,
+        in that network namespace (nsenter execs `argv` in the same process)."""
         if self.alive(name):
             pid = self._pid(name)
             assert pid is not None
@@ -135,7 +146,8 @@ class Harness:
         log = (self.logs / f"{name}.log").open("a")
         log.write(f"==== {time.strftime('%Y-%m-%dT%H:%M:%S')} {' '.join(argv)}\n")
         log.flush()
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        entered = ["nsenter", f"--net={netns}", "--", *argv] if netns else argv
+        process = subprocess.Popen(entered, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                    env={**os.environ, **(env or {})}, start_new_session=True)
         log.close()
         (self.run / f"{name}.cmd").write_text(argv[0])
@@ -158,6 +170,20 @@ class Harness:
                 if not self.alive(name):
                     break
             self.log(f"stopped {name}")
+        (self.run / f"{name}.pid").unlink(missing_ok=True)
+
+    def kill(self, name: str) -> None:
+        """SIGKILL to the process group `spawn` started, at once: no clean shutdown."""
+        pid = self._pid(name)
+        if pid is not None and self.alive(name):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            deadline = time.monotonic() + 10
+            while self.alive(name) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self.log(f"killed {name}")
         (self.run / f"{name}.pid").unlink(missing_ok=True)
 
     # ---- builds -------------------------------------------------------------------------------
@@ -184,21 +210,24 @@ class Harness:
         return out
 
     # ---- images -------------------------------------------------------------------------------
-    def ctr(self, *args: str, check: bool = True) -> str:
-        return self.sh(["ctr", "--address", CONTAINERD_SOCKET, "-n", "k8s.io", *args], check=check, timeout=1800)
+    def ctr(self, *args: str, check: bool = True, socket: str = CONTAINERD_SOCKET) -> str:
+        return self.sh(["ctr", "--address", socket, "-n", "k8s.io", *args], check=check, timeout=1800)
 
-    def image_present(self, ref: str) -> bool:
-        """Whether the node's containerd has `ref` (a full reference, e.g. docker.io/library/x:1)."""
-        return ref in self.ctr("images", "ls", "-q").split()
+    def image_present(self, ref: str, socket: str = CONTAINERD_SOCKET) -> bool:
+        """Whether node 1's containerd (or the one at `socket`) has `ref` (a full reference,
+        e.g. docker.io/library/x:1). Images go to node 1: an extra node gets the pause and
+        MindSpore images when it starts (node_runtime.py), no other."""
+        return ref in self.ctr("images", "ls", "-q", socket=socket).split()
 
-    def import_image(self, tarball: Path) -> None:
-        """A docker-archive or OCI tarball into the node's containerd (namespace k8s.io)."""
-        self.log(f"importing {tarball.name}")
-        self.ctr("images", "import", str(tarball))
+    def import_image(self, tarball: Path, socket: str = CONTAINERD_SOCKET) -> None:
+        """A docker-archive or OCI tarball into node 1's containerd (or the one at `socket`),
+        namespace k8s.io."""
+        self.log(f"importing {tarball.name}" + (f" ({socket})" if socket != CONTAINERD_SOCKET else ""))
+        self.ctr("images", "import", str(tarball), socket=socket)
 
-    def tag_image(self, source: str, *targets: str) -> None:
+    def tag_image(self, source: str, *targets: str, socket: str = CONTAINERD_SOCKET) -> None:
         for target in targets:
-            self.ctr("images", "tag", "--force", source, target)
+            self.ctr("images", "tag", "--force", source, target, socket=socket)
 
     def build_image(self, ref: str, containerfile: Path, context: Path, build_args: Mapping[str, str] | None = None,
                     tags: Iterable[str] = ()) -> Path:

@@ -23,7 +23,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .core import GO_MODULES, Harness, HarnessError
+from .core import CONTAINERD_SOCKET, GO_MODULES, Harness, HarnessError
 
 PAUSE = "registry.k8s.io/pause:3.10.1"
 DEBIAN = "localhost/msgen-debian:bookworm"
@@ -154,15 +154,17 @@ def mindspore(h: Harness, release: str = MINDSPORE_RELEASE) -> Path:
     return tarball
 
 
-def mindspore_releases(h: Harness, releases: list[str]) -> str:
-    """The images of `releases` built and imported into the node's containerd (`up
-    --mindspore-version`); their names, comma-separated, for MSGEN_TEST_MINDSPORE_IMAGES."""
+def mindspore_releases(h: Harness, releases: list[str], sockets: list[str] | None = None) -> str:
+    """The images of `releases` built and imported into node 1's containerd (or each one at
+    `sockets`: `up --mindspore-version`, node.mindspore_releases); their names, comma-separated,
+    for MSGEN_TEST_MINDSPORE_IMAGES."""
     refs = []
     for release in releases:
         tarball = mindspore(h, release)
         ref = mindspore_image(release)
-        if not h.image_present(ref):
-            h.import_image(tarball)
+        for socket in sockets or [CONTAINERD_SOCKET]:
+            if not h.image_present(ref, socket):
+                h.import_image(tarball, socket)
         refs.append(ref)
     return ",".join(refs)
 
@@ -234,11 +236,12 @@ def build(h: Harness) -> None:
     kustomize(h)
 
 
-def load(h: Harness) -> None:
-    """Import what containerd is missing (after a `ctr images rm`, or a fresh containerd)."""
+def load(h: Harness, socket: str = CONTAINERD_SOCKET) -> None:
+    """Import what a node's containerd (node 1's, or the one at `socket`) is missing (after a
+    `ctr images rm`, or a fresh containerd)."""
     for ref, tarball, aliases in ((PAUSE, pause(h), ()), (MINDSPORE, mindspore(h), MINDSPORE_ALIASES)):
-        if not h.image_present(ref):
-            h.import_image(tarball)
-        missing = [alias for alias in aliases if not h.image_present(alias)]
+        if not h.image_present(ref, socket):
+            h.import_image(tarball, socket)
+        missing = [alias for alias in aliases if not h.image_present(alias, socket)]
         if missing:
-            h.tag_image(ref, *missing)
+            h.tag_image(ref, *missing, socket=socket)

@@ -1,5 +1,7 @@
-"""The single node: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, Debian's
-containerd (runc, CNI bridge), the kubelet, kube-proxy and CoreDNS, started in that order.
+"""The cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, then its nodes
+(each Debian's containerd with runc and the CNI bridge, a kubelet and kube-proxy: node_runtime.py;
+node 1 on the host, extra nodes in network namespaces of their own: topology.py), CoreDNS and
+msgen's images, started in that order; the nodes start together.
 
 What these machines need (learnt on them; see docs/development.md):
 - a hybrid cgroup v1 layout: the kubelet runs with `failCgroupV1: false` and the `cgroupfs`
@@ -8,7 +10,7 @@ What these machines need (learnt on them; see docs/development.md):
   kube-proxy's oomScoreAdj 0; kube-proxy leaves the conntrack sysctls alone;
 - no registry: images are imported (images.py), the sandbox image is our own pause;
 - extended resources (`nvidia.com/gpu`, `huawei.com/Ascend910`, `huawei.com/npu`) are plain
-  numbers patched into the node's status: there are no devices, MindSpore runs on the CPU.
+  numbers patched into each node's status: there are no devices, MindSpore runs on the CPU.
 
 CoreDNS runs on the host (its `kubernetes` plugin reading the API as admin), listening on the
 node IP; the usual `kube-system/kube-dns` Service (10.96.0.10) points to it through an
@@ -17,22 +19,22 @@ EndpointSlice of ours.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from . import binaries, features, images, pki
+from . import binaries, features, images, network, node_runtime, pki, topology
 from .core import Harness, HarnessError, have
+from .topology import Node
 
 PACKAGES = {"containerd": "containerd", "runc": "runc", "iptables": "iptables", "conntrack": "conntrack",
             "debootstrap": "debootstrap", "buildah": "buildah", "openssl": "openssl", "kubectl": None,
             "go": None, "dig": "dnsutils", "/usr/lib/cni/bridge": "containernetworking-plugins"}
-DEVICES = {"nvidia.com/gpu": "8", "huawei.com/Ascend910": "8", "huawei.com/npu": "8"}
 #: In start order; `down` stops them in the reverse order.
 PROCESSES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "containerd", "kubelet",
              "kube-proxy", "coredns")
-CNI_CONF = Path("/etc/cni/net.d/10-msgen-harness.conflist")
 CONTAINERD_STATE = "/run/containerd"  # `state` in config/containerd.toml
 HERE = Path(__file__).resolve().parent
 
@@ -63,15 +65,38 @@ def build(h: Harness) -> None:
     images.build(h)
 
 
-def _config(h: Harness, name: str, **values: str) -> Path:
-    """etc/<name> from the template harness/config/<name>, its {placeholders} filled."""
+def _config(h: Harness, name: str, node: Node | None = None, **values: str) -> Path:
+    """etc/<name> (an extra node's: etc/nodes/<node>/<name>) from the template
+    harness/config/<name>, its {placeholders} filled for `node` (default node 1)."""
+    node = node or h.nodes(1)[0]
     text = (HERE / "config" / name).read_text()
-    fields = {"home": str(h.home), "pki": str(h.pki), "etc": str(h.etc), "data": str(h.data), "node_ip": h.node_ip,
-              "node_name": h.node_name, "domain": h.domain, "dns_ip": h.dns_ip, "pod_cidr": h.pod_cidr,
-              "node_pod_cidr": h.node_pod_cidr, "service_cidr": h.service_cidr, "pause": images.PAUSE, **values}
-    path = h.etc / name
+    reserved = topology.system_reserved(_resources(h), os.cpu_count() or 1, _memory_total())
+    fields = {"home": str(h.home), "pki": str(h.pki), "etc": str(h.etc), "data": str(h.data), "node_ip": node.ip,
+              "node_name": node.name, "domain": h.domain, "dns_ip": h.dns_ip, "pod_cidr": h.pod_cidr,
+              "node_pod_cidr": node.pod_cidr, "service_cidr": h.service_cidr, "pause": images.PAUSE,
+              "containerd_root": str(node.containerd_root), "containerd_state": str(node.containerd_state),
+              "containerd_socket": str(node.containerd_socket), "cni_conf_dir": str(node.cni_conf_dir),
+              "netns_under_state": "true" if node.extra else "false", "bind": node.bind,
+              "serving": f"kubelet-serving-{node.name}" if node.extra else "kubelet-serving",
+              "cgroup_root": node.cgroup_root, "pod_logs_dir": str(node.pod_logs_dir),
+              "system_reserved": "".join(f"\n  {key}: {value}" for key, value in sorted(reserved.items())),
+              "kube_proxy_kubeconfig": str((node.etc if node.extra else h.etc) / "kube-proxy.kubeconfig"), **values}
+    path = (node.etc if node.extra else h.etc) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
     pki.write(path, text.format(**fields))
     return path
+
+
+def _resources(h: Harness) -> dict[str, str]:
+    return topology.load(h.topology_file).resources
+
+
+def _memory_total() -> int:
+    """MemTotal, the kubelet's memory capacity."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) << 10
+    raise HarnessError("no MemTotal in /proc/meminfo")
 
 
 def _https_ok(h: Harness, url: str) -> bool:
@@ -135,56 +160,6 @@ def _control_plane(h: Harness) -> None:
     h.wait_for("kube-scheduler healthy", lambda: _http_ok("https://127.0.0.1:10259/healthz", True), 120)
 
 
-def _containerd_answers() -> bool:
-    """Whether a containerd serves the socket (a socket left by a killed one hangs: no)."""
-    try:
-        return subprocess.run(["ctr", "version"], capture_output=True, timeout=10).returncode == 0
-    except subprocess.TimeoutExpired:
-        return False
-
-
-def _containerd(h: Harness) -> None:
-    CNI_CONF.parent.mkdir(parents=True, exist_ok=True)
-    pki.write(CNI_CONF, (HERE / "config" / "cni.conflist").read_text().replace("{node_pod_cidr}", h.node_pod_cidr)
-              .replace("{gateway}", h.node_pod_cidr.rsplit(".", 1)[0] + ".1"))
-    CNI_CONF.chmod(0o644)
-    for other in CNI_CONF.parent.iterdir():  # containerd loads the first conflist only
-        if other != CNI_CONF and other.suffix in (".conflist", ".conf") and other.name < CNI_CONF.name:
-            raise HarnessError(f"{other} would win over {CNI_CONF}: move it away")
-    config = _config(h, "containerd.toml")
-    if not h.alive("containerd") and _containerd_answers():
-        raise HarnessError("a containerd the harness did not start serves /run/containerd/containerd.sock: stop it first")
-    h.spawn("containerd", ["/usr/bin/containerd", "--config", str(config)])
-    h.wait_for("containerd", _containerd_answers, 60)
-    images.load(h)
-
-
-def _node(h: Harness) -> None:
-    (h.data / "kubelet").mkdir(exist_ok=True)
-    config = _config(h, "kubelet.yaml")
-    h.spawn("kubelet", [str(h.bin / "kubelet"), f"--config={config}", f"--kubeconfig={h.etc}/kubelet.kubeconfig",
-                        f"--hostname-override={h.node_name}", f"--node-ip={h.node_ip}", f"--root-dir={h.data}/kubelet",
-                        f"--cert-dir={h.data}/kubelet/pki", "-v=1"])
-    h.wait_for("kubelet healthy", lambda: _http_ok("http://127.0.0.1:10248/healthz"), 120)
-    h.wait_for(f"node {h.node_name} registered", lambda: h.kubectl("get", "node", h.node_name, "-o", "name"), 120)
-    h.spawn("kube-proxy", [str(h.bin / "kube-proxy"), f"--config={_config(h, 'kube-proxy.yaml')}"])
-    h.wait_for("kube-proxy healthy", lambda: _http_ok("http://127.0.0.1:10256/healthz"), 60)
-    h.wait_for(f"node {h.node_name} Ready", lambda: _ready(h), 180)
-    patch_devices(h)
-
-
-def _ready(h: Harness) -> bool:
-    node = json.loads(h.kubectl("get", "node", h.node_name, "-o", "json"))
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions", []))
-
-
-def patch_devices(h: Harness) -> None:
-    """The extended resources, as plain numbers in the node's status (no device plugin)."""
-    ops = [{"op": "add", "path": f"/status/{part}/{name.replace('/', '~1')}", "value": value}
-           for part in ("capacity", "allocatable") for name, value in DEVICES.items()]
-    h.kubectl("patch", "node", h.node_name, "--subresource=status", "--type=json", "-p", json.dumps(ops))
-
-
 def _dns(h: Harness) -> None:
     h.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=msgen-harness", "-f",
               str(_config(h, "kube-dns.yaml")))
@@ -196,45 +171,103 @@ def _dns(h: Harness) -> None:
         check=False).split() == [h.api_service_ip], 90)
 
 
-def up(h: Harness) -> dict[str, str]:
+def up(h: Harness, count: int | None = None, resources: dict[str, str] | None = None) -> dict[str, str]:
+    """The control plane, `count` nodes (default: as many as `up` last started, one at first)
+    with `resources` each (default: as last time), CoreDNS and msgen's images."""
     _check_host(h)
     _host_settings(h)
+    before = topology.load(h.topology_file)
+    wanted = topology.Topology(before.count if count is None else count,
+                               before.resources if resources is None else resources)
+    nodes = h.nodes(wanted.count)
+    topology.system_reserved(wanted.resources, os.cpu_count() or 1, _memory_total())  # fails before anything starts
     pki.make(h)
     _control_plane(h)
-    _containerd(h)
-    _node(h)
+    for gone in h.nodes(max(before.count, wanted.count))[wanted.count:]:
+        remove_node(h, gone)
+    h.topology_file.write_text(wanted.to_json())
+    if wanted.count > 1:
+        network.host_rules(h)
+    else:
+        network.remove_host_rules(h)
+    for node in nodes[1:]:  # one openssl at a time: they share the CA's serial file
+        pki.node_certificates(h, node)
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=len(nodes)) as pool:  # the nodes start (and import images) together
+        for done in [pool.submit(node_runtime.start, h, node, _config, wanted.resources) for node in nodes]:
+            done.result()
+    h.log(f"{len(nodes)} node{'s' if len(nodes) > 1 else ''} Ready in {time.monotonic() - started:.0f}s")
     _dns(h)
     images.controller(h)
     images.cmp(h)
-    patch_devices(h)  # once more: a kubelet status update may have come in between
+    for node in nodes:  # once more: a kubelet status update may have come in between
+        node_runtime.patch_devices(h, node, wanted.resources)
     return {"MSGEN_TEST_KUBECONFIG": str(h.kubeconfig), "MSGEN_TEST_IMAGE": images.MINDSPORE}
 
 
-def _remove_containers(h: Harness) -> None:
-    """Every pod sandbox and container in containerd's k8s.io namespace (the kubelet is gone)."""
-    if not h.alive("containerd"):
-        return
-    for kind in ("tasks", "containers"):
-        listed = h.sh(["ctr", "-n", "k8s.io", kind, "ls", "-q"], check=False).split()
-        for item in listed:
-            if kind == "tasks":
-                h.sh(["ctr", "-n", "k8s.io", "tasks", "kill", "-s", "SIGKILL", item], check=False)
-                h.sh(["ctr", "-n", "k8s.io", "tasks", "delete", "-f", item], check=False)
-            else:
-                h.sh(["ctr", "-n", "k8s.io", "containers", "delete", item], check=False)
+def mindspore_releases(h: Harness, releases: list[str]) -> str:
+    """`up --mindspore-version`: the images of `releases` in every running node's containerd,
+    not node 1's alone: a suite that trains with one (MSGEN_LIVE_MINDSPORE) places pods on the
+    extra nodes too. An extra node's blobs are then linked to node 1's, as when it starts; a
+    node lost meanwhile gets them from the next `up --mindspore-version`."""
+    nodes = [n for n in h.nodes() if node_runtime.containerd_answers(n)]
+    refs = images.mindspore_releases(h, releases, [str(n.containerd_socket) for n in nodes])
+    first = h.nodes(1)[0]
+    for extra in (n for n in nodes if n.extra):
+        node_runtime.share_content(first, extra)
+    return refs
+
+
+def remove_node(h: Harness, node: Node) -> None:
+    """An extra node gone for good: its processes, state and network, and its Node object
+    (its pods with it) when the API server answers."""
+    node_runtime.remove(h, node)
+    if _https_ok(h, "https://127.0.0.1:6443/readyz"):
+        h.kubectl("delete", "node", node.name, "--ignore-not-found", "--wait=false")
+
+
+def stop_node(h: Harness, name: str) -> None:
+    """`node stop NAME`: the node lost (node_runtime.lose)."""
+    node = _extra_node(h, name)
+    node_runtime.lose(h, node)
+
+
+def start_node(h: Harness, name: str) -> None:
+    """`node start NAME`: the lost node back, Ready."""
+    node = _extra_node(h, name)
+    node_runtime.start(h, node, _config, _resources(h))
+
+
+def _extra_node(h: Harness, name: str) -> Node:
+    try:
+        index = topology.index_of(name)
+    except ValueError as error:
+        raise HarnessError(str(error)) from None
+    nodes = h.nodes()
+    if index == 1:
+        raise HarnessError(f"{name} runs the control plane's add-ons and every other suite's pods: "
+                           f"stop an extra node ({', '.join(n.name for n in nodes[1:]) or 'none: up --nodes N'})")
+    if index > len(nodes):
+        raise HarnessError(f"no node {name}: the cluster has {len(nodes)} (tests/live/cluster up --nodes N)")
+    return nodes[index - 1]
 
 
 def down(h: Harness) -> None:
+    nodes = h.nodes()
+    for node in reversed(nodes[1:]):
+        remove_node(h, node)
+    network.remove_host_rules(h)
+    first = nodes[0]
     for name in reversed(PROCESSES):
-        if name == "containerd":
-            _remove_containers(h)
+        if name == "containerd" and h.alive("containerd"):
+            node_runtime.remove_containers(h, first)
         h.stop(name)
     # the pods' mounts under the kubelet's directory (never followed: a subPath can point anywhere),
     # the directory itself (the kubelet bind-mounts it), and, when no containerd serves any more,
     # the sandboxes' and containers' mounts a killed containerd left in its state directory
     # (a machine stopped without `down` keeps them, and a new containerd trips over them)
     prefixes = [f"{h.data}/kubelet/"]
-    if not _containerd_answers():
+    if not node_runtime.containerd_answers(first):
         prefixes.append(f"{CONTAINERD_STATE}/io.containerd.")
     mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()
               if line.split()[1].startswith(tuple(prefixes)) or line.split()[1] == f"{h.data}/kubelet"]
@@ -243,11 +276,15 @@ def down(h: Harness) -> None:
 
 
 def status(h: Harness) -> str:
+    nodes = h.nodes()
     lines = []
     for name in PROCESSES:
         pid = (h.run / f"{name}.pid").read_text().strip() if h.alive(name) else ""
         lines.append(f"{name}: {'running (pid ' + pid + ')' if pid else 'not running'}")
+    for node in nodes[1:]:
+        lines += node_runtime.status(h, node)
     if h.alive("kube-apiserver") and os.path.exists(h.kubeconfig):
-        lines.append("node: " + h.kubectl("get", "node", "-o", "wide", "--no-headers", check=False).strip())
+        shown = h.kubectl("get", "node", "-o", "wide", "--no-headers", check=False).strip()
+        lines += [f"node: {line}" for line in shown.splitlines()]
     lines.append(f"MSGEN_TEST_KUBECONFIG={h.kubeconfig}")
     return "\n".join(lines)

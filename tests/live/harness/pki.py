@@ -12,6 +12,7 @@ import base64
 from pathlib import Path
 
 from .core import Harness
+from .topology import Node
 
 DAYS = "3650"
 
@@ -97,6 +98,19 @@ def make(h: Harness) -> None:
     kubeconfig(h, h.etc / "kubelet.kubeconfig", "kubelet", f"system:node:{h.node_name}")
     # for the tests (and pods that reach the API server from outside the cluster's network)
     kubeconfig(h, h.kubeconfig, "admin", "kubernetes-admin", f"https://{h.node_ip}:6443")
+
+
+def node_certificates(h: Harness, node: Node) -> None:
+    """An extra node's kubelet certificates (client, and serving for its address) and the
+    kubeconfigs of its kubelet and kube-proxy, which reach the API server at the host's address
+    (127.0.0.1 in the node's network namespace is its own)."""
+    _cert(h, f"kubelet-{node.name}", f"/O=system:nodes/CN=system:node:{node.name}", "clientAuth")
+    _cert(h, f"kubelet-serving-{node.name}", f"/O=system:nodes/CN=system:node:{node.name}", "serverAuth",
+          f"DNS:{node.name},IP:{node.ip}")
+    node.etc.mkdir(parents=True, exist_ok=True)
+    server = f"https://{h.node_ip}:6443"
+    kubeconfig(h, node.etc / "kubelet.kubeconfig", f"kubelet-{node.name}", f"system:node:{node.name}", server)
+    kubeconfig(h, node.etc / "kube-proxy.kubeconfig", "kube-proxy", "system:kube-proxy", server)
 
 
 write = _write

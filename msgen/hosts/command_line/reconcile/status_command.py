@@ -105,15 +105,19 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
         # merged with what the live objects say now.
         shown[job] = published.merged(published.read(workloads), found, None)
         if output == "table":
-            _table(client, namespace, found, shown[job])
+            _table(client, namespace, found, shown[job], pods)
     if output == "json":
         click.echo(json.dumps(shown, indent=2, sort_keys=True))
     elif output == "yaml":
         click.echo(yaml.safe_dump(shown, sort_keys=True), nl=False)
 
 
-def _table(client: Client, namespace: str, found: Any, shown: dict[str, Any]) -> None:
-    """Progress, conditions, why it ended, each failed pod and its last log lines."""
+def _table(client: Client, namespace: str, found: Any, shown: dict[str, Any], pods: list[dict[str, Any]]) -> None:
+    """Progress, conditions, why it ended, each failed pod and its last log lines, the pods a
+    lost node holds."""
+    from datetime import datetime, timezone
+
+    from ....reconcile import stuck_pods
     from ....reconcile import watch as watching
 
     click.echo(watching.progress(found) if shown["phase"] == found.phase
@@ -124,6 +128,8 @@ def _table(client: Client, namespace: str, found: Any, shown: dict[str, Any]) ->
         click.echo(f"  {last['type'].lower()}: {last.get('reason')}: {last['message']}")
     for line in watching.summary(found, 0)[1:]:
         click.echo(line)
+    for line in stuck_pods.stuck(pods, datetime.now(timezone.utc)):
+        click.echo(f"  stuck: {line}")
     if shown["phase"] == "Failed":
         for failure in found.failures[:3]:
             click.echo(f"  last log lines of pod {failure.pod}:")
