@@ -55,7 +55,15 @@ class Harness:
             path.mkdir(parents=True, exist_ok=True)
         self.kubeconfig = self.home / "kubeconfig"
         self.node_ip = node_ip or os.environ.get("MSGEN_HARNESS_NODE_IP") or default_ip()
+        offset = self.etc / "port-offset"
+        #: Added to every port the control plane listens on (`up --port-offset`): a cluster of
+        #: another release beside the one on the usual ports, its control plane only.
+        self.port_offset = int(offset.read_text()) if offset.exists() else 0
         self.started = time.monotonic()
+
+    def port(self, usual: int) -> int:
+        """Where the process that usually listens on `usual` listens in this home."""
+        return usual + self.port_offset
 
     # ---- messages -----------------------------------------------------------------------------
     def log(self, message: str) -> None:

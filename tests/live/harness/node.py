@@ -13,16 +13,25 @@ What these machines need (learnt on them; see docs/development.md):
 CoreDNS runs on the host (its `kubernetes` plugin reading the API as admin), listening on the
 node IP; the usual `kube-system/kube-dns` Service (10.96.0.10) points to it through an
 EndpointSlice of ours.
+
+A home with a port offset (`up --port-offset N`, `Harness.port`) runs etcd and the control
+plane only, every port moved up by N, beside a cluster on the usual ports: containerd's socket,
+the CNI configuration, kube-proxy's iptables rules and the kubelet's cgroups are one per
+machine, so that home has no node (pods stay Pending; what needs no kubelet runs). Before a
+process starts, the ports it will listen on must be free: a port another cluster answers on is
+refused, never shared (an API server of one release on another's etcd would corrupt it).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 
-from . import binaries, features, images, pki
+from . import binaries, features, images, pki, releases
 from .core import Harness, HarnessError, have
 
 PACKAGES = {"containerd": "containerd", "runc": "runc", "iptables": "iptables", "conntrack": "conntrack",
@@ -33,6 +42,10 @@ DEVICES = {"nvidia.com/gpu": "8", "huawei.com/Ascend910": "8", "huawei.com/npu":
 PROCESSES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "containerd", "kubelet",
              "kube-proxy", "coredns")
 CNI_CONF = Path("/etc/cni/net.d/10-msgen-harness.conflist")
+#: The usual ports of each process (Harness.port moves them in a home with a port offset).
+PORTS = {"etcd": (2379, 2380, 2381), "kube-apiserver": (6443,), "kube-controller-manager": (10257,),
+         "kube-scheduler": (10259,), "kubelet": (10248, 10250), "kube-proxy": (10249, 10256), "coredns": (10181,)}
+CONTROL_PLANE = PROCESSES[:4]
 CONTAINERD_STATE = "/run/containerd"  # `state` in config/containerd.toml
 HERE = Path(__file__).resolve().parent
 
@@ -57,8 +70,16 @@ def _check_host(h: Harness) -> None:
                            + " ".join(p for p in PACKAGES.values() if p) + "; Go 1.26 and kubectl from their releases)")
 
 
+def control_plane_only(h: Harness) -> bool:
+    return h.port_offset != 0
+
+
 def build(h: Harness) -> None:
     _check_host(h)
+    if control_plane_only(h):
+        binaries.build_etcd(h)
+        binaries.build_kube(h)
+        return
     binaries.build_all(h)
     images.build(h)
 
@@ -70,7 +91,7 @@ def _config(h: Harness, name: str, **values: str) -> Path:
               "node_name": h.node_name, "domain": h.domain, "dns_ip": h.dns_ip, "pod_cidr": h.pod_cidr,
               "node_pod_cidr": h.node_pod_cidr, "service_cidr": h.service_cidr, "pause": images.PAUSE, **values}
     path = h.etc / name
-    pki.write(path, text.format(**fields))
+    pki.write(path, releases.fields(name, text.format(**fields), releases.recorded(h)))
     return path
 
 
@@ -97,18 +118,38 @@ def _host_settings(h: Harness) -> None:
             path.write_text(value)
 
 
+def _answers(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:`port` (connecting binds nothing)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(2)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def check_ports(h: Harness, names: tuple[str, ...]) -> None:
+    """HarnessError when a port one of `names` would listen on answers while this home's
+    process of that name does not run: another cluster (or program) holds it."""
+    taken = [f"{h.port(port)} ({name})" for name in names if not h.alive(name)
+             for port in PORTS.get(name, ()) if _answers(h.port(port))]
+    if taken:
+        raise HarnessError(f"ports in use, not by {h.home}'s processes: {', '.join(taken)}; another "
+                           "cluster runs here: stop it, or run this one beside it with `up --port-offset N` "
+                           "(its control plane only)")
+
+
 def _control_plane(h: Harness) -> None:
     bin_ = h.bin
+    check_ports(h, CONTROL_PLANE)
+    etcd = [f"http://127.0.0.1:{h.port(port)}" for port in PORTS["etcd"]]
     h.spawn("etcd", [str(bin_ / "etcd"), "--name", h.node_name, "--data-dir", str(h.data / "etcd"),
-                     "--listen-client-urls", "http://127.0.0.1:2379", "--advertise-client-urls", "http://127.0.0.1:2379",
-                     "--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
-                     "--initial-cluster", f"{h.node_name}=http://127.0.0.1:2380", "--listen-metrics-urls", "http://127.0.0.1:2381",
+                     "--listen-client-urls", etcd[0], "--advertise-client-urls", etcd[0],
+                     "--listen-peer-urls", etcd[1], "--initial-advertise-peer-urls", etcd[1],
+                     "--initial-cluster", f"{h.node_name}={etcd[1]}", "--listen-metrics-urls", etcd[2],
                      "--quota-backend-bytes", str(4 << 30), "--log-level", "warn"])
-    h.wait_for("etcd healthy", lambda: _http_ok("http://127.0.0.1:2381/health"), 60)
+    h.wait_for("etcd healthy", lambda: _http_ok(f"{etcd[2]}/health"), 60)
     p = h.pki
     h.spawn("kube-apiserver", [
-        str(bin_ / "kube-apiserver"), "--etcd-servers=http://127.0.0.1:2379", "--bind-address=0.0.0.0",
-        "--secure-port=6443", f"--advertise-address={h.node_ip}", f"--service-cluster-ip-range={h.service_cidr}",
+        str(bin_ / "kube-apiserver"), f"--etcd-servers={etcd[0]}", "--bind-address=0.0.0.0",
+        f"--secure-port={h.port(6443)}", f"--advertise-address={h.node_ip}", f"--service-cluster-ip-range={h.service_cidr}",
         f"--client-ca-file={p}/ca.crt", f"--tls-cert-file={p}/apiserver.crt", f"--tls-private-key-file={p}/apiserver.key",
         f"--kubelet-client-certificate={p}/apiserver-kubelet-client.crt",
         f"--kubelet-client-key={p}/apiserver-kubelet-client.key", f"--kubelet-certificate-authority={p}/ca.crt",
@@ -120,7 +161,7 @@ def _control_plane(h: Harness) -> None:
         "--requestheader-extra-headers-prefix=X-Remote-Extra-", f"--proxy-client-cert-file={p}/front-proxy-client.crt",
         f"--proxy-client-key-file={p}/front-proxy-client.key", "--enable-aggregator-routing=true",
         "--allow-privileged=true", "--profiling=false", "--event-ttl=1h", *features.flags(h, "kube-apiserver")])
-    h.wait_for("kube-apiserver ready", lambda: _https_ok(h, "https://127.0.0.1:6443/readyz"), 240)
+    h.wait_for("kube-apiserver ready", lambda: _https_ok(h, f"https://127.0.0.1:{h.port(6443)}/readyz"), 240)
     for name, extra in (("kube-controller-manager", [
             "--use-service-account-credentials=true", f"--service-account-private-key-file={p}/sa.key",
             f"--root-ca-file={p}/ca.crt", f"--cluster-signing-cert-file={p}/ca.crt", f"--cluster-signing-key-file={p}/ca.key",
@@ -129,10 +170,12 @@ def _control_plane(h: Harness) -> None:
             ("kube-scheduler", [])):
         kubeconfig = h.etc / f"{name}.kubeconfig"
         h.spawn(name, [str(bin_ / name), f"--kubeconfig={kubeconfig}", f"--authentication-kubeconfig={kubeconfig}",
-                       f"--authorization-kubeconfig={kubeconfig}", "--bind-address=127.0.0.1", "--leader-elect=false",
+                       f"--authorization-kubeconfig={kubeconfig}", "--bind-address=127.0.0.1",
+                       f"--secure-port={h.port(PORTS[name][0])}", "--leader-elect=false",
                        "--profiling=false", *extra, *features.flags(h, name)])
-    h.wait_for("kube-controller-manager healthy", lambda: _http_ok("https://127.0.0.1:10257/healthz", True), 120)
-    h.wait_for("kube-scheduler healthy", lambda: _http_ok("https://127.0.0.1:10259/healthz", True), 120)
+    for name in ("kube-controller-manager", "kube-scheduler"):
+        h.wait_for(f"{name} healthy", functools.partial(_http_ok, f"https://127.0.0.1:{h.port(PORTS[name][0])}/healthz",
+                                                        True), 120)
 
 
 def _containerd_answers() -> bool:
@@ -198,9 +241,13 @@ def _dns(h: Harness) -> None:
 
 def up(h: Harness) -> dict[str, str]:
     _check_host(h)
-    _host_settings(h)
     pki.make(h)
+    if control_plane_only(h):
+        _control_plane(h)
+        return {"MSGEN_TEST_KUBECONFIG": str(h.kubeconfig)}
+    _host_settings(h)
     _control_plane(h)
+    check_ports(h, ("kubelet", "kube-proxy", "coredns"))
     _containerd(h)
     _node(h)
     _dns(h)
@@ -225,6 +272,10 @@ def _remove_containers(h: Harness) -> None:
 
 
 def down(h: Harness) -> None:
+    if control_plane_only(h):  # the machine's containerd, mounts and node belong to another home
+        for name in reversed(CONTROL_PLANE):
+            h.stop(name)
+        return
     for name in reversed(PROCESSES):
         if name == "containerd":
             _remove_containers(h)
@@ -244,7 +295,7 @@ def down(h: Harness) -> None:
 
 def status(h: Harness) -> str:
     lines = []
-    for name in PROCESSES:
+    for name in CONTROL_PLANE if control_plane_only(h) else PROCESSES:
         pid = (h.run / f"{name}.pid").read_text().strip() if h.alive(name) else ""
         lines.append(f"{name}: {'running (pid ' + pid + ')' if pid else 'not running'}")
     if h.alive("kube-apiserver") and os.path.exists(h.kubeconfig):

@@ -49,7 +49,9 @@ def _write(path: Path, text: str) -> None:
     new.replace(path)
 
 
-def kubeconfig(h: Harness, path: Path, cert: str, user: str, server: str = "https://127.0.0.1:6443") -> None:
+def kubeconfig(h: Harness, path: Path, cert: str, user: str, server: str = "") -> None:
+    server = server or f"https://127.0.0.1:{h.port(6443)}"
+
     def data(name: str) -> str:
         return base64.b64encode((h.pki / name).read_bytes()).decode()
 
@@ -96,7 +98,7 @@ def make(h: Harness) -> None:
         kubeconfig(h, h.etc / f"{name}.kubeconfig", name, f"system:{name}")
     kubeconfig(h, h.etc / "kubelet.kubeconfig", "kubelet", f"system:node:{h.node_name}")
     # for the tests (and pods that reach the API server from outside the cluster's network)
-    kubeconfig(h, h.kubeconfig, "admin", "kubernetes-admin", f"https://{h.node_ip}:6443")
+    kubeconfig(h, h.kubeconfig, "admin", "kubernetes-admin", f"https://{h.node_ip}:{h.port(6443)}")
 
 
 write = _write
