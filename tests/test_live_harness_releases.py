@@ -251,3 +251,37 @@ def test_a_home_with_a_port_offset_stops_only_its_control_plane(tmp_path: Path) 
     recording = _Recording(h)
     node.down(h)
     assert recording.stopped == list(reversed(node.CONTROL_PLANE))
+
+
+def _argv_of_every_process(tmp_path: Path, release: str) -> dict[str, list[str]]:
+    """What the harness starts each Kubernetes process of `release` with (nothing started)."""
+    core, node = harness("core"), harness("node")
+    h = core.Harness(home=tmp_path, node_ip="192.0.2.7")
+    (h.etc / "kube-version").write_text(release + "\n")
+    recording = _Recording(h)
+    h.kubectl = lambda *args, input=None, check=True: ""
+    original = node._answers
+    node._answers = lambda port: False
+    try:
+        node._control_plane(h)
+        node._node(h)
+    finally:
+        node._answers = original
+    return recording.argv
+
+
+@pytest.mark.parametrize("release", _releases())
+def test_each_built_release_knows_every_flag_the_harness_gives_it(release: str, tmp_path: Path) -> None:
+    """Run against the release's own binary (`<home>/bin/kube <component> --help`), where
+    `tests/live/cluster up --kube-version` built it."""
+    binary = harness("releases").home(release) / "bin" / "kube"
+    if not binary.is_file():
+        pytest.skip(f"{binary} is not built (tests/live/cluster up --kube-version {release})")
+    for name, argv in _argv_of_every_process(tmp_path, release).items():
+        if name == "etcd":
+            continue
+        done = subprocess.run([str(binary), name, "--help"], capture_output=True, text=True, timeout=120)
+        known = set(re.findall(r"^\s+(?:-\w, )?(--[\w-]+)", done.stdout + done.stderr, re.M))
+        assert len(known) > 10, f"{name} --help: {done.stderr[-500:]}"
+        given = {arg.split("=", 1)[0] for arg in argv[1:] if arg.startswith("--")}
+        assert given <= known, f"{name} {release} does not know {sorted(given - known)}"

@@ -45,6 +45,8 @@ def main(argv: list[str]) -> int:
         return 1
     try:
         h = Harness(home=home(args.kube_version))
+        if h.home != releases.DEFAULT_HOME and (releases.DEFAULT_HOME / "images").is_dir():
+            h.images = releases.DEFAULT_HOME / "images"  # the images do not depend on the release: built once
         release = releases.choose(h, args.kube_version) if args.command == "up" else releases.recorded(h)
         if args.command == "up":
             chosen = [release.strip() for release in args.mindspore_version.split(",") if release.strip()]

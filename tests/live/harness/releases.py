@@ -32,8 +32,8 @@ REFUSED = {
             "kube-controller-manager and kube-proxy at v0.25.16, which the Go module proxy refuses (403)",
     "1.26": "k8s.io/kubernetes v1.26.15 needs k8s.io/controller-manager, kube-controller-manager and "
             "kube-proxy at v0.26.15, which the Go module proxy refuses (403)",
-    "1.27": "k8s.io/kubernetes v1.27.16's kubelet imports k8s.io/legacy-cloud-providers, of which "
-            "v0.27.16 does not exist (404)",
+    "1.27": "k8s.io/kubernetes v1.27.16's kubelet imports k8s.io/legacy-cloud-providers v0.27.16, whose "
+            "go.mod the checksum database does not know (404 through the proxy): it cannot be verified",
     "1.29": "k8s.io/kubernetes v1.29.6 needs k8s.io/endpointslice, kube-controller-manager and "
             "legacy-cloud-providers at v0.29.6, which the Go module proxy refuses (403)",
     "1.38": "k8s.io/kubernetes v1.38.0-beta.0 needs k8s.io/apiextensions-api and k8s.io/ktesting "
