@@ -275,7 +275,7 @@ def test_dynamic_workers_fail_only_their_own_index(target: str) -> None:
     assert spec["podFailurePolicy"]["rules"][1]["action"] == "FailIndex"
     objects, stderr = render(text, "--target", target, "--kube-version", "1.28")
     assert "backoffLimitPerIndex" not in worker_job_spec(objects, target)
-    assert "enableDynamicWorker needs Kubernetes 1.29 or newer" in stderr
+    assert "spec.enableDynamicWorker: needs Kubernetes 1.29 or newer" in stderr
     _, stderr = render(job("OnFailure", extra="  enableDynamicWorker: true\n"), "--target", target)
     assert "enableDynamicWorker needs the Worker restartPolicy Never or ExitCode" in stderr
 
