@@ -150,16 +150,18 @@ def test_the_build_of_a_release_uses_its_module_and_reports_its_version(tmp_path
     h = core.Harness(home=tmp_path, node_ip="192.0.2.7")
     release = next(r for r in _releases() if r != harness("releases").DEFAULT)
     (h.etc / "kube-version").write_text(release + "\n")
-    built: list[tuple[Path, list[str]]] = []
+    built: list[tuple[Path, list[str], tuple[str, ...]]] = []
 
-    def go_build(module: Path, package: str, out: Path, ldflags: tuple[str, ...] = ()) -> Path:
-        built.append((module, list(ldflags)))
+    def go_build(module: Path, package: str, out: Path, ldflags: tuple[str, ...] = (),
+                 tags: tuple[str, ...] = ()) -> Path:
+        built.append((module, list(ldflags), tuple(tags)))
         return out
 
     h.go_build = go_build
     binaries.build_kube(h)
-    [(module, flags)] = built
+    [(module, flags, tags)] = built
     assert module == GO / f"kube-{release}"
+    assert tags == (("providerless",) if harness("releases").minor(release) <= (1, 30) else ()), "no cloud SDKs"
     version = binaries.kube_version(release)
     assert f"-X k8s.io/component-base/version.gitVersion={version}" in flags
     assert f"-X k8s.io/component-base/version.gitMinor={release.split('.')[1]}" in flags

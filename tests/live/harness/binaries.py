@@ -46,7 +46,7 @@ def build_kube(h: Harness) -> Path:
     flags = [f"-X k8s.io/component-base/version.{key}={value}" for key, value in (
         ("gitVersion", version), ("gitMajor", major), ("gitMinor", minor), ("gitTreeState", "clean"),
         ("gitCommit", f"k8s.io/kubernetes@{version}"), ("buildDate", "1970-01-01T00:00:00Z"))]
-    out = h.go_build(releases.module_dir(release), ".", h.bin / "kube", flags)
+    out = h.go_build(releases.module_dir(release), ".", h.bin / "kube", flags, releases.build_tags(release))
     for name in KUBE_COMPONENTS:
         link = h.bin / name
         if not link.is_symlink():

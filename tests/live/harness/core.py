@@ -169,11 +169,13 @@ class Harness:
         (self.run / f"{name}.pid").unlink(missing_ok=True)
 
     # ---- builds -------------------------------------------------------------------------------
-    def go_build(self, module_dir: Path, package: str, out: Path, ldflags: Iterable[str] = ()) -> Path:
+    def go_build(self, module_dir: Path, package: str, out: Path, ldflags: Iterable[str] = (),
+                 tags: Iterable[str] = ()) -> Path:
         """`go build` of `package` in the pinned module `module_dir` to `out`, unless `out` was
         built from the same go.mod, go.sum, sources and flags (a stamp beside it says so)."""
         flags = ["-s", "-w", *ldflags]
-        digest = hashlib.sha256(f"{package}\0{' '.join(flags)}\0{go_version()}".encode())
+        tagged = ["-tags", ",".join(tags)] if tags else []
+        digest = hashlib.sha256(f"{package}\0{' '.join(flags)}\0{go_version()}{' '.join(tagged)}".encode())
         for path in sorted(module_dir.iterdir()):
             if path.is_file():
                 digest.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -184,7 +186,7 @@ class Harness:
         began = time.monotonic()
         env = {"GOFLAGS": "-trimpath -mod=readonly", "CGO_ENABLED": os.environ.get("CGO_ENABLED", "0"),
                "GOTOOLCHAIN": "local"}
-        self.sh(["nice", "-n", "5", "go", "build", "-ldflags", " ".join(flags), "-o", str(out) + ".new", package],
+        self.sh(["nice", "-n", "5", "go", "build", *tagged, "-ldflags", " ".join(flags), "-o", str(out) + ".new", package],
                 cwd=module_dir, env=env, log=f"build-{out.name}")
         os.replace(str(out) + ".new", out)
         stamp.write_text(digest.hexdigest())

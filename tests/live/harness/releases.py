@@ -48,6 +48,11 @@ FIELDS_SINCE: dict[str, dict[str, tuple[int, int]]] = {
     "kubelet.yaml": {"failCgroupV1": (1, 31)},
 }
 
+#: The last release with cloud providers in the tree: up to it the build leaves them out
+#: (`-tags providerless`, as Kubernetes' own build can), which saves compiling the cloud SDKs
+#: (a sixth of 1.28's packages) that a harness with no cloud never runs.
+LAST_WITH_CLOUD_PROVIDERS = (1, 30)
+
 _MINOR = re.compile(r"^1\.(\d+)\Z")
 
 
@@ -78,6 +83,10 @@ def check(release: str) -> str:
         return version
     why = f" ({REFUSED[version]})" if version in REFUSED else ""
     raise HarnessError(f"--kube-version {release}: not buildable here{why}; accepted: {', '.join(available())}")
+
+
+def build_tags(release: str) -> tuple[str, ...]:
+    return ("providerless",) if minor(release) <= LAST_WITH_CLOUD_PROVIDERS else ()
 
 
 def home(release: str) -> Path:
