@@ -45,18 +45,6 @@ def test_every_go_build_is_pinned(module: str) -> None:
     assert not re.search(r"=>\s*\.{0,2}/", text), f"{directory}/go.mod replaces a module with a local directory"
 
 
-def test_kubernetes_staging_modules_are_its_own_release() -> None:
-    """k8s.io/kubernetes v1.X.Y needs each staging module k8s.io/* at v0.X.Y, no other."""
-    text = (GO / "kube" / "go.mod").read_text()
-    version = harness("binaries").kube_version()
-    staging = f"v0.{version.split('.', 1)[1]}"
-    replaced = re.findall(r"^\s*(k8s\.io/[\w-]+) => (k8s\.io/[\w-]+) (v\S+)$", text, re.M)
-    assert len(replaced) > 20, "the staging modules' replace lines are missing"
-    assert [(a, v) for a, b, v in replaced if a != b or v != staging] == []
-    for module in ("k8s.io/api", "k8s.io/client-go", "k8s.io/kubelet", "k8s.io/kube-proxy", "k8s.io/apiserver"):
-        assert module in dict((a, b) for a, b, _ in replaced), module
-
-
 @pytest.mark.parametrize("name", ["containerd.toml", "kubelet.yaml", "kube-proxy.yaml", "kube-dns.yaml", "Corefile"])
 def test_configuration_templates_fill(name: str, tmp_path: Path) -> None:
     core, node = harness("core"), harness("node")

@@ -12,8 +12,16 @@
         [--node-resources cpu=,memory=,<device>=]  what each node advertises
         [--mindspore-version X,Y]          MindSpore images of those releases, on every node
         [--feature-gates A=true]           Kubernetes feature gates of the control plane (features.py)
+        [--kube-version X.Y]               another Kubernetes release, from a home of its own
+                                           (releases.py; `node`, `down` and `status` take it too)
+        [--port-offset N]                  that home's control plane only, its ports moved by N,
+                                           beside a cluster on the usual ports: no node, so no
+                                           --nodes above 1, --node-resources, --with or
+                                           --mindspore-version there
     tests/live/cluster node stop NAME      lose an extra node: its processes and containers
-                                           killed, no clean shutdown (node_runtime.lose)
+                                           killed, no clean shutdown (node_runtime.lose); the
+                                           extra nodes' network is held by one home at a time
+                                           (network.claim)
     tests/live/cluster node start NAME     bring it back, Ready
     tests/live/cluster down                stop what `up` started, remove its containers (and
                                            the extra nodes' namespaces, veths, routes, rules)

@@ -1,5 +1,6 @@
 """The core's Go builds: Kubernetes (one multi-call binary), etcd and CoreDNS, each from its
-pinned module directory under tests/live/go/. The versions are those the go.mod files pin.
+pinned module directory under tests/live/go/. The versions are those the go.mod files pin;
+Kubernetes' is the home's release (`releases.py`: `tests/live/go/kube` or `kube-X.Y`).
 
 Kubernetes' components report their version from variables its release build sets with
 `-ldflags -X`; a plain `go build` would report v0.0.0, and `msgen apply` reads the server's
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import releases
 from .core import GO_MODULES, Harness
 
 KUBE_COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy")
@@ -24,8 +26,8 @@ def pinned(module_dir: Path, module: str) -> str:
     return found.group(1)
 
 
-def kube_version() -> str:
-    return pinned(GO_MODULES / "kube", "k8s.io/kubernetes")
+def kube_version(release: str = releases.DEFAULT) -> str:
+    return pinned(releases.module_dir(release), "k8s.io/kubernetes")
 
 
 def etcd_version() -> str:
@@ -38,12 +40,13 @@ def coredns_version() -> str:
 
 def build_kube(h: Harness) -> Path:
     """bin/kube, and a link per component name (it dispatches on the name it is called by)."""
-    version = kube_version()
+    release = releases.recorded(h)
+    version = kube_version(release)
     major, minor = version.lstrip("v").split(".")[:2]
     flags = [f"-X k8s.io/component-base/version.{key}={value}" for key, value in (
         ("gitVersion", version), ("gitMajor", major), ("gitMinor", minor), ("gitTreeState", "clean"),
         ("gitCommit", f"k8s.io/kubernetes@{version}"), ("buildDate", "1970-01-01T00:00:00Z"))]
-    out = h.go_build(GO_MODULES / "kube", ".", h.bin / "kube", flags)
+    out = h.go_build(releases.module_dir(release), ".", h.bin / "kube", flags, releases.build_tags(release))
     for name in KUBE_COMPONENTS:
         link = h.bin / name
         if not link.is_symlink():

@@ -58,7 +58,15 @@ class Harness:
         self.kubeconfig = self.home / "kubeconfig"
         self.node_ip = node_ip or os.environ.get("MSGEN_HARNESS_NODE_IP") or default_ip()
         self.topology_file = self.etc / "topology.json"
+        offset = self.etc / "port-offset"
+        #: Added to every port the control plane listens on (`up --port-offset`): a cluster of
+        #: another release beside the one on the usual ports, its control plane only.
+        self.port_offset = int(offset.read_text()) if offset.exists() else 0
         self.started = time.monotonic()
+
+    def port(self, usual: int) -> int:
+        """Where the process that usually listens on `usual` listens in this home."""
+        return usual + self.port_offset
 
     # ---- nodes --------------------------------------------------------------------------------
     def nodes(self, count: int | None = None) -> list[topology.Node]:
@@ -187,11 +195,13 @@ class Harness:
         (self.run / f"{name}.pid").unlink(missing_ok=True)
 
     # ---- builds -------------------------------------------------------------------------------
-    def go_build(self, module_dir: Path, package: str, out: Path, ldflags: Iterable[str] = ()) -> Path:
+    def go_build(self, module_dir: Path, package: str, out: Path, ldflags: Iterable[str] = (),
+                 tags: Iterable[str] = ()) -> Path:
         """`go build` of `package` in the pinned module `module_dir` to `out`, unless `out` was
         built from the same go.mod, go.sum, sources and flags (a stamp beside it says so)."""
         flags = ["-s", "-w", *ldflags]
-        digest = hashlib.sha256(f"{package}\0{' '.join(flags)}\0{go_version()}".encode())
+        tagged = ["-tags", ",".join(tags)] if tags else []
+        digest = hashlib.sha256(f"{package}\0{' '.join(flags)}\0{go_version()}{' '.join(tagged)}".encode())
         for path in sorted(module_dir.iterdir()):
             if path.is_file():
                 digest.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -202,7 +212,7 @@ class Harness:
         began = time.monotonic()
         env = {"GOFLAGS": "-trimpath -mod=readonly", "CGO_ENABLED": os.environ.get("CGO_ENABLED", "0"),
                "GOTOOLCHAIN": "local"}
-        self.sh(["nice", "-n", "5", "go", "build", "-ldflags", " ".join(flags), "-o", str(out) + ".new", package],
+        self.sh(["nice", "-n", "5", "go", "build", *tagged, "-ldflags", " ".join(flags), "-o", str(out) + ".new", package],
                 cwd=module_dir, env=env, log=f"build-{out.name}")
         os.replace(str(out) + ".new", out)
         stamp.write_text(digest.hexdigest())

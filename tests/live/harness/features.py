@@ -21,6 +21,9 @@ from typing import Any
 COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 #: gate → the API versions it serves that are off by default (turned on with the gate).
 APIS = {"GenericWorkload": ("scheduling.k8s.io/v1beta1",)}
+#: gate → the first release that serves those API versions: an older release's API server
+#: would refuse the gate or the --runtime-config, so `up` refuses them first.
+SINCE = {"GenericWorkload": (1, 37)}
 _GATES = re.compile(r"^([A-Z][A-Za-z0-9]*=(true|false))(,[A-Z][A-Za-z0-9]*=(true|false))*\Z")
 
 
@@ -53,17 +56,20 @@ def flags(h: Any, component: str) -> list[str]:
     return out
 
 
-def choose(h: Any, args: argparse.Namespace) -> None:
+def choose(h: Any, args: argparse.Namespace, release: str = "") -> None:
     """Keep `--feature-gates` when given, and stop the processes that run with other flags, so
-    that `up` starts them with these."""
+    that `up` starts them with these. A gate turned on below the release that serves its APIs
+    (`release` is the home's Kubernetes X.Y) is refused, and so is one kept from before."""
     from .core import HarnessError
 
     gates = args.feature_gates
     if gates is None:
+        _served(chosen(h), release, "the home's feature gates (etc/feature-gates)")
         return
     gates = gates.strip()
     if gates and not _GATES.match(gates):
         raise HarnessError(f"--feature-gates {gates!r}: accepted: Name=true|false, comma-separated")
+    _served(gates, release, f"--feature-gates {gates}")
     _file(h).parent.mkdir(parents=True, exist_ok=True)
     _file(h).write_text(gates + "\n" if gates else "")
     for component in COMPONENTS:
@@ -72,6 +78,18 @@ def choose(h: Any, args: argparse.Namespace) -> None:
             h.log(f"{component} runs with {running or 'no feature gates'}: restarting it with "
                   f"{flags(h, component) or 'none'}")
             h.stop(component)
+
+
+def _served(gates: str, release: str, what: str) -> None:
+    from .core import HarnessError
+
+    if not gates or not release:
+        return
+    minor = tuple(int(part) for part in release.split("."))
+    early = [f"{name} (from {'.'.join(map(str, SINCE[name]))})" for name, value in (g.split("=") for g in gates.split(","))
+             if value == "true" and name in SINCE and minor < SINCE[name]]
+    if early:
+        raise HarnessError(f"{what}: Kubernetes {release} does not serve {', '.join(early)}")
 
 
 def _running_flags(h: Any, component: str) -> list[str] | None:

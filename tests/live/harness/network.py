@@ -6,6 +6,11 @@ end of the veth (10.99.0.1, on every host end); the host routes the node's addre
 into its veth. Traffic between nodes passes the host's FORWARD chain once, where the chain
 `MSGEN-HARNESS` accepts it (also on a machine whose FORWARD policy drops). Every step checks
 before it adds, so `up` twice changes nothing.
+
+All of it is the machine's, named by the node's index and not by the harness home: the nodes
+of two homes (`up --kube-version`) would be the same namespaces, veths, addresses and routes.
+So one home at a time holds it (`claim`, in `OWNER`): another home's `up --nodes N` is refused
+while it does, and its `down` or `up --nodes 1` leaves it alone.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from .core import Harness
+from . import topology
+from .core import Harness, HarnessError
 from .topology import HOST_ADDRESS, NODE_NETWORK, Node
 
 CHAIN = "MSGEN-HARNESS"
@@ -24,8 +30,55 @@ NODE_SYSCTLS = {"net/ipv4/ip_forward": "1", "net/bridge/bridge-nf-call-iptables"
                 "net/bridge/bridge-nf-call-ip6tables": "1", "net/ipv4/conf/all/rp_filter": "0"}
 
 
+NETNS = Path("/run/netns")
+#: The home whose extra nodes hold the machine's node network (in /run: gone with a reboot, as
+#: the namespaces are).
+OWNER = topology.RUN_ROOT / "extra-nodes-home"
+
+
 def netns_path(node: Node) -> Path:
-    return Path("/run/netns") / str(node.netns)
+    return NETNS / str(node.netns)
+
+
+def holder() -> str | None:
+    """The home that holds the extra nodes' network, None when none says it does."""
+    try:
+        return OWNER.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def held_elsewhere(h: Harness) -> None:
+    """HarnessError when another home holds the extra nodes' network (before `up` starts any)."""
+    other = holder()
+    if other is not None and other != str(h.home):
+        raise HarnessError(f"the extra nodes' network (namespaces {topology.FIRST}-<i>, their addresses and routes) "
+                           f"is held by the cluster of {other}: `down` it first (with its --kube-version, or "
+                           "MSGEN_HARNESS_HOME), or run this one with --nodes 1")
+
+
+def claim(h: Harness) -> None:
+    """This home holds the extra nodes' network from now on."""
+    held_elsewhere(h)
+    OWNER.parent.mkdir(parents=True, exist_ok=True)
+    OWNER.write_text(f"{h.home}\n")
+
+
+def holds(h: Harness) -> bool:
+    """Whether this home may change the extra nodes' network: it holds it, or none does and
+    either no node namespace is there or this home started extra nodes (before homes claimed
+    the network, only the default home could)."""
+    other = holder()
+    if other is not None:
+        return other == str(h.home)
+    there = NETNS.is_dir() and any(NETNS.glob(f"{topology.FIRST}-*"))
+    return not there or topology.load(h.topology_file).count > 1
+
+
+def release(h: Harness) -> None:
+    """This home's extra nodes are gone: the network is nobody's."""
+    if holder() == str(h.home):
+        OWNER.unlink(missing_ok=True)
 
 
 def in_node(node: Node, argv: list[str]) -> list[str]:

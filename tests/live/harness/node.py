@@ -15,17 +15,30 @@ What these machines need (learnt on them; see docs/development.md):
 CoreDNS runs on the host (its `kubernetes` plugin reading the API as admin), listening on the
 node IP; the usual `kube-system/kube-dns` Service (10.96.0.10) points to it through an
 EndpointSlice of ours.
+
+A home with a port offset (`up --port-offset N`, `Harness.port`) runs etcd and the control
+plane only, every port moved up by N, beside a cluster on the usual ports: containerd's socket,
+the CNI configuration, kube-proxy's iptables rules and the kubelet's cgroups are one per
+machine, so that home has no node: neither node 1 nor extra ones, whose namespace, veth,
+address, pod CIDR, cgroup root and the host's FORWARD chain are the machine's too, named by
+the node's index (`up --nodes N` there is refused). Its pods stay Pending; what needs no
+kubelet runs. Before a process starts, the ports it will listen on must be free: a port
+another cluster answers on is refused, never shared (an API server of one release on
+another's etcd would corrupt it). An extra node's kubelet and kube-proxy listen on its own
+address in its own namespace: no port of the host's.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import socket
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from . import binaries, features, images, network, node_runtime, pki, topology
+from . import binaries, features, images, network, node_runtime, pki, releases, topology
 from .core import Harness, HarnessError, have
 from .topology import Node
 
@@ -35,6 +48,10 @@ PACKAGES = {"containerd": "containerd", "runc": "runc", "iptables": "iptables", 
 #: In start order; `down` stops them in the reverse order.
 PROCESSES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "containerd", "kubelet",
              "kube-proxy", "coredns")
+#: The usual ports of each process (Harness.port moves them in a home with a port offset).
+PORTS = {"etcd": (2379, 2380, 2381), "kube-apiserver": (6443,), "kube-controller-manager": (10257,),
+         "kube-scheduler": (10259,), "kubelet": (10248, 10250), "kube-proxy": (10249, 10256), "coredns": (10181,)}
+CONTROL_PLANE = PROCESSES[:4]
 CONTAINERD_STATE = "/run/containerd"  # `state` in config/containerd.toml
 HERE = Path(__file__).resolve().parent
 
@@ -59,8 +76,16 @@ def _check_host(h: Harness) -> None:
                            + " ".join(p for p in PACKAGES.values() if p) + "; Go 1.26 and kubectl from their releases)")
 
 
+def control_plane_only(h: Harness) -> bool:
+    return h.port_offset != 0
+
+
 def build(h: Harness) -> None:
     _check_host(h)
+    if control_plane_only(h):
+        binaries.build_etcd(h)
+        binaries.build_kube(h)
+        return
     binaries.build_all(h)
     images.build(h)
 
@@ -83,7 +108,7 @@ def _config(h: Harness, name: str, node: Node | None = None, **values: str) -> P
               "kube_proxy_kubeconfig": str((node.etc if node.extra else h.etc) / "kube-proxy.kubeconfig"), **values}
     path = (node.etc if node.extra else h.etc) / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    pki.write(path, text.format(**fields))
+    pki.write(path, releases.fields(name, text.format(**fields), releases.recorded(h)))
     return path
 
 
@@ -122,18 +147,38 @@ def _host_settings(h: Harness) -> None:
             path.write_text(value)
 
 
+def _answers(port: int) -> bool:
+    """Whether something listens on 127.0.0.1:`port` (connecting binds nothing)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(2)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def check_ports(h: Harness, names: tuple[str, ...]) -> None:
+    """HarnessError when a port one of `names` would listen on answers while this home's
+    process of that name does not run: another cluster (or program) holds it."""
+    taken = [f"{h.port(port)} ({name})" for name in names if not h.alive(name)
+             for port in PORTS.get(name, ()) if _answers(h.port(port))]
+    if taken:
+        raise HarnessError(f"ports in use, not by {h.home}'s processes: {', '.join(taken)}; another "
+                           "cluster runs here: stop it, or run this one beside it with `up --port-offset N` "
+                           "(its control plane only)")
+
+
 def _control_plane(h: Harness) -> None:
     bin_ = h.bin
+    check_ports(h, CONTROL_PLANE)
+    etcd = [f"http://127.0.0.1:{h.port(port)}" for port in PORTS["etcd"]]
     h.spawn("etcd", [str(bin_ / "etcd"), "--name", h.node_name, "--data-dir", str(h.data / "etcd"),
-                     "--listen-client-urls", "http://127.0.0.1:2379", "--advertise-client-urls", "http://127.0.0.1:2379",
-                     "--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
-                     "--initial-cluster", f"{h.node_name}=http://127.0.0.1:2380", "--listen-metrics-urls", "http://127.0.0.1:2381",
+                     "--listen-client-urls", etcd[0], "--advertise-client-urls", etcd[0],
+                     "--listen-peer-urls", etcd[1], "--initial-advertise-peer-urls", etcd[1],
+                     "--initial-cluster", f"{h.node_name}={etcd[1]}", "--listen-metrics-urls", etcd[2],
                      "--quota-backend-bytes", str(4 << 30), "--log-level", "warn"])
-    h.wait_for("etcd healthy", lambda: _http_ok("http://127.0.0.1:2381/health"), 60)
+    h.wait_for("etcd healthy", lambda: _http_ok(f"{etcd[2]}/health"), 60)
     p = h.pki
     h.spawn("kube-apiserver", [
-        str(bin_ / "kube-apiserver"), "--etcd-servers=http://127.0.0.1:2379", "--bind-address=0.0.0.0",
-        "--secure-port=6443", f"--advertise-address={h.node_ip}", f"--service-cluster-ip-range={h.service_cidr}",
+        str(bin_ / "kube-apiserver"), f"--etcd-servers={etcd[0]}", "--bind-address=0.0.0.0",
+        f"--secure-port={h.port(6443)}", f"--advertise-address={h.node_ip}", f"--service-cluster-ip-range={h.service_cidr}",
         f"--client-ca-file={p}/ca.crt", f"--tls-cert-file={p}/apiserver.crt", f"--tls-private-key-file={p}/apiserver.key",
         f"--kubelet-client-certificate={p}/apiserver-kubelet-client.crt",
         f"--kubelet-client-key={p}/apiserver-kubelet-client.key", f"--kubelet-certificate-authority={p}/ca.crt",
@@ -145,7 +190,7 @@ def _control_plane(h: Harness) -> None:
         "--requestheader-extra-headers-prefix=X-Remote-Extra-", f"--proxy-client-cert-file={p}/front-proxy-client.crt",
         f"--proxy-client-key-file={p}/front-proxy-client.key", "--enable-aggregator-routing=true",
         "--allow-privileged=true", "--profiling=false", "--event-ttl=1h", *features.flags(h, "kube-apiserver")])
-    h.wait_for("kube-apiserver ready", lambda: _https_ok(h, "https://127.0.0.1:6443/readyz"), 240)
+    h.wait_for("kube-apiserver ready", lambda: _https_ok(h, f"https://127.0.0.1:{h.port(6443)}/readyz"), 240)
     for name, extra in (("kube-controller-manager", [
             "--use-service-account-credentials=true", f"--service-account-private-key-file={p}/sa.key",
             f"--root-ca-file={p}/ca.crt", f"--cluster-signing-cert-file={p}/ca.crt", f"--cluster-signing-key-file={p}/ca.key",
@@ -154,10 +199,12 @@ def _control_plane(h: Harness) -> None:
             ("kube-scheduler", [])):
         kubeconfig = h.etc / f"{name}.kubeconfig"
         h.spawn(name, [str(bin_ / name), f"--kubeconfig={kubeconfig}", f"--authentication-kubeconfig={kubeconfig}",
-                       f"--authorization-kubeconfig={kubeconfig}", "--bind-address=127.0.0.1", "--leader-elect=false",
+                       f"--authorization-kubeconfig={kubeconfig}", "--bind-address=127.0.0.1",
+                       f"--secure-port={h.port(PORTS[name][0])}", "--leader-elect=false",
                        "--profiling=false", *extra, *features.flags(h, name)])
-    h.wait_for("kube-controller-manager healthy", lambda: _http_ok("https://127.0.0.1:10257/healthz", True), 120)
-    h.wait_for("kube-scheduler healthy", lambda: _http_ok("https://127.0.0.1:10259/healthz", True), 120)
+    for name in ("kube-controller-manager", "kube-scheduler"):
+        h.wait_for(f"{name} healthy", functools.partial(_http_ok, f"https://127.0.0.1:{h.port(PORTS[name][0])}/healthz",
+                                                        True), 120)
 
 
 def _dns(h: Harness) -> None:
@@ -175,21 +222,32 @@ def up(h: Harness, count: int | None = None, resources: dict[str, str] | None = 
     """The control plane, `count` nodes (default: as many as `up` last started, one at first)
     with `resources` each (default: as last time), CoreDNS and msgen's images."""
     _check_host(h)
+    if control_plane_only(h):
+        pki.make(h)
+        _control_plane(h)
+        return {"MSGEN_TEST_KUBECONFIG": str(h.kubeconfig)}
     _host_settings(h)
     before = topology.load(h.topology_file)
     wanted = topology.Topology(before.count if count is None else count,
                                before.resources if resources is None else resources)
     nodes = h.nodes(wanted.count)
     topology.system_reserved(wanted.resources, os.cpu_count() or 1, _memory_total())  # fails before anything starts
+    if wanted.count > 1:
+        network.held_elsewhere(h)
     pki.make(h)
     _control_plane(h)
-    for gone in h.nodes(max(before.count, wanted.count))[wanted.count:]:
-        remove_node(h, gone)
-    h.topology_file.write_text(wanted.to_json())
+    check_ports(h, ("kubelet", "kube-proxy", "coredns"))  # node 1's (an extra node's are in its namespace)
     if wanted.count > 1:
-        network.host_rules(h)
-    else:
-        network.remove_host_rules(h)
+        network.claim(h)  # the control plane runs on the usual ports: no other home's runs
+    if network.holds(h):  # else the nodes' namespaces and the host's rules are another home's
+        for gone in h.nodes(max(before.count, wanted.count))[wanted.count:]:
+            remove_node(h, gone)
+        if wanted.count > 1:
+            network.host_rules(h)
+        else:
+            network.remove_host_rules(h)
+            network.release(h)
+    h.topology_file.write_text(wanted.to_json())
     for node in nodes[1:]:  # one openssl at a time: they share the CA's serial file
         pki.node_certificates(h, node)
     started = time.monotonic()
@@ -222,7 +280,7 @@ def remove_node(h: Harness, node: Node) -> None:
     """An extra node gone for good: its processes, state and network, and its Node object
     (its pods with it) when the API server answers."""
     node_runtime.remove(h, node)
-    if _https_ok(h, "https://127.0.0.1:6443/readyz"):
+    if _https_ok(h, f"https://127.0.0.1:{h.port(6443)}/readyz"):
         h.kubectl("delete", "node", node.name, "--ignore-not-found", "--wait=false")
 
 
@@ -239,6 +297,8 @@ def start_node(h: Harness, name: str) -> None:
 
 
 def _extra_node(h: Harness, name: str) -> Node:
+    if control_plane_only(h):
+        raise HarnessError(f"{h.home} runs a control plane only (port offset {h.port_offset}): it has no {name}")
     try:
         index = topology.index_of(name)
     except ValueError as error:
@@ -249,14 +309,22 @@ def _extra_node(h: Harness, name: str) -> Node:
                            f"stop an extra node ({', '.join(n.name for n in nodes[1:]) or 'none: up --nodes N'})")
     if index > len(nodes):
         raise HarnessError(f"no node {name}: the cluster has {len(nodes)} (tests/live/cluster up --nodes N)")
+    if not network.holds(h):
+        raise HarnessError(f"{name} is another home's: the cluster of {network.holder()} holds the extra nodes")
     return nodes[index - 1]
 
 
 def down(h: Harness) -> None:
+    if control_plane_only(h):  # the machine's containerd, mounts and node belong to another home
+        for name in reversed(CONTROL_PLANE):
+            h.stop(name)
+        return
     nodes = h.nodes()
-    for node in reversed(nodes[1:]):
-        remove_node(h, node)
-    network.remove_host_rules(h)
+    if network.holds(h):  # else the nodes' namespaces and the host's rules are another home's
+        for node in reversed(nodes[1:]):
+            remove_node(h, node)
+        network.remove_host_rules(h)
+        network.release(h)
     first = nodes[0]
     for name in reversed(PROCESSES):
         if name == "containerd" and h.alive("containerd"):
@@ -276,9 +344,9 @@ def down(h: Harness) -> None:
 
 
 def status(h: Harness) -> str:
-    nodes = h.nodes()
+    nodes = h.nodes(1) if control_plane_only(h) else h.nodes()
     lines = []
-    for name in PROCESSES:
+    for name in CONTROL_PLANE if control_plane_only(h) else PROCESSES:
         pid = (h.run / f"{name}.pid").read_text().strip() if h.alive(name) else ""
         lines.append(f"{name}: {'running (pid ' + pid + ')' if pid else 'not running'}")
     for node in nodes[1:]:

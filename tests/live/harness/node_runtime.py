@@ -66,8 +66,7 @@ def start(h: Harness, node: Node, config: ConfigWriter, resources: dict[str, str
         share_content(h.nodes(1)[0], node)
     _kubelet(h, node, config)
     proxy = node.process("kube-proxy")
-    h.spawn(proxy, [str(h.bin / "kube-proxy"), f"--config={config(h, 'kube-proxy.yaml', node=node)}"],
-            netns=network.netns_path(node) if node.extra else None)
+    h.spawn(proxy, kube_proxy_argv(h, node, config), netns=network.netns_path(node) if node.extra else None)
     h.wait_for(f"{proxy} healthy", lambda: http_ok(f"http://{node.bind}:10256/healthz"), 60)
     h.wait_for(f"node {node.name} Ready", lambda: ready(h, node.name), 180)
     patch_devices(h, node, resources)
@@ -117,15 +116,25 @@ def share_content(first: Node, node: Node) -> int:
     return saved
 
 
+def kubelet_argv(h: Harness, node: Node, config: ConfigWriter) -> list[str]:
+    """The node's kubelet command line (its configuration written); the flags every release
+    the harness builds knows (tests/test_live_harness_releases.py)."""
+    path = config(h, "kubelet.yaml", node=node)
+    kubeconfig = h.etc / "kubelet.kubeconfig" if not node.extra else node.etc / "kubelet.kubeconfig"
+    return [str(h.bin / "kubelet"), f"--config={path}", f"--kubeconfig={kubeconfig}",
+            f"--hostname-override={node.name}", f"--node-ip={node.ip}", f"--root-dir={node.kubelet_dir}",
+            f"--cert-dir={node.kubelet_dir}/pki", "-v=1"]
+
+
+def kube_proxy_argv(h: Harness, node: Node, config: ConfigWriter) -> list[str]:
+    return [str(h.bin / "kube-proxy"), f"--config={config(h, 'kube-proxy.yaml', node=node)}"]
+
+
 def _kubelet(h: Harness, node: Node, config: ConfigWriter) -> None:
     node.kubelet_dir.mkdir(parents=True, exist_ok=True)
     node.pod_logs_dir.mkdir(parents=True, exist_ok=True)
-    path = config(h, "kubelet.yaml", node=node)
-    kubeconfig = h.etc / "kubelet.kubeconfig" if not node.extra else node.etc / "kubelet.kubeconfig"
     name = node.process("kubelet")
-    h.spawn(name, [str(h.bin / "kubelet"), f"--config={path}", f"--kubeconfig={kubeconfig}",
-                   f"--hostname-override={node.name}", f"--node-ip={node.ip}", f"--root-dir={node.kubelet_dir}",
-                   f"--cert-dir={node.kubelet_dir}/pki", "-v=1"], netns=network.netns_path(node) if node.extra else None)
+    h.spawn(name, kubelet_argv(h, node, config), netns=network.netns_path(node) if node.extra else None)
     h.wait_for(f"{name} healthy", lambda: http_ok(f"http://{node.bind}:10248/healthz"), 120)
     h.wait_for(f"node {node.name} registered", lambda: h.kubectl("get", "node", node.name, "-o", "name"), 120)
 

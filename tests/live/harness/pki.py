@@ -50,7 +50,9 @@ def _write(path: Path, text: str) -> None:
     new.replace(path)
 
 
-def kubeconfig(h: Harness, path: Path, cert: str, user: str, server: str = "https://127.0.0.1:6443") -> None:
+def kubeconfig(h: Harness, path: Path, cert: str, user: str, server: str = "") -> None:
+    server = server or f"https://127.0.0.1:{h.port(6443)}"
+
     def data(name: str) -> str:
         return base64.b64encode((h.pki / name).read_bytes()).decode()
 
@@ -97,7 +99,7 @@ def make(h: Harness) -> None:
         kubeconfig(h, h.etc / f"{name}.kubeconfig", name, f"system:{name}")
     kubeconfig(h, h.etc / "kubelet.kubeconfig", "kubelet", f"system:node:{h.node_name}")
     # for the tests (and pods that reach the API server from outside the cluster's network)
-    kubeconfig(h, h.kubeconfig, "admin", "kubernetes-admin", f"https://{h.node_ip}:6443")
+    kubeconfig(h, h.kubeconfig, "admin", "kubernetes-admin", f"https://{h.node_ip}:{h.port(6443)}")
 
 
 def node_certificates(h: Harness, node: Node) -> None:
@@ -108,7 +110,7 @@ def node_certificates(h: Harness, node: Node) -> None:
     _cert(h, f"kubelet-serving-{node.name}", f"/O=system:nodes/CN=system:node:{node.name}", "serverAuth",
           f"DNS:{node.name},IP:{node.ip}")
     node.etc.mkdir(parents=True, exist_ok=True)
-    server = f"https://{h.node_ip}:6443"
+    server = f"https://{h.node_ip}:{h.port(6443)}"
     kubeconfig(h, node.etc / "kubelet.kubeconfig", f"kubelet-{node.name}", f"system:node:{node.name}", server)
     kubeconfig(h, node.etc / "kube-proxy.kubeconfig", "kube-proxy", "system:kube-proxy", server)
 
