@@ -31,7 +31,7 @@ def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatu
     else what they show, of `read_from` when given: the objects a pass is deleting too, whose
     record moves to what is left, as it was); returns the phase announced (an Event sent),
     None when the phase did not change. An end also goes on each Job cleanPodPolicy stops
-    (`actions.stopped_at_end`: stopped already, or suspended by this pass's actions):
+    (`actions.stopped_at_end`: stopped already, or one `actions.due` suspends at the end):
     Kubernetes' TTL deletes the finished holder without a pass seeing it go, and the stopped
     Job, which is not finished, is what is left to read the end from."""
     objects = [*workloads, *(services or [])]
