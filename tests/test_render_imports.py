@@ -240,7 +240,10 @@ import gc, json, os, sys
 entry, out = sys.argv[1], sys.argv[2]
 late = []
 def while_loading(phase, info):
-    if phase == "start" and entry in sys.modules and gc.get_freeze_count() == 0:
+    # from the moment the entry module has defined `main` (it turns the collector off first
+    # thing): while the module itself executes, a collection may still start, before anything
+    # of msgen's loads
+    if phase == "start" and hasattr(sys.modules.get(entry), "main") and gc.get_freeze_count() == 0:
         late.append(info["generation"])
 gc.callbacks.append(while_loading)
 real_exit = os._exit
