@@ -34,6 +34,8 @@ RESOURCES = {
     "Job": (None, "jobs"),  # batch/v1 or batch.volcano.sh/v1alpha1, from apiVersion
     "StatefulSet": ("/apis/apps/v1", "statefulsets"),
     "JobSet": ("/apis/jobset.x-k8s.io/v1alpha2", "jobsets"),
+    "TrainJob": ("/apis/trainer.kubeflow.org/v1alpha1", "trainjobs"),
+    "TrainingRuntime": ("/apis/trainer.kubeflow.org/v1alpha1", "trainingruntimes"),
     "PodGroup": (None, "podgroups"),  # Volcano's, scheduler-plugins' or Kubernetes' own
     "Workload": (None, "workloads"),
     "Namespace": ("/api/v1", "namespaces"),

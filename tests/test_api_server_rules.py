@@ -193,7 +193,17 @@ def test_crd_targets_refuse_the_duplicates_their_list_maps_refuse(
 
 
 @pytest.mark.parametrize("target", ["jobset", "volcano"])
-@pytest.mark.parametrize("value", ["2.5", "9223372036854775808"])
+@pytest.mark.parametrize("value", ["1e3", "1000.0", "-0.0", "9007199254740991.0"])
+def test_crd_targets_take_a_whole_number_written_as_a_float_as_an_integer(target: str, value: str) -> None:
+    """The API server's schema check takes a float that is a whole JSON integer for an integer
+    (a Volcano Job with `cpu: 1000.0` was accepted by Kubernetes 1.30's API server)."""
+    text = job(container=f"resources: {{limits: {{memory: {value}}}}}")
+    run = msgen("render", "--target", target, "-", input=text)
+    assert run.exit_code == 0, run.stderr
+
+
+@pytest.mark.parametrize("target", ["jobset", "volcano"])
+@pytest.mark.parametrize("value", ["2.5", "9223372036854775808", "9007199254740992.0"])
 def test_crd_targets_take_quantities_as_integers_or_strings(target: str, value: str) -> None:
     text = job(container=f"resources: {{limits: {{memory: {value}}}}}")
     assert msgen("render", "-", input=text).exit_code == 0  # a Job reads the number
@@ -262,6 +272,15 @@ def test_values_msgen_writes_into_its_own_objects_fit_them(
 ) -> None:
     err = refused(job(run=run), *args)
     assert f"error: {path}: " in err and fragment in err, err
+
+
+@pytest.mark.parametrize("args", [("-t", "volcano"), ("--gang-scheduler", "volcano"), ("-t", "pod")])
+def test_an_empty_priority_class_or_queue_is_not_set(args: tuple[str, ...]) -> None:
+    """The operators' Go types read `priorityClass: ''` and `queue: ''` as fields not set
+    (omitempty), and the API server takes an empty priorityClassName for none."""
+    run = msgen("render", *args, "-", input=job(run="runPolicy: {schedulingPolicy: {priorityClass: '', queue: ''}}"))
+    assert run.exit_code == 0, run.stderr
+    assert "priorityClassName" not in run.stdout and "queue:" not in run.stdout, run.stdout
 
 
 def test_a_scheduler_port_named_twice_would_list_it_twice_in_the_service() -> None:

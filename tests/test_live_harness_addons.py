@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from .conftest import ROOT
 sys.path.insert(0, str(ROOT / "tests" / "live"))
 addons = importlib.import_module("harness.addons")
 volcano = importlib.import_module("harness.components.volcano")
+releases = importlib.import_module("harness.releases")
 
 COMPONENTS = ["jobset", "kueue", "volcano", "trainer", "kwok", "argocd"]
 STREAM = """# a comment before the first document
@@ -82,13 +84,29 @@ def test_a_host_service_leads_each_named_port_to_the_node() -> None:
     assert [(p["name"], p["port"]) for p in endpoints["ports"]] == [("webhook", 19445), ("status", 18447)]
 
 
+def test_a_host_service_has_v1_endpoints_for_a_release_whose_api_server_reads_them() -> None:
+    """Kubernetes 1.30's API server found no webhook behind a Service with an EndpointSlice
+    alone ('endpoints "volcano-admission-service" not found'); 1.34 on read the slices."""
+    assert releases.resolves_services_by_endpoints("1.30") and releases.resolves_services_by_endpoints("1.33")
+    assert not releases.resolves_services_by_endpoints("1.34") and not releases.resolves_services_by_endpoints("1.37")
+    *_, endpoints = (json.loads(d) for d in addons.host_service(
+        "hook", "ns", "192.0.2.7", {"webhook": (443, 19445)}, endpoints=True))
+    assert (endpoints["kind"], endpoints["metadata"]["name"]) == ("Endpoints", "hook")
+    assert endpoints["metadata"]["labels"] == {"endpointslice.kubernetes.io/skip-mirror": "true"}
+    assert endpoints["subsets"] == [{"addresses": [{"ip": "192.0.2.7"}],
+                                     "ports": [{"name": "webhook", "port": 19445, "protocol": "TCP"}]}]
+
+
 class _RecordingHarness:
     """The parts of the harness `install_with_host_webhook` uses, recording what it applies."""
 
     node_ip = "192.0.2.7"
 
-    def __init__(self) -> None:
+    def __init__(self, release: str | None = None) -> None:
         self.applied: list[list[tuple[str, str]]] = []
+        self.etc = Path(tempfile.mkdtemp())
+        if release is not None:
+            (self.etc / "kube-version").write_text(release)
 
     def kubectl(self, *args: str, input: str = "") -> str:
         if args[0] == "apply":
@@ -115,6 +133,10 @@ def test_a_release_is_applied_namespaces_and_crds_first_then_with_its_webhook_le
     assert first == [("CustomResourceDefinition", "jobs.example.org"), ("Namespace", "example-system")]
     assert second == [("ConfigMap", "settings"), ("CustomResourceDefinition", "jobs.example.org"),
                       ("Namespace", "example-system"), ("Service", "hook"), ("EndpointSlice", "hook-host")]
+    older = _RecordingHarness("1.30")
+    addons.install_with_host_webhook(older, docs, ("jobs.example.org",), "hook", "example-system",
+                                     {"https": (443, 19443)})
+    assert older.applied[1][-3:] == [("Service", "hook"), ("EndpointSlice", "hook-host"), ("Endpoints", "hook")]
 
 
 @pytest.mark.parametrize("component", ["jobset", "kueue", "trainer"])

@@ -270,3 +270,39 @@ def test_a_watch_the_server_answers_again_is_current_before_any_event(monkeypatc
     finally:
         watching.stop()
         release.set()
+
+
+class _Watched(threading.Event):
+    """An Event that records what the informer says (problem, served, refused) each time it
+    wakes its readers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.informer: informer.Informer | None = None
+        self.seen: list[tuple[str | None, bool, bool]] = []
+
+    def set(self) -> None:
+        if self.informer is not None:
+            self.seen.append((self.informer.problem, self.informer.served, self.informer.refused))
+        super().set()
+
+
+@pytest.mark.parametrize("code", [404, 403])
+def test_a_reader_woken_by_a_refusal_sees_it_whole(code: int) -> None:
+    """The controller's loop reads `problem` and `served` as soon as `changed` wakes it: a kind
+    the server does not serve (404, no CRD) must never look like a watch that fails (which
+    `msgen controller --once` reports as an error), nor a refusal like a passing failure."""
+    changed = _Watched()
+
+    def refused() -> tuple[list[dict[str, Any]], str | None]:
+        raise KubeError(f"listing TrainJob in ns: HTTP {code}", code)
+
+    watching = informer.Informer(None, "trainer.kubeflow.org/v1alpha1", "TrainJob", "ns", {}, changed,
+                                 lister=refused, watcher=lambda version: iter(()))
+    changed.informer = watching
+    watching.start()
+    assert watching.synced.wait(5)
+    watching.stop()
+    woken_with_problem = [(served, refused_) for problem, served, refused_ in changed.seen if problem]
+    assert woken_with_problem, changed.seen
+    assert all(served == (code != 404) and refused_ == (code != 404) for served, refused_ in woken_with_problem), changed.seen

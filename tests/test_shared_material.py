@@ -7,6 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from . import upstream_crds
 from .conftest import SHARED, shared, shared_glob
@@ -67,3 +68,28 @@ def test_the_pinned_versions_are_read_from_the_harness_go_mod_files() -> None:
         version = upstream_crds.pinned_version(component, module)
         assert version is not None and version.startswith("v"), (name, component, module)
     assert upstream_crds.pinned_version("volcano", "volcano.sh/apis") == "v1.14.0"  # its replace wins
+
+
+@pytest.mark.parametrize("name", sorted(upstream_crds.SERVED_FROM))
+def test_a_crd_older_releases_refuse_holds_the_rule_they_refuse(name: str) -> None:
+    """The live tests skip a CRD an older release refuses only for the reason its entry gives:
+    the CRD must hold the rule that reason names."""
+    rules = [rule["rule"] for rule in _rules(yaml.safe_load(upstream_crds.crd_file(name).read_text()))]
+    assert any("t.metadata.namespace" in rule for rule in rules), rules
+
+
+def test_an_older_release_refusing_for_another_reason_or_a_newer_one_refusing_is_no_skip() -> None:
+    refusal = "ERROR: <input>:1:68: undefined field 'namespace'"
+    why = upstream_crds.refused_for_its_release("jobset.x-k8s.io_jobsets.yaml", (1, 30), refusal)
+    assert why is not None and "Kubernetes 1.30 cannot serve the CRD jobset.x-k8s.io_jobsets.yaml" in why
+    assert upstream_crds.refused_for_its_release("jobset.x-k8s.io_jobsets.yaml", (1, 32), refusal) is None
+    assert upstream_crds.refused_for_its_release("jobset.x-k8s.io_jobsets.yaml", (1, 30), "forbidden") is None
+    assert upstream_crds.refused_for_its_release("batch.volcano.sh_jobs.yaml", (1, 28), refusal) is None
+
+
+def _rules(node: object) -> list[dict[str, str]]:
+    if isinstance(node, dict):
+        return list(node.get("x-kubernetes-validations") or []) + [r for v in node.values() for r in _rules(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _rules(v)]
+    return []

@@ -17,7 +17,7 @@ import pytest
 
 from msgen import targets
 from msgen.checks import apirules
-from msgen.model import run_policy
+from msgen.model import run_policy, versions
 from msgen.model.extension_points import Target
 from msgen.reconcile import actions, status
 from msgen.targets import indexed_job, jobset, pod, statefulset, support, volcano
@@ -62,7 +62,7 @@ SHAPES: dict[ModuleType, Shape] = {
     jobset: Shape(
         [("jobset.x-k8s.io/v1alpha2", "JobSet", "tiny")],
         "tiny-worker-0-1",
-        {"job_templates", "custom_resource", "cleans_running_pods"},
+        {"job_templates", "custom_resource", "cleans_running_pods", "add_on"},
     ),
     volcano: Shape(
         [("batch.volcano.sh/v1alpha1", "Job", "tiny")],
@@ -153,6 +153,14 @@ def check_facts(target: Target) -> None:
     assert (facts.chain[-1].api_version, facts.chain[-1].kind) == ("v1", "Pod")
     if facts.rank_table_kind is not None:
         assert facts.rank_table_kind in {o["kind"] for o in made}
+    # add_on: a render for a Kubernetes older than its add-on's release runs on warns, naming
+    # it; from that minor on, and on a target without an add-on, nothing is said
+    oldest = facts.add_on[1] if facts.add_on is not None else versions.OLDEST
+    below = (oldest[0], oldest[1] - 1) if facts.add_on is not None else versions.OLDEST
+    said = {version: [d.message for d in render(plan(), target.name, kube_version=version)[1]
+                      if f"target {target.name} renders for " in d.message] for version in {below, oldest}}
+    assert bool(said[below]) == (facts.add_on is not None), said
+    assert not said[oldest], said
     # deadline_on_pods: the job's activeDeadlineSeconds is written on its pods
     objects, _ = render(plan(job(run_policy="{activeDeadlineSeconds: 60}")), target.name)
     specs = [spec for o in workloads(objects) for spec in pod_specs(o, objects)]

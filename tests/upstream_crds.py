@@ -133,3 +133,40 @@ def crd_file_or_reason(name: str) -> tuple[Path | None, str]:
     return None, (f"{shared} is missing (this test needs the reference material at {origin}, crds/{name}),"
                   f" and so is {where} (tests/live/cluster up builds the harness, which brings it)")
 
+
+
+#: `namespace` is a CEL reserved word: an API server reads it as a field name in a CRD's rule
+#: only from CEL compatibility version 1.31 (k8s.io/apiserver pkg/cel/environment,
+#: SetRecognizeKeywordAsFieldName), which a server takes by default from Kubernetes 1.32 (its
+#: own minor less one); an older one refuses the CRD: "undefined field 'namespace'".
+_NAMESPACE_RULE = (
+    "its volumeClaimPolicies rule `self.templates.all(t, !has(t.metadata.namespace) ...)` (JobSet 0.11 on) "
+    "reads a field named `namespace`, a CEL reserved word that API servers read as a field only from "
+    "Kubernetes 1.32 (CEL compatibility version 1.31)"
+)
+#: CRD file -> (the oldest Kubernetes minor whose API server accepts it, what an older one's
+#: refusal says, why, as the add-on states it). An older release refusing one of these is a fact
+#: about the add-on: the tests that need the CRD skip, saying so. Any other refusal fails them.
+SERVED_FROM: dict[str, tuple[tuple[int, int], str, str]] = {
+    "jobset.x-k8s.io_jobsets.yaml": ((1, 32), "undefined field 'namespace'", (
+        f"{_NAMESPACE_RULE}; JobSet supports the last three Kubernetes minors at its release "
+        "(v0.12.0: 1.32 to 1.34, its README)")),
+    "trainer.kubeflow.org_trainingruntimes.yaml": ((1, 32), "undefined field 'namespace'", (
+        f"the JobSet spec it holds carries JobSet's rule: {_NAMESPACE_RULE}; Kubeflow Trainer's "
+        "installation guide asks for Kubernetes 1.31 or newer, and v2.3's end-to-end tests run 1.32 to 1.35")),
+    "trainer.kubeflow.org_clustertrainingruntimes.yaml": ((1, 32), "undefined field 'namespace'", (
+        f"the JobSet spec it holds carries JobSet's rule: {_NAMESPACE_RULE}")),
+}
+
+
+def refused_for_its_release(name: str, server: tuple[int, int], refusal: str) -> str | None:
+    """Why an API server of Kubernetes `server` refusing the CRD `name` with `refusal` is the
+    add-on's requirement (what a test skips with), or None: a refusal the test must fail on."""
+    known = SERVED_FROM.get(name)
+    if known is None:
+        return None
+    first, says, why = known
+    if server >= first or says not in refusal:
+        return None
+    return (f"Kubernetes {server[0]}.{server[1]} cannot serve the CRD {name} (it refuses it: {says!r}), "
+            f"served from {first[0]}.{first[1]}: {why}")

@@ -143,9 +143,10 @@ def to_run_policy(
         scheduling=(
             SchedulingPolicy(
                 min_available=scheduling.minAvailable,
-                queue=scheduling.queue,
+                # The operators' Go types read an empty string as a field not set (omitempty).
+                queue=scheduling.queue or None,
                 min_resources=scheduling.minResources,
-                priority_class=scheduling.priorityClass,
+                priority_class=scheduling.priorityClass or None,
             )
             if scheduling is not None
             else None

@@ -91,6 +91,10 @@ class Facts(NamedTuple):
     #: The chain its pods are made through (`Link`), from the workload msgen renders to
     #: the Pod: what the reconciler follows to tell a job's pods, and nothing else.
     chain: tuple[Link, ...] = ()
+    #: The add-on that runs its workloads, at the release msgen is tested with: (its name and
+    #: release, the oldest Kubernetes minor that release runs on, why). A render for an older
+    #: --kube-version warns: that release of the add-on cannot run on such a cluster.
+    add_on: tuple[str, tuple[int, int], str] | None = None
 
 
 Support = Literal["native", "partly", "apply", "no"]

@@ -242,8 +242,8 @@ class Informer:
                     before, after = self.cache, relisted(items, version)
                     self._set(after)
                     self._tell(relist_changes(before, after))
+                    self._recovered()  # the problem goes before the kind counts as served again
                     self.served, relist, self.listed = True, False, True
-                    self._recovered()
                     self.synced.set()
                 if watched:
                     self.recorder.watch_restarted(self.resource)
@@ -268,11 +268,16 @@ class Informer:
                 if step == "relist":
                     relist = True
                     continue
+                if step == "give_up":
+                    # Said before the problem is: a reader woken by it (the controller's
+                    # loop) must never see a kind the server does not serve as a failing watch.
+                    self.refused = code != 404
+                    if code == 404:
+                        self.served = False
                 self._failed(f"{exc}" if code is not None else f"{type(exc).__name__}: {exc}")
                 if step == "give_up":
-                    self.refused = code != 404
                     if code == 404:  # not served (yet): an empty set, looked at again later
-                        self.served, self.listed = False, True
+                        self.listed = True
                         self._tell([(o, True) for o in self.items()])
                         self._set(Cache())
                     self.synced.set()

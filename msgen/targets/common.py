@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..model import versions
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.patch import copy_data
 from ..model.plan import Options, Plan, PodSlot
@@ -74,9 +75,25 @@ def shared_objects(
 ) -> tuple[list[dict[str, Any]], list[Diagnostic]]:
     """What every target starts with: the Services, the PodGroup, and the warnings for the
     policies `target` does not express."""
-    diagnostics = support.unexpressed(plan, options, target)
+    diagnostics = support.unexpressed(plan, options, target) + _add_on_release(plan, options, target)
     groups, found = scheduling.gang_objects(plan, options, target)
     return addressing.services() + groups, diagnostics + found
+
+
+def _add_on_release(plan: Plan, options: Options, target: Target) -> list[Diagnostic]:
+    """A warning when the add-on that runs `target`'s workloads, at the release msgen is tested
+    with, does not run on the cluster's Kubernetes (`Facts.add_on`)."""
+    if target.facts.add_on is None:
+        return []
+    name, oldest, why = target.facts.add_on
+    if options.kube_version >= oldest:
+        return []
+    return [plan.document.diagnostic(
+        ("kind",),
+        f"target {target.name} renders for {name}, which runs on Kubernetes {versions.show(oldest)} "
+        f"and newer; --kube-version is {versions.show(options.kube_version)}: {why}",
+        severity=Severity.WARNING,
+    )]
 
 
 def _selector_terms(affinity: dict[str, Any]) -> list[dict[str, Any]]:

@@ -91,6 +91,11 @@ class JobSetTarget:
         workloads="a JobSet",
         chain=(Link(API_VERSION, "JobSet", RENDERED), Link("batch/v1", "Job", REPLICATED_JOB),
                Link("v1", "Pod", INDEXED_POD)),
+        add_on=("JobSet v0.12", (1, 32), (
+            "JobSet supports the last three Kubernetes minors at each release (v0.12: 1.32 to 1.34), "
+            "and API servers before 1.32 refuse its CRD (since v0.11 a CEL rule reads a field named "
+            "`namespace`); an older JobSet (0.9 on, whose pods carry the jobset-uid label msgen's "
+            "RUN_ID reads) may run there, untested with msgen")),
     )
     support = SUPPORT
 

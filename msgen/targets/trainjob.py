@@ -121,6 +121,10 @@ class TrainJobTarget(JobSetTarget):
         chain=(Link(API_VERSION, "TrainJob", RENDERED), Link(JOBSET_API_VERSION, "JobSet", SAME_NAME),
                Link("batch/v1", "Job", REPLICATED_JOB, renamed=(("worker", NODE),)),
                Link("v1", "Pod", INDEXED_POD)),
+        add_on=("Kubeflow Trainer v2.3", (1, 32), (
+            "Trainer's installation guide asks for Kubernetes 1.31 or newer and v2.3's tests run 1.32 "
+            "to 1.35; API servers before 1.32 refuse its TrainingRuntime CRD, whose JobSet spec has "
+            "a CEL rule reading a field named `namespace`")),
     )
     support = SUPPORT
 

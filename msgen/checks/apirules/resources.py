@@ -9,6 +9,7 @@ set, and a request equal to it. After `validateResourceRequirements` and
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -28,12 +29,13 @@ def check_quantity(
     """A positioned error unless `value` is a non-negative quantity; its value otherwise.
     `in_crd`: the value lands in a custom resource (by default: when the target writes one,
     whose schema types a quantity as an integer or a string, `x-kubernetes-int-or-string`, so
-    the number 2.5 is refused there)."""
+    the number 2.5 is refused there; a float that is a JSON integer, 1e3, is taken as one)."""
     exact = quantity.amount(value)
     if in_crd is None:
         in_crd = found.facts.custom_resource
     too_big = isinstance(value, int) and not -(2**63) <= value < 2**63
-    if exact is not None and in_crd and (isinstance(value, float) or too_big):
+    fraction = isinstance(value, float) and not _json_integer(value)
+    if exact is not None and in_crd and (fraction or too_big):
         found.refuse(
             path,
             f"{what} {value!r} is not accepted here: it lands in a custom resource, whose"
@@ -49,6 +51,13 @@ def check_quantity(
         )
         return None
     return exact
+
+
+def _json_integer(value: float) -> bool:
+    """Whether the API server's schema validation takes the number `value` for an integer: a
+    whole number within JSON's exact integers, ±(2**53 - 1) (kube-openapi's type check,
+    go-openapi's `IsFloat64AJSONInteger`)."""
+    return math.isfinite(value) and abs(value) <= 2**53 - 1 and value == round(value)
 
 
 def _milli(amount: Amount) -> str:

@@ -36,6 +36,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Callable
 
+from . import releases
+
 GO_DIR = Path(__file__).resolve().parents[1] / "go"
 
 #: Host ports the add-ons listen on, chosen clear of the control plane's (2379-2380, 6443,
@@ -129,9 +131,12 @@ def as_document(obj: dict[str, Any]) -> str:
     return json.dumps(obj, indent=1) + "\n"
 
 
-def host_service(name: str, namespace: str, node_ip: str, ports: dict[str, tuple[int, int]]) -> list[str]:
+def host_service(name: str, namespace: str, node_ip: str, ports: dict[str, tuple[int, int]],
+                 endpoints: bool = False) -> list[str]:
     """A Service `name` without selector and its EndpointSlice: each named port of the Service
-    (`name: (service port, host port)`) leads to the node's port where the host process listens."""
+    (`name: (service port, host port)`) leads to the node's port where the host process listens.
+    With `endpoints`, its v1 Endpoints as well, for an API server that reaches a webhook through
+    them (`releases.resolves_services_by_endpoints`), not mirrored into a second slice."""
     service = {
         "apiVersion": "v1", "kind": "Service",
         "metadata": {"name": name, "namespace": namespace, "labels": {"msgen-harness/host-process": "true"}},
@@ -146,7 +151,17 @@ def host_service(name: str, namespace: str, node_ip: str, ports: dict[str, tuple
         "endpoints": [{"addresses": [node_ip], "conditions": {"ready": True}}],
         "ports": [{"name": port_name, "port": host_port, "protocol": "TCP"} for port_name, (_, host_port) in ports.items()],
     }
-    return [as_document(service), as_document(slice_)]
+    found = [as_document(service), as_document(slice_)]
+    if endpoints:
+        found.append(as_document({
+            "apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": name, "namespace": namespace,
+                         "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+            "subsets": [{"addresses": [{"ip": node_ip}],
+                         "ports": [{"name": port_name, "port": host_port, "protocol": "TCP"}
+                                   for port_name, (_, host_port) in ports.items()]}],
+        }))
+    return found
 
 
 def replace_selector_service(h: Any, name: str, namespace: str) -> None:
@@ -165,7 +180,8 @@ def install_with_host_webhook(h: Any, docs: list[str], crds: tuple[str, ...], se
     apply(h, [d for d in docs if kind_and_name(d)[0] in ("Namespace", "CustomResourceDefinition")])
     crds_established(h, *crds)
     replace_selector_service(h, service, namespace)
-    apply(h, docs + host_service(service, namespace, h.node_ip, ports))
+    by_endpoints = releases.resolves_services_by_endpoints(releases.recorded(h))
+    apply(h, docs + host_service(service, namespace, h.node_ip, ports, endpoints=by_endpoints))
 
 
 # --- processes --------------------------------------------------------------------------------

@@ -58,6 +58,11 @@ EXTRA_NODES_SINCE = FIELDS_SINCE["kubelet.yaml"]["podLogsDir"]
 #: (a sixth of 1.28's packages) that a harness with no cloud never runs.
 LAST_WITH_CLOUD_PROVIDERS = (1, 30)
 
+#: The first release whose API server finds the Service of a webhook or an aggregated API
+#: through its EndpointSlices (k8s.io/kube-aggregator's `NewEndpointServiceResolver`, v0.34);
+#: below it, through the Service's v1 Endpoints, which a host process's Service then needs too.
+SLICES_RESOLVE_SERVICES_FROM = (1, 34)
+
 _MINOR = re.compile(r"^1\.(\d+)\Z")
 
 
@@ -138,3 +143,8 @@ def choose(h: Harness, requested: str | None) -> str:
         raise HarnessError(f"{h.home} holds etcd data of Kubernetes {DEFAULT}: run {release} from a home of its own")
     path.write_text(release + "\n")
     return release
+
+
+def resolves_services_by_endpoints(release: str) -> bool:
+    """Whether `release`'s API server reaches a webhook's Service through v1 Endpoints."""
+    return minor(release) < SLICES_RESOLVE_SERVICES_FROM
