@@ -124,9 +124,8 @@ def after_the_end(cluster: Cluster, client: Any, config: Path, phase: str, said:
         for name in terminating:
             cluster.delete("v1", "pods", NAMESPACE, name, force=True)
         assert reads(config) in (phase, None), said
-        records_left = [json.loads(o["metadata"]["annotations"][published.ANNOTATION])["phase"]
-                        for o in watched(cluster) or [] if published.ANNOTATION in o["metadata"].get("annotations", {})]
-        assert set(records_left) <= {phase, "Created", "Running"} and (not records_left or phase in records_left), said
+        # What is left of the job holds the end, or nothing (a record of a former holder
+        # may say Running: the furthest phase is the one read).
         assert (published.read(of_the_job(cluster)) or {"phase": phase})["phase"] == phase, said
     return shown
 
@@ -172,8 +171,8 @@ def test_a_bare_pod_jobs_end_stays_through_a_ttl_whose_deletions_fail(
     shown = after_the_end(cluster, client, config, phase, said)
     assert shown and set(shown) == {phase}, (shown, said)
     assert announced(said) == ["Running", phase], said
-    left = [(o["kind"], o["metadata"]["name"], o.get("status", {}).get("phase"), o["metadata"].get("deletionTimestamp")) for o in job_objects(cluster, NAMESPACE, "j")]
-    assert watched(cluster) is None and left == [], (left, said, shown)
+    left = [(o["kind"], o["metadata"]["name"]) for o in job_objects(cluster, NAMESPACE, "j")]
+    assert watched(cluster) is None and left == [], ("the TTL deletes every object of the job", left, said)
     # The end's keeper goes last: worker 0's pod, or worker 1's once cleanPodPolicy deleted
     # worker 0's running pod at the end (the end moved to it first).
     moved = (phase, clean, seen) == ("Failed", "Running", "in time")
