@@ -11,6 +11,9 @@ answer 404, as a missing CRD does. Every request is counted (`requests`), and ev
 is kept with its time (`writes`), so a test or the benchmark can tell what the client did,
 how often and when. `restart()` drops every connection, refuses new ones for a while and
 forgets its watch history, as an API server restart does (watches must list again).
+Optionally (`Cluster(served=...)`) it serves the custom resources msgen renders too
+(`CUSTOM`), and deletes running pods gracefully (`graceful_pods`): such a pod stays, with its
+deletionTimestamp, until its kubelet is done (`finish_terminating`), as on a real cluster.
 
 Not a Kubernetes: no validation, admission, defaulting or controllers. The benchmark's
 simulated kubelet and Job controller drive the objects through `cluster` directly.
@@ -39,6 +42,12 @@ SERVED = {
     ("v1", "pods"): "Pod", ("v1", "services"): "Service", ("v1", "events"): "Event",
     ("v1", "namespaces"): "Namespace", ("batch/v1", "jobs"): "Job", ("apps/v1", "statefulsets"): "StatefulSet",
     ("coordination.k8s.io/v1", "leases"): "Lease",
+}  # fmt: skip
+#: The custom resources of the targets msgen renders, served when a test asks (else 404).
+CUSTOM = {
+    ("jobset.x-k8s.io/v1alpha2", "jobsets"): "JobSet", ("batch.volcano.sh/v1alpha1", "jobs"): "Job",
+    ("trainer.kubeflow.org/v1alpha1", "trainjobs"): "TrainJob",
+    ("trainer.kubeflow.org/v1alpha1", "trainingruntimes"): "TrainingRuntime",
 }  # fmt: skip
 #: Watch events kept per collection; a watch from an older version gets 410 Gone.
 HISTORY = 20000
@@ -116,12 +125,15 @@ def _split(selector: str) -> list[str]:
 class Cluster:
     """The objects, their versions and the watch history; thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, served: dict[tuple[str, str], str] | None = None, graceful_pods: bool = False) -> None:
         self.lock = threading.Condition()
         self.version = 1
-        self.objects: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in SERVED}
-        self.history: dict[tuple[str, str], list[tuple[int, str, dict[str, Any]]]] = {k: [] for k in SERVED}
-        self.versions: dict[tuple[str, str], list[int]] = {k: [] for k in SERVED}  # the history's, sorted
+        self.served = dict(SERVED if served is None else served)
+        #: a running or pending pod deleted is terminating until `finish_terminating`
+        self.graceful_pods = graceful_pods
+        self.objects: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in self.served}
+        self.history: dict[tuple[str, str], list[tuple[int, str, dict[str, Any]]]] = {k: [] for k in self.served}
+        self.versions: dict[tuple[str, str], list[int]] = {k: [] for k in self.served}  # the history's, sorted
         self.oldest = 0  # watches from before this version get 410 Gone
         self.requests: Counter[tuple[str, str]] = Counter()
         self.writes: list[Write] = []
@@ -150,7 +162,7 @@ class Cluster:
 
     def put(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Create or replace `obj` as a controller would (no version check)."""
-        collection = _collection(obj)
+        collection = _collection(obj, self.served)
         metadata = obj.setdefault("metadata", {})
         with self.lock:
             store = self.objects[collection]
@@ -182,11 +194,20 @@ class Cluster:
             merged = merge_patch(found, patch)
             return copy.deepcopy(found) if merged == found else self.put(merged)  # no change, no event
 
-    def delete(self, api_version: str, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+    def delete(self, api_version: str, plural: str, namespace: str, name: str,
+               force: bool = False) -> dict[str, Any] | None:
         with self.lock:
-            found = self.objects[(api_version, plural)].pop((namespace, name), None)
+            found = self.objects[(api_version, plural)].get((namespace, name))
             if found is None:
                 return None
+            if (self.graceful_pods and not force and (api_version, plural) == ("v1", "pods")
+                    and (found.get("status") or {}).get("phase") in ("Pending", "Running")):
+                if found["metadata"].get("deletionTimestamp"):
+                    return copy.deepcopy(found)
+                asked = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                return self.put({**found, "metadata": {**found["metadata"], "deletionGracePeriodSeconds": 30,
+                                                       "deletionTimestamp": asked}})
+            del self.objects[(api_version, plural)][(namespace, name)]
             self._stamp(found)
             self._record((api_version, plural), "DELETED", found)
             uid = found["metadata"].get("uid")
@@ -195,6 +216,14 @@ class Cluster:
                     if any(o.get("uid") == uid for o in obj["metadata"].get("ownerReferences") or []):
                         self.delete(collection[0], collection[1], key[0], key[1])
             return found
+
+    def finish_terminating(self) -> list[str]:
+        """The kubelets are done with every pod being deleted: they go; their names."""
+        with self.lock:
+            pods = [key for key, o in self.objects[("v1", "pods")].items() if o["metadata"].get("deletionTimestamp")]
+            for namespace, name in pods:
+                self.delete("v1", "pods", namespace, name, force=True)
+            return [name for _, name in pods]
 
     def listing(self, collection: tuple[str, str], namespace: str, selector: str) -> tuple[list[dict[str, Any]], str]:
         with self.lock:
@@ -259,8 +288,8 @@ def _generation(stored: dict[str, Any] | None, obj: dict[str, Any]) -> int | Non
     return before + 1 if stored.get("spec") != obj.get("spec") else before
 
 
-def _collection(obj: dict[str, Any]) -> tuple[str, str]:
-    for (api_version, plural), kind in SERVED.items():
+def _collection(obj: dict[str, Any], served: dict[tuple[str, str], str]) -> tuple[str, str]:
+    for (api_version, plural), kind in served.items():
         if api_version == obj.get("apiVersion") and kind == obj.get("kind"):
             return api_version, plural
     raise ValueError(f"not served: {obj.get('apiVersion')} {obj.get('kind')}")
@@ -315,7 +344,7 @@ class Handler(BaseHTTPRequestHandler):
         collection = (found["core"] or found["group"], found["plural"])
         cluster.requests[(self.command, "watch" if query.get("watch") == ["true"] else
                           ("list" if found["name"] is None and self.command == "GET" else found["plural"]))] += 1
-        if collection not in SERVED:
+        if collection not in cluster.served:
             self._status(404, "NotFound", "the server could not find the requested resource")
             return None
         return collection, found["ns"] or "", found["name"], query
@@ -342,7 +371,7 @@ class Handler(BaseHTTPRequestHandler):
         if query.get("watch") == ["true"]:
             self._watch(collection, namespace, selector, query)
             return
-        kind = SERVED[collection]
+        kind = cluster.served[collection]
         limit = int((query.get("limit") or ["0"])[0])
         token = (query.get("continue") or [""])[0]
         if token:  # the next page of the same list: a real server pages one snapshot too
@@ -397,7 +426,7 @@ class Handler(BaseHTTPRequestHandler):
         collection, namespace, name, _ = routed
         cluster = self.server.cluster
         body = self._body()
-        kind = SERVED[collection]
+        kind = cluster.served[collection]
         if method == "POST":
             metadata = body.setdefault("metadata", {})
             if not metadata.get("name"):

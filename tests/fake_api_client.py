@@ -18,11 +18,12 @@ VERDICTS = ("JobSucceeded", "JobFailed")
 
 
 @contextmanager
-def served(tmp_path: Path, namespace: str) -> Iterator[tuple[Cluster, Any]]:
-    """The cluster, and a client of `namespace` through a kubeconfig in `tmp_path`."""
+def served(tmp_path: Path, namespace: str, cluster: Cluster | None = None) -> Iterator[tuple[Cluster, Any]]:
+    """The cluster (a new one unless given), and a client of `namespace` through a
+    kubeconfig in `tmp_path`."""
     from msgen.reconcile import kube
 
-    cluster = Cluster()
+    cluster = cluster or Cluster()
     server = Server(cluster).start()
     try:
         config = tmp_path / "kubeconfig"

@@ -4,11 +4,11 @@
   kubelet's status update made just before the write. Taken as caught up, it made the
   controller announce `JobCreated` twice, on two pods. A write is remembered until the copy
   shows it.
-- A bare-Pod job's TTL deletes worker 0 (which held the job's end) and its Services while its
-  other pods, deleted at the end by cleanPodPolicy, are still terminating (their phase still
+- A bare-Pod job's TTL deleted worker 0 (which held the job's end) and its Services while its
+  other pods, deleted at the end by cleanPodPolicy, were still terminating (their phase still
   Running, until the kubelet ends them). With worker 0's deletion seen and the Services' not
   yet, the job looked Running, and `JobRunning` was announced again, on a Service already
-  deleted.
+  deleted. Worker 0 now goes last, once the rest is gone (tests/test_reconcile_end_stays.py).
 Against the API server in process (tests/fake_api.py), the copies made behind by hand."""
 
 from __future__ import annotations
@@ -117,10 +117,15 @@ def test_a_job_whose_end_went_with_its_ttl_is_not_announced_running_on_what_the_
     assert worker0 is not None
     services = [o for o in ended if o["kind"] == "Service"]
     controller.reconcile_job(client, NAMESPACE, "j", [worker0, *services, *terminating], said.append, writes=writes)
-    assert cluster.get("v1", "pods", NAMESPACE, "j-worker-0") is None and not [
+    assert cluster.get("v1", "pods", NAMESPACE, "j-worker-0") is not None and not [
         o for o in job_objects(cluster, NAMESPACE, "j") if o["kind"] == "Service"], said
     before = announcements(cluster)
-    # The watches bring worker 0's deletion, not yet the Services': the job looks Running.
-    found, _ = controller.reconcile_job(client, NAMESPACE, "j", [*services, *terminating], said.append, writes=writes)
-    assert found.phase == "Running"
+    # The watches do not bring the Services' deletion yet, and the pods still terminate:
+    # worker 0, which keeps the job's end, stays; nothing is announced.
+    found, _ = controller.reconcile_job(client, NAMESPACE, "j", [worker0, *services, *terminating], said.append,
+                                        writes=writes)
+    assert found.phase == "Succeeded" and cluster.get("v1", "pods", NAMESPACE, "j-worker-0") is not None
+    # Worker 0 alone is left: it goes.
+    found, _ = controller.reconcile_job(client, NAMESPACE, "j", [worker0], said.append, writes=writes)
+    assert found.phase == "Succeeded" and cluster.get("v1", "pods", NAMESPACE, "j-worker-0") is None
     assert announcements(cluster) == before == Counter({"JobSucceeded": 1}), said

@@ -313,10 +313,9 @@ def test_a_jobs_end_outlives_the_ttl_that_deletes_its_holder(monkeypatch: Any) -
     """Seen on the live harness (tests/test_live_nodes_failures.py): an indexed-job failed,
     cleanPodPolicy suspended its Scheduler Job, and `ttlSecondsAfterFinished` then deleted the
     Worker Job, which held the published end: `msgen status` said Created. The end now also
-    goes on the Job the policy stops (`actions.stopped_at_end`: still active, as `apply --wait`
-    and the controller see it before they stop it) or stopped (as the controller sees it a
-    pass later), which the TTL leaves; and resuming that Job for the next run takes the old
-    end off it."""
+    goes on every other Job of the job (still active, as `apply --wait` and the controller see
+    it before they stop it, or stopped, as the controller sees it a pass later), which the TTL
+    leaves; and resuming that Job for the next run takes the old end off it."""
     from msgen.reconcile import actions, kube, publisher
 
     from .fake_api import merge_patch

@@ -294,11 +294,14 @@ def test_ttl_deletes_a_bare_pod_job_only_once_it_is_due() -> None:
     assert _decide(rule, [], pods) == []
     later = datetime(2026, 1, 1, 12, 1, tzinfo=timezone.utc)
     assert _decide(rule, [], pods, later) == ["delete Pod j-worker-0"]
-    # The job's Services go with its pods, as the MSJob's garbage collector took them.
+    # The job's Services go with its pods, as the MSJob's garbage collector took them; the pod
+    # that keeps the job's end goes last, once nothing else of the job is left.
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "j"}}
-    found = status.aggregate(rule, [], pods)
-    assert [f"{a.verb} {a.kind} {a.name}" for a in actions.due(rule, found, [], pods, later, [service])] == [
-        "delete Pod j-worker-0", "delete Service j"]
+    found = status.aggregate(rule, pods, pods)
+    assert [f"{a.verb} {a.kind} {a.name}" for a in actions.due(rule, found, pods, pods, later, [service])] == [
+        "delete Service j"]
+    assert [f"{a.verb} {a.kind} {a.name}" for a in actions.due(rule, found, pods, pods, later, [])] == [
+        "delete Pod j-worker-0"]
 
 
 # --- ApplySets and order ------------------------------------------------------------------

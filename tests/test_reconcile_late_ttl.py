@@ -1,8 +1,9 @@
-"""A job's end is announced even when the pass that first sees it deletes everything that
-could carry it. A bare-Pod job whose pods ended while the controller (or its API server) was
+"""A job's end is announced even when the pass that first sees it is also the one its TTL
+is due in. A bare-Pod job whose pods ended while the controller (or its API server) was
 away, for longer than its `ttlSecondsAfterFinished`, has every pod and Service deleted by the
-first pass that sees the end; the `JobSucceeded`/`JobFailed` Event must still be sent, once,
-and a pass repeated on copies that do not show the deletions yet must not send it again.
+first passes that see the end (the pod that keeps the end last, once the rest is gone); the
+`JobSucceeded`/`JobFailed` Event must still be sent, once, and a pass repeated on copies that
+do not show the deletions yet must not send it again.
 Against the API server in process (tests/fake_api.py)."""
 
 from __future__ import annotations
@@ -74,9 +75,13 @@ def test_a_bare_pod_job_whose_ttl_passed_before_it_was_seen_is_announced_once(
     found, _ = controller.reconcile_job(client, NAMESPACE, "j", seen, said.append, writes=writes)
     assert found.finished
     assert verdicts(cluster) == Counter({verdict: 1}), said
-    assert objects_of(cluster, "j") == [], "the TTL deletes every pod and Service of the job"
+    left = objects_of(cluster, "j")
+    assert len(left) == 1 and published.ANNOTATION in left[0]["metadata"]["annotations"], \
+        "the TTL deletes every pod and Service of the job, but the pod that keeps its end"
 
     controller.reconcile_job(client, NAMESPACE, "j", seen, said.append, writes=writes)  # watches behind
+    controller.reconcile_job(client, NAMESPACE, "j", left, said.append, writes=writes)  # the rest is gone
+    assert objects_of(cluster, "j") == [], "then the pod that kept the end goes too"
     assert verdicts(cluster) == Counter({verdict: 1}), said
     announced = [line for line in said if line.endswith((": Succeeded", ": Failed"))]
     assert len(announced) == 1, said

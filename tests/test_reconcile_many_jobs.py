@@ -59,9 +59,10 @@ def test_status_of_a_thousand_jobs_is_a_few_lists(api: tuple[Cluster, Path]) -> 
     found = json.loads(shown.stdout)
     assert sorted(found) == names
     assert found["job0007"]["phase"] == "Running" and found["job0008"]["phase"] == "Created"
-    # One list per workload kind (the custom resources answer 404) and one of the Jobs a JobSet
-    # made, the 3,000 pods in pages of kube.LIST_PAGE: none per job.
-    pages = -(-3000 // LIST_PAGE)
+    # One list per workload kind (the custom resources answer 404), one of the Jobs a JobSet
+    # made, the 3,000 pods and the 2,000 Services (where a job's end may be kept) in pages of
+    # kube.LIST_PAGE: none per job.
+    pages = -(-3000 // LIST_PAGE) + -(-2000 // LIST_PAGE)
     assert cluster.requests == Counter({("GET", "list"): len(WORKLOADS) + pages}), cluster.requests
 
 

@@ -163,26 +163,41 @@ def test_a_suspended_job_records_the_end_and_is_deleted_with_its_ttl() -> None:
     assert actions.due(rule._replace(gitops=True), left, [stopped], [], at + timedelta(seconds=60)) == []
 
 
-def test_the_jobs_that_carry_a_jobs_end_are_those_its_policy_stops() -> None:
-    """The publisher writes a job's end on the Jobs cleanPodPolicy stops as well as on its
-    holder (Kubernetes' TTL deletes the finished holder): those `due` suspends at the end, and
-    those it suspended; no other (a finished Job the TTL deletes, one Kueue holds, any Job with
-    cleanPodPolicy None or of a target that does not suspend its Jobs)."""
+def test_a_jobs_end_goes_on_each_of_its_workloads_but_bare_pods(monkeypatch: Any) -> None:
+    """The publisher writes a job's end on every workload that is not a bare Pod, as well as
+    on its holder: Kubernetes' TTL deletes the finished holder (a Worker Job) without a pass
+    seeing it go, and a Job left running (cleanPodPolicy None), stopped (Running, All) or
+    about to be must not make the job read as running again. A bare-Pod job's end stays on its
+    holder, which its TTL deletes last (`actions.due`). Before the end, the holder alone."""
+    from msgen.reconcile import kube, publisher
+
+    written: list[str] = []
+    no_client: Any = None  # every request goes to the stand-ins below
+    monkeypatch.setattr(kube, "merge_patch", lambda client, obj, body: written.append(obj["metadata"]["name"]))
+    monkeypatch.setattr(kube, "create", lambda client, body: body)
+
+    def placed(obj: dict[str, Any]) -> dict[str, Any]:
+        obj["metadata"]["namespace"] = "ns"
+        return obj
+
     rule = policy("indexed-job")
-    worker, scheduler = job("Worker", "Failed:BackoffLimitExceeded"), job("Scheduler")
+    worker, scheduler = placed(job("Worker", "Failed:BackoffLimitExceeded")), placed(job("Scheduler"))
     found = status.aggregate(rule, [worker, scheduler], [])
     assert found.phase == "Failed"
-    stopped = job("Scheduler", suspend=True)
-    stopped["metadata"]["annotations"] = {actions.STOPPED_AT: "2026-01-01T11:00:00Z"}
     for clean in ("Running", "All", "None"):
-        each = rule._replace(clean_pod_policy=clean)
-        suspended = {a.name for a in actions.due(each, found, [worker, scheduler], [], NOW) if a.verb == "suspend"}
-        assert suspended == ({"j-scheduler"} if clean != "None" else set()), clean
-        for obj in (worker, scheduler):
-            assert actions.stopped_at_end(each, obj) == (obj["metadata"]["name"] in suspended), (clean, obj)
-        assert actions.stopped_at_end(each, stopped)
-    assert not actions.stopped_at_end(rule, job("Scheduler", suspend=True))  # Kueue's
-    assert not actions.stopped_at_end(policy("jobset"), scheduler)
+        written.clear()
+        publisher.publish(no_client, rule._replace(clean_pod_policy=clean), found, [worker, scheduler], lambda line: None)
+        assert sorted(written) == ["j-scheduler", "j-worker"], clean
+    written.clear()
+    active = placed(job("Worker"))
+    running = status.aggregate(rule, [active, scheduler], [pod("Worker", 0, "Running")])
+    publisher.publish(no_client, rule, running, [active, scheduler], lambda line: None)
+    assert written == ["j-worker"]
+    bare = policy("pod")
+    pods = [placed(pod("Worker", 0, "Succeeded", **terminated(0, "Completed"))), placed(pod("Worker", 1, "Succeeded"))]
+    written.clear()
+    publisher.publish(no_client, bare, status.aggregate(bare, pods, pods), pods, lambda line: None)
+    assert written == ["j-worker-0"]
 
 
 def test_an_object_listed_twice_is_pruned_once() -> None:

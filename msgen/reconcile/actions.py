@@ -16,7 +16,9 @@ without harm. What the engine does where a target cannot:
   `Command` with action `CompleteJob` (bus.volcano.sh/v1alpha1), the way `vcctl` ends a
   job; Jobs and bare Pods are stopped by the clean-up above.
 - `ttlSecondsAfterFinished` on bare Pods: once that long after the job ended, every object
-  of the job is deleted (Jobs, JobSets and Volcano Jobs have their own TTL). On
+  of the job is deleted (Jobs, JobSets and Volcano Jobs have their own TTL), the one that
+  keeps the job's published end last, once the rest is gone (`_keeping_the_end`); the TTL
+  falls due from that end when what is left no longer shows it. On
   `indexed-job` Kubernetes deletes the finished Jobs; a Job the policy suspended never
   finishes, so it is deleted here once that long after its `msgen/stopped-at`: the job's
   Jobs go together, and applying the job again runs all of it.
@@ -43,6 +45,7 @@ from typing import Any
 from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
+from . import published
 from .published import ANNOTATION as PUBLISHED
 from .status import JobStatus, pod_role
 
@@ -86,46 +89,75 @@ def due(
     pods: list[dict[str, Any]],
     now: datetime,
     services: list[dict[str, Any]] | None = None,
+    end: JobStatus | None = None,
 ) -> list[Action]:
     """The actions due now. Nothing is due before the job ends. `services`: the job's
     Services, which a bare-Pod job's TTL deletes with its pods (the operator's garbage
-    collector deleted them with the MSJob)."""
+    collector deleted them with the MSJob). `end`: the job's end as published for this run
+    (`published.ended`), from which the TTL falls due when what is left no longer shows it.
+    No deletion leaves the job's remains without the object that keeps its end (`_keeping_the_end`)."""
     stopped = _stopped_ttl(policy, workloads, now)
-    if not status.finished:
-        return stopped
     out: list[Action] = []
     facts = facts_of(policy.target)
-    if facts.completed_by_command and status.phase == "Succeeded":
+    if status.finished and facts.completed_by_command and status.phase == "Succeeded":
         out += [
             Action("complete", o["apiVersion"], o["kind"], _name(o), "worker success ends the job",
                    policy="successPolicy")
             for o in workloads
             if _volcano_running(o)
         ]
-    if policy.clean_pod_policy in ("Running", "All"):
+    if status.finished and policy.clean_pod_policy in ("Running", "All"):
         out += _clean(policy, status, workloads, pods)
-    if facts.bare_pods and policy.ttl_seconds_after_finished is not None:
-        ended = _parse_time(status.completion_time)
-        if ended is not None and now >= ended + timedelta(seconds=policy.ttl_seconds_after_finished):
+    over = status if status.finished else end
+    ended = _parse_time(over.completion_time) if over is not None and over.finished else None
+    if facts.bare_pods and policy.ttl_seconds_after_finished is not None and ended is not None:
+        if now >= ended + timedelta(seconds=policy.ttl_seconds_after_finished):
             reason = f"ttlSecondsAfterFinished {policy.ttl_seconds_after_finished} passed"
             out = [Action("delete", o["apiVersion"], o["kind"], _name(o), reason, policy=TTL)
                    for o in [*workloads, *pods, *(services or [])]
                    if not _deleting(o) and not reapplied(policy, o)]
-    return _unique(out + stopped)
+    return _keeping_the_end(policy, _unique(out + stopped), workloads, pods, services or [])
 
 
-def ttl_expiries(policy: JobPolicy, status: JobStatus, workloads: list[dict[str, Any]]) -> list[datetime]:
+def _keeping_the_end(policy: JobPolicy, out: list[Action], workloads: list[dict[str, Any]],
+                     pods: list[dict[str, Any]], services: list[dict[str, Any]]) -> list[Action]:
+    """`out` less the deletion of the object that keeps the job's end (`published.keeper`)
+    while anything else of the job is left, when what these deletions leave has no keeper
+    of its own to take the end (it moves there first, as it was). The TTL deletes every
+    object of a bare-Pod job: deleted with the rest, the keeper went first while pods were
+    still terminating (their phase still Running), or while a deletion failed (the API
+    server restarting); what was left read as running again, for the same run. Kept until
+    the rest is gone (not only being deleted), it goes last."""
+    deleting = {(a.kind, a.name) for a in out if a.verb == "delete"}
+    if not deleting:
+        return out
+    everything = {(str(o.get("kind")), _name(o)): o for o in [*workloads, *pods, *services]}
+    staying = {key for key, o in everything.items() if key not in deleting and not _deleting(o)}
+    if published.keeper(policy, [o for o in workloads if (o.get("kind"), _name(o)) in staying],
+                        [o for o in services if (o.get("kind"), _name(o)) in staying]) is not None:
+        return out
+    last = published.keeper(policy, workloads, services)
+    key = None if last is None else (str(last.get("kind")), _name(last))
+    if key is None or key not in deleting or set(everything) == {key}:
+        return out  # nothing keeps the end now, or nothing else is left: it goes too
+    return [a for a in out if not (a.verb == "delete" and (a.kind, a.name) == key)]
+
+
+def ttl_expiries(policy: JobPolicy, status: JobStatus, workloads: list[dict[str, Any]],
+                 end: JobStatus | None = None) -> list[datetime]:
     """When the job's `ttlSecondsAfterFinished` falls due for msgen to act on (bare Pods: that
-    long after the job ended; each Job cleanPodPolicy suspended: after its STOPPED_AT), so a
-    host can come back then rather than at its next pass. `due` decides what is due then."""
+    long after the job ended, `status` or its published `end`; each Job cleanPodPolicy
+    suspended: after its STOPPED_AT), so a host can come back then rather than at its next
+    pass. `due` decides what is due then."""
     ttl = policy.ttl_seconds_after_finished
     if ttl is None:
         return []
     facts = facts_of(policy.target)
-    ends = [status.completion_time] if facts.bare_pods and status.finished else []
+    ended = status if status.finished else end
+    ends = [ended.completion_time] if facts.bare_pods and ended is not None and ended.finished else []
     if facts.suspends_jobs_at_end:
         ends += [_annotations(o).get(STOPPED_AT) for o in workloads if stopped_by_policy(o)]
-    found = [_parse_time(end) for end in ends]
+    found = [_parse_time(text) for text in ends]
     return sorted({when + timedelta(seconds=ttl) for when in found if when is not None})
 
 
@@ -198,17 +230,6 @@ def stopped_by_policy(obj: dict[str, Any]) -> bool:
     """A Job cleanPodPolicy suspended when its job ended (not one Kueue holds)."""
     marks = _annotations(obj)
     return bool((obj.get("spec") or {}).get("suspend")) and (STOPPED_AT in marks or STOPPED_ANNOTATION in marks)
-
-
-def stopped_at_end(policy: JobPolicy, obj: dict[str, Any]) -> bool:
-    """A Job cleanPodPolicy stops at the job's end: stopped already, or one `due` suspends
-    once the job ended (a Job still active, of a target whose Jobs are suspended then, with
-    cleanPodPolicy Running or All). What `due` decides, so every host that publishes a job's
-    end (publisher.publish) knows these Jobs alike, before their suspension or after it."""
-    if stopped_by_policy(obj):
-        return True
-    return (policy.clean_pod_policy in ("Running", "All") and facts_of(policy.target).suspends_jobs_at_end
-            and _suspended_at_end(obj))
 
 
 def _suspended_at_end(obj: dict[str, Any]) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -31,14 +32,18 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
                   leading: Callable[[], bool] = lambda: True) -> tuple[status.JobStatus, float | None]:
     """One job: status, due actions, published status and Event; and in how many seconds
     it must be looked at again with no change on the cluster (a TTL that falls due), if any.
+    The status returned has the phase the job shows: its end once published, whatever what
+    is left of its run says now (pods terminating, the rest deleted).
     `writes` keeps this replica from acting again on what its watches do not show yet;
     `queued` (monotonic) is when the change that queued the job was seen, for the delay of
     each action the recorder is told of; nothing is done once `leading` says no more."""
     policy, workloads, pods = watch.select(job, namespace, objects)
     found = status.aggregate(policy, workloads, pods)
     services = [o for o in objects if o.get("kind") == "Service"]
+    # The end published for this run: what is left of it may no longer show it.
+    end = published.ended(found, published.read([*workloads, *services], workloads))
     now = datetime.now(timezone.utc)
-    due = actions.due(policy, found, workloads, pods, now, services)
+    due = actions.due(policy, found, workloads, pods, now, services, end)
     # Deleted now or by an earlier pass whose deletion the watches do not show yet: either
     # way not where the status goes (a record on a pod being deleted goes with it, and the
     # next pass would announce the phase again, on another pod).
@@ -50,7 +55,8 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
         # take the record of a job whose other pods are still terminating (it looks Running).
         gone |= {key for key, o in by_name.items() if writes.pending("delete", o) is not None}
     earlier = gone - {(a.kind, a.name) for a in due if a.verb == "delete"}  # deleted by an earlier pass
-    expired = [t for t in actions.ttl_expiries(policy, found, workloads) if t <= now]
+    expired = [t for t in actions.ttl_expiries(policy, found, workloads, end) if t <= now]
+    shown = found.phase
 
     def done(action: actions.Action, ok: bool) -> None:
         if ok and writes is not None and (action.kind, action.name) in by_name:
@@ -60,17 +66,19 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
         recorder.action(action.policy, action.verb, action.kind, ok, delay)
 
     def announce(kept: list[dict[str, Any]], kept_services: list[dict[str, Any]]) -> None:
+        nonlocal shown
         # What was published is read from every object of the job, those being deleted too:
         # when the one holding the record goes (a TTL deleting the Jobs), its record moves to
         # what is left (a Service) as it was, and is not announced again there.
-        if publish(client, policy, found, kept, echo, kept_services, writes,
-                   read_from=[*workloads, *services]) in ("Succeeded", "Failed"):
+        made = publish(client, policy, found, kept, echo, kept_services, writes, read_from=[*workloads, *services])
+        shown = made.phase
+        if made.announced in ("Succeeded", "Failed"):
             recorder.action("verdict", "publish", "Job", True, _since(queued))
 
-    if found.finished:
+    if end is not None:
         if not leading():
             return found, None
-        if published.first(policy, found.finished, workloads, services, gone):
+        if published.first(policy, True, workloads, services, gone):
             # Nothing would be left to carry the end: it goes on the objects as they are now,
             # those this pass deletes included (the Event outlives them).
             announce(published.without(workloads, earlier), published.without(services, earlier))
@@ -82,12 +90,12 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
         watch.carry_out(client, namespace, [action], workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done)
     if not leading():
         return found, None
-    later = [t for t in actions.ttl_expiries(policy, found, workloads) if t > now]
+    later = [t for t in actions.ttl_expiries(policy, found, workloads, end) if t > now]
     again = (min(later) - now).total_seconds() + 0.05 if later else None
-    if found.finished or all(actions.stopped_by_policy(o) for o in workloads):
-        return found, again  # published above; or what is left of a run that ended (its record went with its Worker Job)
-    announce(published.without(workloads, gone), published.without(services, gone))
-    return found, again
+    if end is None and not all(actions.stopped_by_policy(o) for o in workloads):
+        announce(published.without(workloads, gone), published.without(services, gone))
+    # Else published above; or what is left of a run that ended (its record went with its Worker Job).
+    return (found if shown == found.phase else replace(found, phase=shown)), again
 
 
 def _since(queued: float | None) -> float | None:

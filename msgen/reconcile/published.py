@@ -6,20 +6,27 @@ workload of the job (`holder`; a Service of the job once no workload is left: `k
 and an Event on the job's workloads when its phase changes.
 What is published is the controller's only memory: after a restart it reads the annotation
 back, so the times it saw conditions begin and the phase it announced are not lost, and a job
-whose pods a policy removed still reads as it ended. Pure: plain dicts and values in and out.
+whose pods a policy removed still reads as it ended. An end is final for its run, wherever
+it is read from and whatever is left of the run's objects: it names the run (`RUN_CREATED`),
+and a job applied again (a workload created after it) is another run, read afresh.
+Pure: plain dicts and values in and out.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from ..model.run_policy import JobPolicy
-from .status import JobStatus, pod_index, pod_role
+from .status import Condition, JobStatus, pod_index, pod_role
 
 ANNOTATION = "msgen/status"
 _ENDED = ("Succeeded", "Failed")
 _PROGRESS = {"Created": 0, "Running": 1, "Succeeded": 2, "Failed": 2}
+#: In a published end: the creationTimestamp of the newest workload of the run that ended
+#: (the API server's clock, as every creationTimestamp it is compared with).
+RUN_CREATED = "runCreated"
 
 
 def holder(policy: JobPolicy, workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -68,17 +75,21 @@ def without(objects: list[dict[str, Any]], names: set[tuple[str, str]]) -> list[
     return [o for o in objects if (o.get("kind"), (o.get("metadata") or {}).get("name")) not in names]
 
 
-def read(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The published status found on any of the job's workloads (the holder's, or one an
-    older pass wrote before the holder changed); None when nothing readable is there."""
+def read(objects: list[dict[str, Any]], run: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """The published status found on any of the job's objects (the holder's, or one an
+    older pass wrote before the holder changed, or a Service's once no workload is left);
+    None when nothing readable is there. With `run` (the job's workloads now), an end
+    published for an earlier run is passed over: one of these was created after that run's
+    newest workload (the job was applied again; the Service that kept the end stays)."""
+    newest = run_created(run or [])
     found = []
-    for obj in workloads:
+    for obj in objects:
         text = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
         try:
             value = json.loads(text) if text else None
         except ValueError:
             value = None
-        if isinstance(value, dict) and isinstance(value.get("phase"), str):
+        if isinstance(value, dict) and isinstance(value.get("phase"), str) and not _earlier_run(value, newest):
             found.append(value)
     # The furthest phase wins: an end over what was written before it, Running over a
     # Created left on a workload that held the status before the job's Worker workload
@@ -86,11 +97,58 @@ def read(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
     return max(found, key=lambda v: _PROGRESS.get(v["phase"], 0), default=None)
 
 
-def merged(published: dict[str, Any] | None, computed: JobStatus, now: str | None) -> dict[str, Any]:
+def run_created(workloads: list[dict[str, Any]]) -> str | None:
+    """The creationTimestamp of the newest of `workloads` (None: none says when)."""
+    times = [(when, text) for text in ((o.get("metadata") or {}).get("creationTimestamp") for o in workloads)
+             if (when := _time(text)) is not None]
+    return max(times)[1] if times else None
+
+
+def _earlier_run(record: dict[str, Any], newest: str | None) -> bool:
+    """Whether `record` is the end of a run before the one whose newest workload is `newest`."""
+    if record.get("phase") not in _ENDED or newest is None:
+        return False
+    ended, latest = _time(record.get(RUN_CREATED)), _time(newest)
+    return ended is not None and latest is not None and latest > ended
+
+
+def _time(text: Any) -> datetime | None:
+    """A creationTimestamp as a time; None for anything else (a record is an annotation
+    anyone who may edit the object may write)."""
+    if not isinstance(text, str) or len(text) > 64:
+        return None
+    try:
+        found = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return found if found.tzinfo is not None else None
+
+
+def ended(found: JobStatus, record: dict[str, Any] | None) -> JobStatus | None:
+    """The job's end, for what follows it (its TTL): `found` once the objects show it, else
+    the end published for this run (`read` with the run), which what is left of the objects
+    may no longer show (the rest deleted: the TTL goes on to the object that kept the end,
+    which alone may not decide the job); None before the end."""
+    if found.finished:
+        return found
+    if record is None or record.get("phase") not in _ENDED:
+        return None
+    completed = record.get("completionTime")
+    said = [c for c in record.get("conditions") or [] if isinstance(c, dict) and c.get("type") == record["phase"]]
+    last = said[-1] if said else {}
+    return JobStatus(job=found.job, phase=str(record["phase"]),
+                     conditions=[Condition(str(record["phase"]), str(last.get("reason") or "JobEnded"),
+                                           str(last.get("message") or ""))],
+                     completion_time=completed if isinstance(completed, str) else None)
+
+
+def merged(published: dict[str, Any] | None, computed: JobStatus, now: str | None,
+           created: str | None = None) -> dict[str, Any]:
     """The status to show and publish: computed from the live objects, with the times of
     conditions first seen earlier (published) kept, and conditions new now stamped `now`.
     A published end is final, as MSJob.status was: the policies that run at the end remove
-    pods, and the job must not read differently (or lose its end) afterwards."""
+    pods, and the job must not read differently (or lose its end) afterwards; an end
+    computed now names its run by `created` (`run_created` of its workloads)."""
     out: dict[str, Any] = {"phase": computed.phase, **computed.to_dict()}
     if published is None:
         seen: dict[str, str] = {}
@@ -103,6 +161,8 @@ def merged(published: dict[str, Any] | None, computed: JobStatus, now: str | Non
         when = seen.get(condition["type"]) or condition.get("lastTransitionTime") or now
         if when:
             condition["lastTransitionTime"] = when
+    if computed.finished and created is not None:
+        out[RUN_CREATED] = created
     return out
 
 

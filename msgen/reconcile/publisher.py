@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from lightkube import Client
 
@@ -22,27 +22,37 @@ STATUS_ANNOTATION = published.ANNOTATION
 COMPONENT = "msgen-controller"
 
 
+class Published(NamedTuple):
+    """What a pass published: the phase announced (an Event sent; None when the phase did
+    not change) and the phase the job shows (an end, once published, whatever the objects
+    left of its run say now)."""
+
+    announced: str | None
+    phase: str
+
+
 def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatus,
             workloads: list[dict[str, Any]], echo: Callable[[str], None],
             services: list[dict[str, Any]] | None = None, writes: Writes | None = None,
-            read_from: list[dict[str, Any]] | None = None) -> str | None:
+            read_from: list[dict[str, Any]] | None = None) -> Published:
     """Publish `found` on `workloads` (else `services`) merged with what was published before
     (what `writes` remembers this replica wrote, while the watched copies do not show it yet;
     else what they show, of `read_from` when given: the objects a pass is deleting too, whose
-    record moves to what is left, as it was); returns the phase announced (an Event sent),
-    None when the phase did not change. An end also goes on each Job cleanPodPolicy stops
-    (`actions.stopped_at_end`: stopped already, or one `actions.due` suspends at the end):
-    Kubernetes' TTL deletes the finished holder without a pass seeing it go, and the stopped
-    Job, which is not finished, is what is left to read the end from."""
+    record moves to what is left, as it was), for the run they are (`published.read`).
+    An end also goes on each workload that is not a bare Pod (Jobs, whether cleanPodPolicy
+    stops them or not, a JobSet, a StatefulSet...): Kubernetes' TTL deletes the finished
+    holder without a pass seeing it go, and what is left must not read as running. A bare
+    Pod's end stays on its holder, which msgen deletes last (`actions.due`)."""
     objects = [*workloads, *(services or [])]
     readable = objects if read_from is None else read_from
+    run = [o for o in readable if o.get("kind") != "Service"]
     mine = [t for t in (writes.pending("status", o) for o in readable) if t] if writes is not None else []
-    before = published.read([*({"metadata": {"annotations": {STATUS_ANNOTATION: t}}} for t in mine), *readable])
+    before = published.read([*({"metadata": {"annotations": {STATUS_ANNOTATION: t}}} for t in mine), *readable], run)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    shown = published.merged(before, found, now)
+    shown = published.merged(before, found, now, published.run_created(run))
     target = published.keeper(policy, workloads, services or [])
     if target is None:
-        return None
+        return Published(None, str(shown["phase"]))
     announced = None
     if published.announce(before, shown):
         announced = str(shown["phase"])  # the Event first: a crash after it repeats it, never loses it
@@ -52,7 +62,7 @@ def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatu
     text = published.text(shown)
     carriers = [target]
     if shown["phase"] in ("Succeeded", "Failed"):
-        carriers += [o for o in workloads if o is not target and actions.stopped_at_end(policy, o)]
+        carriers += [o for o in workloads if o is not target and o.get("kind") != "Pod"]
     for obj in carriers:
         # The holder may have changed since this replica wrote the record elsewhere: written
         # anywhere and not shown yet, it is not written again (the copies catch up first).
@@ -66,7 +76,7 @@ def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatu
             continue
         if writes is not None:
             writes.wrote("status", obj, text)
-    return announced
+    return Published(announced, str(shown["phase"]))
 
 
 def _holds(obj: dict[str, Any], text: str, writes: Writes | None) -> bool:

@@ -21,7 +21,7 @@ from ..model import run_policy
 from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from ..targets.labels import JOB_NAME
-from . import actions, informer, kube, ownership, snapshot, status, stuck_pods
+from . import actions, informer, kube, ownership, published, snapshot, status, stuck_pods
 from .witness import Witness
 
 #: The workload kinds msgen renders, as (apiVersion, kind).
@@ -263,6 +263,8 @@ def follow(
             view.changed.clear()
             policy, workloads, pods = view.observe()
             found = status.aggregate(policy, workloads, pods)
+            # The end published for this run, which what is left of it may no longer show.
+            end = published.ended(found, published.read([*workloads, *view.services.items()], workloads))
             if witness is not None:
                 witness.saw(pods)
                 witness.explain(found)
@@ -277,13 +279,13 @@ def follow(
                     reasons_shown.add(reason)
             if act:
                 due = actions.due(policy, found, workloads, pods, datetime.now(timezone.utc),
-                                  view.services.items())
-                if found.finished:
+                                  view.services.items(), end)
+                if end is not None:
                     record_end(client, policy, found, due, workloads, view.services.items(), echo)
                 carry_out(client, namespace, due, workloads, echo)
-            if found.finished:
+            if end is not None:
                 echo.close()
-                return found
+                return end
             left = None if timeout is None else timeout - (time.monotonic() - started)
             if left is not None and left <= 0:
                 echo.close()

@@ -87,7 +87,9 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
         objects = snapshot.listed(client, named, list(watching.WORKLOADS))
     except kube.KubeError as exc:
         fail(str(exc), EXIT_INPUT)
-    ends = _published_ends(client, [k for k in named if not _has_workload(objects[k])])
+    services = _services(client, named)
+    ends = {key: end for key in named if not _has_workload(objects[key])
+            if (end := published.read(services[key])) is not None}
     for job, namespace in named:
         try:
             policy, workloads, pods = watching.select(job, namespace, objects[(job, namespace)])
@@ -101,9 +103,11 @@ def status(jobs: tuple[str, ...], output: str, watch: bool, timeout: float | Non
                 click.echo("  conditions: " + _conditions(ended))
             continue
         found = aggregate.aggregate(policy, workloads, pods)
-        # What `msgen controller` published (condition times, an end whose pods are gone)
+        # What `msgen controller` published (condition times, an end whose pods are gone,
+        # on a workload or, once none is left to hold it, on a Service) for this run,
         # merged with what the live objects say now.
-        shown[job] = published.merged(published.read(workloads), found, None)
+        record = published.read([*workloads, *services[(job, namespace)]], workloads)
+        shown[job] = published.merged(record, found, None)
         if output == "table":
             _table(client, namespace, found, shown[job], pods)
     if output == "json":
@@ -150,16 +154,15 @@ def _has_workload(objects: list[dict[str, Any]]) -> bool:
     return any(run_policy.ANNOTATION in ((o.get("metadata") or {}).get("annotations") or {}) for o in objects)
 
 
-def _published_ends(client: Any, keys: list[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
-    """The status `msgen controller` left on a Service of each job whose workloads a policy
-    deleted (bare Pods, cleanPodPolicy All); jobs with none are left out."""
-    from ....reconcile import kube, published, snapshot
+def _services(client: Any, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The Services of each job, where `msgen controller` leaves a job's published status
+    once no workload holds it (bare Pods, cleanPodPolicy All; a TTL that deleted the Jobs);
+    none where they cannot be listed (a user allowed to read the workloads only)."""
+    from ....reconcile import kube, snapshot
 
     if not keys:
         return {}
     try:
-        services = snapshot.listed(client, keys, [("v1", "Service")])
+        return snapshot.listed(client, keys, [("v1", "Service")])
     except kube.KubeError:
-        return {}
-    found = {key: published.read(objects) for key, objects in services.items()}
-    return {key: end for key, end in found.items() if end is not None}
+        return {key: [] for key in keys}
