@@ -66,6 +66,14 @@ def kubectl(*args: str, check: bool = True, input: str | None = None,
     return done
 
 
+def release() -> tuple[int, int]:
+    """The cluster's Kubernetes minor, as msgen renders for it (a newer one as msgen's newest)."""
+    from msgen.model import versions
+
+    found = json.loads(kubectl("version", "-o", "json").stdout)["serverVersion"]
+    return min((int(found["major"]), int(found["minor"].rstrip("+"))), versions.NEWEST)
+
+
 def get(kind: str, namespace: str, name: str = "", selector: str = "") -> Any:
     args = ["get", kind, *([name] if name else []), "-n", namespace, "-o", "json"]
     found = json.loads(kubectl(*args, *(["-l", selector] if selector else [])).stdout)
