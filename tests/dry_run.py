@@ -42,8 +42,8 @@ RESOURCES = {
 }
 #: Refusals caused by the test namespace lacking an object a pod names (not by the object).
 ENVIRONMENT = ("error looking up service account", "no PriorityClass with name",
-               # Volcano's admission webhook, where it runs: the job's queue is not on the cluster
-               "unable to find queue: queue.scheduling.volcano.sh")
+               # Volcano's admission webhooks, where they run: the job's queue is not on the cluster
+               "unable to find queue: queue.scheduling.volcano.sh", "unable to find job queue: queue.scheduling.volcano.sh")
 
 
 class ApiServer:
