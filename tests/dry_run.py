@@ -41,7 +41,9 @@ RESOURCES = {
     "Namespace": ("/api/v1", "namespaces"),
 }
 #: Refusals caused by the test namespace lacking an object a pod names (not by the object).
-ENVIRONMENT = ("error looking up service account", "no PriorityClass with name")
+ENVIRONMENT = ("error looking up service account", "no PriorityClass with name",
+               # Volcano's admission webhooks, where they run: the job's queue is not on the cluster
+               "unable to find queue: queue.scheduling.volcano.sh", "unable to find job queue: queue.scheduling.volcano.sh")
 
 
 class ApiServer:

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from .conftest import ROOT, kustomize_binary
-from .live import PREFIX, kubectl, wait_for
+from .live import PREFIX, kubectl, wait_for, without_admission_policies
 
 SYSTEM_NAMESPACE = "msgen-system"
 EXAMPLE_NAMESPACES = ("team-a", "team-b")
@@ -62,7 +62,7 @@ class Deployment:
         assert binary, "kustomize is needed (.ci/fetch-kustomize)"
         built = subprocess.run([binary, "build", str(ROOT / "overlays" / overlay)], capture_output=True,
                                text=True, check=True, timeout=120).stdout  # fmt: skip
-        documents = [self._moved(d, image) for d in yaml.safe_load_all(built) if d]
+        documents = [self._moved(d, image) for d in yaml.safe_load_all(without_admission_policies(built)) if d]
         text = json.dumps(documents)
         assert SYSTEM_NAMESPACE not in text and not any(n in text for n in EXAMPLE_NAMESPACES), text
         return documents

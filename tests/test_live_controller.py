@@ -37,6 +37,7 @@ from .live import (
     pods,
     script,
     wait_for,
+    without_admission_policies,
     write,
 )
 
@@ -86,7 +87,8 @@ def logs(pod: str) -> str:
 
 @pytest.fixture(scope="module")
 def deployed(image: str) -> Iterator[None]:
-    applied = kubectl("apply", "-k", str(ROOT / "overlays" / "controller"))
+    overlay = without_admission_policies(kubectl("kustomize", str(ROOT / "overlays" / "controller")).stdout)
+    applied = kubectl("apply", "-f", "-", input=overlay)
     assert "deployment.apps/msgen-controller" in applied.stdout
     kubectl("rollout", "restart", "deployment/msgen-controller", "-n", SYSTEM)  # the image may be new
     kubectl("rollout", "status", "deployment/msgen-controller", "-n", SYSTEM, "--timeout=240s", timeout=300)
@@ -94,8 +96,7 @@ def deployed(image: str) -> Iterator[None]:
     yield
     # Waits for the namespace to go, so that a later test applying the overlay's RBAC does
     # not meet it terminating.
-    kubectl("delete", "-k", str(ROOT / "overlays" / "controller"), "--ignore-not-found", "--timeout=180s",
-            check=False, timeout=240)
+    kubectl("delete", "-f", "-", "--ignore-not-found", "--timeout=180s", check=False, timeout=240, input=overlay)
 
 
 def rendered_by_kubectl(tmp_path: Path, ns: str, name: str, text: str, *options: str) -> None:

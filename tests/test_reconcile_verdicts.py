@@ -8,6 +8,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from msgen.reconcile import actions, applyset, published, status
+from msgen.reconcile.pods import PodFailure
+from msgen.reconcile.witness import Witness
 from msgen.model.run_policy import RoleRule
 
 from .conftest import msgen
@@ -52,6 +54,25 @@ def test_worker_0_succeeding_waits_for_the_worker_jobs_own_verdict() -> None:
     # Without a successPolicy (Kubernetes before 1.31) the Job cannot say it: worker 0 does.
     old = status.aggregate(policy("indexed-job"), [indexed_worker_job(success_policy=False)], pods[:1])
     assert old.phase == "Succeeded"
+
+
+def test_worker_0_succeeding_after_a_failed_index_waits_for_the_worker_job_without_success_policy() -> None:
+    """Rendered for 1.29 or 1.30 (no successPolicy): worker 1 past its per-index limit, then
+    worker 0 succeeds. Kubernetes 1.30 failed the Worker Job (FailedIndexes) once worker 0
+    ended; msgen said Succeeded at worker 0. It now waits for the Job, and says what it says."""
+    rule = policy("indexed-job", enable_dynamic_worker=True)
+    pods = [pod("Worker", 0, "Succeeded", **terminated(0, "Completed")),
+            pod("Worker", 1, "Failed", **terminated(1, "Error"))]
+    failing = indexed_worker_job(success_policy=False)
+    failing["status"] = {"failedIndexes": "1"}
+    assert status.aggregate(rule, [failing], pods).phase != "Succeeded"
+    ended = indexed_worker_job("Failed:FailedIndexes", success_policy=False)
+    ended["status"]["failedIndexes"] = "1"
+    found = status.aggregate(rule, [ended], pods)
+    assert (found.phase, found.conditions[-1].reason) == ("Failed", "FailedIndexes")
+    # Worker 0 succeeding while worker 1 still runs, no index failed: worker 0 decides.
+    running = [pods[0], pod("Worker", 1, "Running")]
+    assert status.aggregate(rule, [indexed_worker_job(success_policy=False)], running).phase == "Succeeded"
 
 
 def test_failure_target_is_the_failure_as_soon_as_kubernetes_decides() -> None:
@@ -242,3 +263,28 @@ def test_worker_0s_success_is_read_from_its_jobs_completed_indexes_once_its_pod_
     assert status.completed_indexes({"spec": {"completionMode": "Indexed"},
                                      "status": {"completedIndexes": "0,2-4,9-999999999999"}}, 6) == {0, 2, 3, 4}
     assert status.completed_indexes({"spec": {}, "status": {"completedIndexes": "0"}}, 6) == set()
+
+
+# --- what a follower keeps -------------------------------------------------------------------
+
+
+def test_a_follower_keeps_the_log_of_a_restarted_container_whose_pod_is_being_deleted() -> None:
+    """The first status a follower saw of a restarting pod already had its deletion (Kubernetes
+    1.30's Job controller deleted it on the status that showed the restart): its failed
+    instance's log is read while the pod is still there; a container the deletion killed is
+    no failure to keep."""
+    asked: list[PodFailure] = []
+
+    def read_log(failure: PodFailure) -> list[str]:
+        asked.append(failure)
+        return [f"log of {failure.pod}"]
+
+    witness = Witness(read_log)
+    crashed = deleted(pod("Worker", 1, "Running", containerStatuses=[{
+        "name": "mindspore", "restartCount": 1, "state": {"running": {"startedAt": "2026-01-01T11:00:20Z"}},
+        "lastState": {"terminated": {"exitCode": 3, "reason": "Error", "finishedAt": "2026-01-01T11:00:19Z"}}}]))
+    killed = deleted(pod("Worker", 0, "Failed", **terminated(143, "Error", "2026-01-01T11:00:05Z")))
+    witness.saw([crashed, killed])
+    assert [(f.pod, f.container, f.exit_code, f.previous) for f in asked] == [("j-worker-1", "mindspore", 3, True)]
+    assert witness.log_of(asked[0]) == ["log of j-worker-1"]
+    assert set(witness.deleted) == {"j-worker-1", "j-worker-0"}

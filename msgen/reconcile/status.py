@@ -281,6 +281,8 @@ def _verdict(  # noqa: C901 - the operators' status rules, one branch per condit
         deciding_jobs = [o for o in workloads if _job_decides(o, policy, decider, needed)]
         if deciding_jobs:
             pass  # the Job's own verdict, below, once Kubernetes has reached it
+        elif any(_has_failed_indexes(o, policy, decider) for o in workloads):
+            pass  # it fails once its other indexes end (FailedIndexes): its verdict, as above
         elif (0 in done and needed == 1) or (needed > 1 and len(done) >= needed):
             if decider != worker:
                 how = f"{decider.lower()} 0"
@@ -302,6 +304,15 @@ def _verdict(  # noqa: C901 - the operators' status rules, one branch per condit
         pod = pod_failure(stopped[0])
         return "Failed", "PodDeleted", f"pod {pod.pod} was deleted before the job ended"
     return None
+
+
+def _has_failed_indexes(obj: dict[str, Any], policy: JobPolicy, decider: str) -> bool:
+    """Whether this Indexed Job of the deciding role has an index past its own retry limit
+    (`backoffLimitPerIndex`, as msgen writes it for enableDynamicWorker): Kubernetes fails it
+    once its other indexes end, worker 0's success notwithstanding (seen on 1.30, where msgen
+    writes it no successPolicy)."""
+    return (_batch_job(obj) and _workload_role(obj, policy) == decider
+            and bool((obj.get("status") or {}).get("failedIndexes")))
 
 
 def _job_decides(obj: dict[str, Any], policy: JobPolicy, decider: str, needed: int) -> bool:

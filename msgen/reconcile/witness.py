@@ -26,12 +26,16 @@ class Witness:
         for pod in pods:
             metadata, state = pod.get("metadata") or {}, pod.get("status") or {}
             phase = state.get("phase") or "Pending"
-            if metadata.get("deletionTimestamp"):
-                if phase in ("Pending", "Running") or (phase == "Failed" and killed(pod)):
-                    self.deleted.setdefault(str(metadata.get("name")), PodFailure(
-                        str(metadata.get("name")), None, None, "deleted while it ran"))
-                continue
-            failure = restarted(pod) or (pod_failure(pod) if phase == "Failed" else None)
+            deleting = bool(metadata.get("deletionTimestamp"))
+            if deleting and (phase in ("Pending", "Running") or (phase == "Failed" and killed(pod))):
+                self.deleted.setdefault(str(metadata.get("name")), PodFailure(
+                    str(metadata.get("name")), None, None, "deleted while it ran"))
+            # A pod being deleted keeps its containers until it is gone: a failed one's log is
+            # read then, when the deletion came before the follower saw the failure (the Job
+            # controller of Kubernetes 1.30 deleted a restarting pod on the status that
+            # showed its restart). A container the deletion killed is no failure to show.
+            ended = phase == "Failed" and not (deleting and killed(pod))
+            failure = restarted(pod) or (pod_failure(pod) if ended else None)
             if failure is None:
                 continue
             count = sum(int(c.get("restartCount") or 0) for c in state.get("containerStatuses") or [])

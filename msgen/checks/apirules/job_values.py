@@ -72,6 +72,15 @@ def _check_scheduling(found: Findings, plan: Plan, options: Options) -> None:
         )
     if scheduling is None:
         return
+    pods = sum(role.replicas for role in plan.roles)
+    if found.facts.own_gang and scheduling.min_available is not None and scheduling.min_available > pods:
+        # Volcano's admission webhook: "job 'minAvailable' should not be greater than total
+        # replicas in tasks" (pkg/webhooks/admission/jobs/validate/admit_job.go, v1.14.1).
+        found.refuse(
+            path + ("minAvailable",),
+            f"a Volcano Job's minAvailable cannot be more than its tasks' replicas, {pods}; Volcano's "
+            f"admission webhook refuses {scheduling.min_available}; accepted: 1 to {pods}",
+        )
     if gang == "volcano" and scheduling.queue is not None:
         queue = scheduling.queue
         found.check(path + ("queue",), "queue", queue, names.dns1123_subdomain(queue))
