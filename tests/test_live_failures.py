@@ -106,6 +106,10 @@ def test_indexed_dynamic_worker_agrees_with_the_worker_job(tmp_path: Path, names
     """enableDynamicWorker: worker 1 fails and worker 0 succeeds after it: Kubernetes fails
     the Worker Job (FailedIndexes) and msgen says Failed too; worker 0 succeeding while
     worker 1 still runs: Succeeded."""
+    if not versions.enabled("JobBackoffLimitPerIndex", release()):
+        pytest.skip(f"enableDynamicWorker is not expressed on Kubernetes {'.'.join(map(str, release()))}: a Job's "
+                    f"per-index retries (JobBackoffLimitPerIndex) are on from {versions.since('JobBackoffLimitPerIndex')}, "
+                    "and msgen warns instead")
     job = write(tmp_path, "dyn", msjob("dyn", script({1: (1, 1)}, default=(15, 0)), extra={"enableDynamicWorker": True}))
     code, out = apply_wait(job, namespace)
     failed = [c for c in get("job", namespace, "dyn-worker")["status"]["conditions"] if c["type"] == "Failed"]

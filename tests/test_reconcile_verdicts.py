@@ -260,3 +260,17 @@ def test_a_kubelet_that_no_longer_has_the_container_answers_no_log(monkeypatch: 
         kube.pod_log(None, "ns", "j-worker-1", "mindspore", 10, previous=True)  # type: ignore[arg-type]
     monkeypatch.setattr(kube, "_watch_http", answering("worker 1 exits 3\n"))
     assert kube.pod_log(None, "ns", "j-worker-1", "mindspore", 10) == ["worker 1 exits 3"]  # type: ignore[arg-type]
+
+
+def test_a_follower_reads_the_log_of_the_instance_that_failed_last() -> None:
+    """A container that restarts and fails at once: by the time a follower sees it, the
+    instance before its restart may be gone (the kubelet keeps the newest ended one), and
+    the current one has ended too: that one's log is read (seen on Kubernetes 1.30)."""
+    asked: list[PodFailure] = []
+    witness = Witness(lambda failure: asked.append(failure) or ["worker 1 exits 3"])
+    ended = {"terminated": {"exitCode": 3, "reason": "Error"}}
+    witness.saw([pod("Worker", 1, "Running", containerStatuses=[
+        {"name": "mindspore", "restartCount": 1, "state": ended, "lastState": ended}])])
+    witness.saw([pod("Worker", 2, "Running", containerStatuses=[{
+        "name": "mindspore", "restartCount": 1, "state": {"running": {}}, "lastState": ended}])])
+    assert [(f.pod, f.previous) for f in asked] == [("j-worker-1", False), ("j-worker-2", True)]

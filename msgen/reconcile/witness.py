@@ -40,12 +40,17 @@ class Witness:
             failure = restarted(pod) or (pod_failure(pod) if ended else None)
             if failure is None:
                 continue
+            # The log of the instance that failed last: a container that failed again since
+            # its restart has its current instance ended (the kubelet keeps only the newest
+            # ended instance, so the one before it may be gone already).
+            last = pod_failure(pod) if failure.previous else failure
+            last = last if last.container == failure.container else failure
             count = sum(int(c.get("restartCount") or 0) for c in state.get("containerStatuses") or [])
             key = (failure.pod, failure.container)
             if (key in self.logs and self.logs[key][0] >= count) or (key not in self.logs and len(self.logs) >= _KEPT):
                 continue
             self.failed.setdefault(key, failure)
-            found = self.fetch(failure)
+            found = self.fetch(last)
             if key in self.logs and _none(found):  # the kubelet no longer has it: keep what was read
                 continue
             self.logs[key] = (count, found)
