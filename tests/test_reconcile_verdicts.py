@@ -274,3 +274,22 @@ def test_a_follower_reads_the_log_of_the_instance_that_failed_last() -> None:
     witness.saw([pod("Worker", 2, "Running", containerStatuses=[{
         "name": "mindspore", "restartCount": 1, "state": {"running": {}}, "lastState": ended}])])
     assert [(f.pod, f.previous) for f in asked] == [("j-worker-1", False), ("j-worker-2", True)]
+
+
+def test_a_container_restarted_in_place_whose_last_instance_failed_too_says_so() -> None:
+    """The Job controller of 1.30 failed the Job (BackoffLimitExceeded) and deleted the pod
+    while the container's instance after its restart had ended too: the summary still says
+    it was restarted in place, and its log is that instance's own."""
+    from msgen.reconcile import pods as pod_states, watch
+
+    ended = {"terminated": {"exitCode": 3, "reason": "Error"}}
+    again = pod_states.pod_failure(pod("Worker", 1, "Failed", containerStatuses=[
+        {"name": "mindspore", "restartCount": 1, "state": ended, "lastState": ended}]))
+    assert (again.previous, again.restarted) == (False, True)
+    once = pod_states.pod_failure(pod("Worker", 1, "Failed", containerStatuses=[
+        {"name": "mindspore", "restartCount": 0, "state": ended}]))
+    found = status.aggregate(policy("indexed-job"), [job("Worker", "Failed:BackoffLimitExceeded")], [])
+    found.failures = [again, once]
+    assert watch.summary(found, 4)[1:] == [
+        "  failed: pod j-worker-1 container mindspore exit code 3 (Error, restarted in place)",
+        "  failed: pod j-worker-1 container mindspore exit code 3 (Error)"]
