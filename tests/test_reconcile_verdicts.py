@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
+
 from msgen.reconcile import actions, applyset, published, status
 from msgen.reconcile.pods import PodFailure
 from msgen.reconcile.witness import Witness
@@ -288,3 +290,73 @@ def test_a_follower_keeps_the_log_of_a_restarted_container_whose_pod_is_being_de
     assert [(f.pod, f.container, f.exit_code, f.previous) for f in asked] == [("j-worker-1", "mindspore", 3, True)]
     assert witness.log_of(asked[0]) == ["log of j-worker-1"]
     assert set(witness.deleted) == {"j-worker-1", "j-worker-0"}
+
+
+def test_a_follower_keeps_a_log_it_read_and_names_the_containers_it_saw_fail() -> None:
+    """A pod whose container restarted (log read), then gone with the job failed: the summary
+    names that container's exit code and keeps its log, though a later read found nothing (the
+    kubelet had removed it); a pod deleted while it ran is named as such."""
+    answers = iter([["worker 1 exits 3"], ["    (no log lines: the kubelet no longer has it)"]])
+    witness = Witness(lambda failure: next(answers))
+    restarting = pod("Worker", 1, "Running", containerStatuses=[{
+        "name": "mindspore", "restartCount": 1, "lastState": {"terminated": {"exitCode": 3, "reason": "Error"}}}])
+    witness.saw([restarting, deleted(pod("Worker", 0, "Running"))])
+    restarting["status"]["containerStatuses"][0]["restartCount"] = 2
+    witness.saw([restarting])
+    failure = PodFailure("j-worker-1", "mindspore", 3, "Error", previous=True)
+    assert witness.log_of(failure) == ["worker 1 exits 3"]
+    found = status.aggregate(policy("indexed-job"), [job("Worker", "Failed:BackoffLimitExceeded")], [])
+    witness.explain(found)
+    assert [(f.pod, f.container, f.exit_code, f.previous, f.reason) for f in found.failures] == [
+        ("j-worker-1", "mindspore", 3, True, "Error"), ("j-worker-0", None, None, False, "deleted while it ran")]
+
+
+def test_a_kubelet_that_no_longer_has_the_container_answers_no_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kubelet begins a log stream (200) before it looks for the container: one it has
+    removed is a line of the body, which is no log line of the container."""
+    import httpx2
+
+    from msgen.reconcile import kube
+
+    def answering(body: str) -> Any:
+        transport = httpx2.MockTransport(lambda request: httpx2.Response(200, text=body))
+        return lambda client: httpx2.Client(transport=transport, base_url="https://api")
+
+    monkeypatch.setattr(kube, "_watch_http", answering("unable to retrieve container logs for containerd://acc818afc93b\n"))
+    with pytest.raises(kube.KubeError, match="the kubelet no longer has it"):
+        kube.pod_log(None, "ns", "j-worker-1", "mindspore", 10, previous=True)  # type: ignore[arg-type]
+    monkeypatch.setattr(kube, "_watch_http", answering("worker 1 exits 3\n"))
+    assert kube.pod_log(None, "ns", "j-worker-1", "mindspore", 10) == ["worker 1 exits 3"]  # type: ignore[arg-type]
+
+
+def test_a_follower_reads_the_log_of_the_instance_that_failed_last() -> None:
+    """A container that restarts and fails at once: by the time a follower sees it, the
+    instance before its restart may be gone (the kubelet keeps the newest ended one), and
+    the current one has ended too: that one's log is read (seen on Kubernetes 1.30)."""
+    asked: list[PodFailure] = []
+    witness = Witness(lambda failure: asked.append(failure) or ["worker 1 exits 3"])
+    ended = {"terminated": {"exitCode": 3, "reason": "Error"}}
+    witness.saw([pod("Worker", 1, "Running", containerStatuses=[
+        {"name": "mindspore", "restartCount": 1, "state": ended, "lastState": ended}])])
+    witness.saw([pod("Worker", 2, "Running", containerStatuses=[{
+        "name": "mindspore", "restartCount": 1, "state": {"running": {}}, "lastState": ended}])])
+    assert [(f.pod, f.previous) for f in asked] == [("j-worker-1", False), ("j-worker-2", True)]
+
+
+def test_a_container_restarted_in_place_whose_last_instance_failed_too_says_so() -> None:
+    """The Job controller of 1.30 failed the Job (BackoffLimitExceeded) and deleted the pod
+    while the container's instance after its restart had ended too: the summary still says
+    it was restarted in place, and its log is that instance's own."""
+    from msgen.reconcile import pods as pod_states, watch
+
+    ended = {"terminated": {"exitCode": 3, "reason": "Error"}}
+    again = pod_states.pod_failure(pod("Worker", 1, "Failed", containerStatuses=[
+        {"name": "mindspore", "restartCount": 1, "state": ended, "lastState": ended}]))
+    assert (again.previous, again.restarted) == (False, True)
+    once = pod_states.pod_failure(pod("Worker", 1, "Failed", containerStatuses=[
+        {"name": "mindspore", "restartCount": 0, "state": ended}]))
+    found = status.aggregate(policy("indexed-job"), [job("Worker", "Failed:BackoffLimitExceeded")], [])
+    found.failures = [again, once]
+    assert watch.summary(found, 4)[1:] == [
+        "  failed: pod j-worker-1 container mindspore exit code 3 (Error, restarted in place)",
+        "  failed: pod j-worker-1 container mindspore exit code 3 (Error)"]

@@ -10,6 +10,7 @@ whose text names the object and never holds a credential.
 from __future__ import annotations
 
 import json
+import re
 import time
 import weakref
 from collections.abc import Callable, Iterator
@@ -314,8 +315,9 @@ def _watch_http(client: Client) -> httpx2.Client:
 
 def pod_log(client: Client, namespace: str, pod: str, container: str | None, lines: int,
             previous: bool = False) -> list[str]:
-    """A container's last `lines` log lines; `previous`: of the instance before its restart.
-    Asked once (a summary must not wait on retries); KubeError when there are none."""
+    """A container's last `lines` log lines; `previous`: of the instance before its restart. Asked
+    once (a summary must not wait on retries); KubeError when there are none, or the kubelet no
+    longer has the container (said in a 200 answer: it began the stream before it looked)."""
     params: dict[str, Any] = {"tailLines": lines}
     if container:
         params["container"] = container
@@ -328,7 +330,9 @@ def pod_log(client: Client, namespace: str, pod: str, container: str | None, lin
         raise KubeError(transport_problem(exc)) from None
     if answer.status_code != 200:
         raise _refusal("", answer)
-    return answer.text.splitlines()
+    if re.fullmatch(r"unable to retrieve container logs for [a-z]+://[0-9a-f]+\n?", text := answer.text):
+        raise KubeError(f"the kubelet no longer has it: {text.strip()}")
+    return text.splitlines()
 
 
 def exists(client: Client, api_version: str, kind: str, namespace: str) -> bool:

@@ -24,13 +24,15 @@ INDEX_LABELS = (
 class PodFailure:
     """Why a pod failed, for the user: which container, its exit code and reason;
     `previous`: the container failed and was restarted in place (its log is the previous
-    instance's)."""
+    instance's); `restarted`: it had been restarted in place before the instance that failed
+    (which ended too, and whose log is its own)."""
 
     pod: str
     container: str | None
     exit_code: int | None
     reason: str
     previous: bool = False
+    restarted: bool = False
 
 
 def pod_role(pod: dict[str, Any], policy: JobPolicy) -> str | None:
@@ -69,7 +71,8 @@ def pod_failure(pod: dict[str, Any]) -> PodFailure:
         if ended and ended.get("exitCode", 0) != 0:
             reason = own if own in _POD_REASONS else ended.get("reason") or "Error"
             return PodFailure(pod["metadata"]["name"], container.get("name"), ended.get("exitCode"),
-                              reason, previous=not state.get("terminated"))
+                              reason, previous=not state.get("terminated"),
+                              restarted=int(container.get("restartCount") or 0) > 0)
     return PodFailure(pod["metadata"]["name"], None, None, own or "Failed")
 
 

@@ -304,7 +304,7 @@ def summary(found: status.JobStatus, elapsed: float) -> list[str]:
     for failure in found.failures:
         where = f" container {failure.container}" if failure.container else ""
         code = f" exit code {failure.exit_code}" if failure.exit_code is not None else ""
-        again = ", restarted in place" if failure.previous else ""
+        again = ", restarted in place" if failure.previous or failure.restarted else ""
         lines.append(f"  failed: pod {failure.pod}{where}{code} ({failure.reason}{again})")
     return lines
 

@@ -20,6 +20,8 @@ class Witness:
     def __init__(self, fetch: Callable[[PodFailure], list[str]]) -> None:
         self.fetch = fetch
         self.logs: dict[tuple[str, str | None], tuple[int, list[str]]] = {}
+        #: the containers whose failure was seen, by (pod, container), as first seen
+        self.failed: dict[tuple[str, str | None], PodFailure] = {}
         self.deleted: dict[str, PodFailure] = {}
 
     def saw(self, pods: list[dict[str, Any]]) -> None:
@@ -38,17 +40,34 @@ class Witness:
             failure = restarted(pod) or (pod_failure(pod) if ended else None)
             if failure is None:
                 continue
+            # The log of the instance that failed last: a container that failed again since
+            # its restart has its current instance ended (the kubelet keeps only the newest
+            # ended instance, so the one before it may be gone already).
+            last = pod_failure(pod) if failure.previous else failure
+            last = last if last.container == failure.container else failure
             count = sum(int(c.get("restartCount") or 0) for c in state.get("containerStatuses") or [])
             key = (failure.pod, failure.container)
             if (key in self.logs and self.logs[key][0] >= count) or (key not in self.logs and len(self.logs) >= _KEPT):
                 continue
-            self.logs[key] = (count, self.fetch(failure))
+            self.failed.setdefault(key, failure)
+            found = self.fetch(last)
+            if key in self.logs and _none(found):  # the kubelet no longer has it: keep what was read
+                continue
+            self.logs[key] = (count, found)
 
     def log_of(self, failure: PodFailure) -> list[str] | None:
         found = self.logs.get((failure.pod, failure.container))
-        return found[1] if found is not None and found[1] and "(no log lines" not in found[1][0] else None
+        return found[1] if found is not None and not _none(found[1]) else None
 
     def explain(self, found: JobStatus) -> None:
-        """A failed job with no failed pod left: the pods deleted while they ran."""
+        """A failed job with no failed pod left: the containers seen failing before their pods
+        went (the Job controller deletes a restarting pod when it fails the Job), then the
+        other pods deleted while they ran."""
         if found.phase == "Failed" and not found.failures:
-            found.failures = list(self.deleted.values())
+            seen = list(self.failed.values())
+            found.failures = seen + [f for name, f in self.deleted.items() if name not in {s.pod for s in seen}]
+
+
+def _none(lines: list[str]) -> bool:
+    """Whether `lines` are the fetcher's "no log lines" (or nothing)."""
+    return not lines or "(no log lines" in lines[0]
