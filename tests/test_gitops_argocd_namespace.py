@@ -28,6 +28,7 @@ from msgen.model.plan import Options
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import ROOT, SAMPLES
+from .host_matrix import in_turn
 from .test_gitops_argocd import PLUGIN, overlay_repo, run_in_sidecar, sidecar_env, sorted_objects
 from .test_gitops_renames import EXEC, run_kustomize
 
@@ -88,7 +89,8 @@ def built_with_exec(repo: Path, app: Path) -> list[dict[str, Any]]:
     return sorted_objects(done.stdout)
 
 
-ROWS = [(t, m, ("msgen", "above")[i % 2]) for i, (t, m) in enumerate(itertools.product(TARGETS, MODES))]
+#: Every target; the address mode and where the generator is taken in turn (MSGEN_FULL_MATRIX=1: all).
+ROWS = in_turn([TARGETS], [MODES, ("msgen", "above")])
 
 
 @pytest.mark.parametrize(("target", "mode", "position"), ROWS)

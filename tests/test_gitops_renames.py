@@ -13,7 +13,9 @@ objects that no longer exist: the configuration every msgen overlay lists
 Matrix: host path (KRM transformer, KRM generator, legacy exec plugin with kustomize 4.5.4 and
 `kubectl kustomize`, Argo CD's plugin building an overlay) x prefix / suffix / both x
 `--scheduler-address` cluster-ip / dns before msgen, and x prefix / suffix / both after it
-(the refusal does not depend on the mode); the KRM transformer for every target.
+(the refusal does not depend on the mode); the KRM transformer for every target. By default
+the address modes, and the renames after msgen, are taken in turn (`tests/host_matrix.py`);
+`MSGEN_FULL_MATRIX=1` builds every combination.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from msgen.checks.name_references import problems
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import ROOT, kustomize_binary, msgen
+from .host_matrix import in_turn
 from .test_gitops_argocd import PLUGIN, argocd_env, run_command
 
 OVERLAYS = ROOT / "overlays"
@@ -214,9 +217,7 @@ def host_build(host: str, tmp: Path, kustomize: str, mode: str, rename: str, bef
 # ---- the matrix ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("rename", sorted(RENAMES))
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize(("host", "rename", "mode"), in_turn([HOSTS, sorted(RENAMES)], [MODES]))
 def test_a_rename_before_msgen_reaches_every_name(host: str, rename: str, mode: str, kustomize: str, tmp_path: Path) -> None:
     build, directory = host_build(host, tmp_path, kustomize, mode, rename, before=True)
     done = build.run(directory)
@@ -235,8 +236,7 @@ def jobs_name(built: list[dict[str, Any]]) -> str:
     return str(built[0]["metadata"]["labels"]["training.kubeflow.org/job-name"])
 
 
-@pytest.mark.parametrize("rename", sorted(RENAMES))
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize(("host", "rename"), in_turn([HOSTS], [sorted(RENAMES)]))
 def test_a_rename_after_msgen_fails_the_build_saying_what_to_do(host: str, rename: str, kustomize: str,
                                                                 tmp_path: Path) -> None:
     # The refusal does not depend on the address mode: each mode's names are broken by it
@@ -278,8 +278,7 @@ def test_a_rename_in_a_generators_own_overlay_fails_too(kustomize: str, tmp_path
     assert REFUSAL in done.stderr
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("target", "mode"), in_turn([TARGETS], [MODES]))
 def test_every_target_follows_a_rename_before_msgen(target: str, mode: str, kustomize: str, tmp_path: Path) -> None:
     build, directory = krm_transformer(tmp_path, kustomize, mode, "both", before=True, target=target)
     done = build.run(directory)
