@@ -118,10 +118,6 @@ def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     """`read_source`, except that an input larger than STREAM_ABOVE becomes a StreamedSource:
     checked for UTF-8 piece by piece and parsed from its file (standard input is first copied
     to an anonymous temporary file), so a long stream of jobs costs no memory for its text."""
-    from .yaml_loader import libyaml_loads
-
-    if not libyaml_loads():
-        return read_source(path)  # the pure-Python parser counts positions in characters
     name = "<stdin>" if path == "-" else path
     stream: bytes | BinaryIO
     if path == "-":
@@ -141,7 +137,12 @@ def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
                 stream = _spooled(given)
     if isinstance(stream, bytes):
         return decoded(name, stream)
+    from .yaml_loader import libyaml_loads  # only for a large input: PyYAML reads it
+
     stream.seek(0)
+    if not libyaml_loads():  # the pure-Python parser counts positions in characters
+        with stream:
+            return decoded(name, stream.read())
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
         while piece := stream.read(_PIECE):
