@@ -14,11 +14,14 @@ so the output never changes; tests compare both ways on the golden files and on 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..model.memo import Memo
+from . import one_line
 from .verbatim import Verbatim
-from .yaml_dumper import DUMPER, LIBYAML_ESCAPES, double_quoting, is_libyaml, pyyaml_dump
+
+TYPE_CHECKING = False  # typing and PyYAML stay off the render path
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Scalars longer than this could meet the line width (65,536 columns) at some indentation;
 #: PyYAML then folds them at a column that depends on where they sit, so they go to PyYAML.
@@ -69,6 +72,13 @@ _NOT_STRINGS = frozenset(
 )
 
 
+def pyyaml_dump(objects: list[Any], dumper: type[Any] | None = None) -> str:
+    """`yaml_dumper.pyyaml_dump`, PyYAML loaded on the first scalar the writer asks it about."""
+    from .yaml_dumper import pyyaml_dump as dump
+
+    return dump(objects, dumper)
+
+
 class BlockWriter:
     """Writes block mappings and sequences directly, asking `dumper` only about scalars.
 
@@ -77,7 +87,8 @@ class BlockWriter:
     """
 
     def __init__(self, dumper: type[Any] | None = None):
-        self.dumper = dumper or DUMPER
+        #: None for `yaml_dumper.DUMPER`, loaded when first asked (`_dumper`)
+        self.dumper = dumper
         self.scalars: Memo[tuple[type, Any], _Scalar] = Memo("scalars as written", _MAX_REMEMBERED)
         self.keys: Memo[str, str] = Memo("keys as written", _MAX_REMEMBERED)
         #: the one-line strings among `scalars`, by their text: the common case, looked up inline
@@ -116,7 +127,7 @@ class BlockWriter:
         except _Unsupported:
             # PyYAML writes a later document's start by its root (`--- x`, `---\n- x`): ask
             # for it after an empty first document, which is written `{}`.
-            text = pyyaml_dump([obj] if first else [{}, obj], self.dumper)
+            text = pyyaml_dump([obj] if first else [{}, obj], self._dumper())
             text = text if first else text[len("{}\n") :]
             if text.endswith("\n...\n"):
                 return text[:-4], True
@@ -230,6 +241,10 @@ class BlockWriter:
             raise _Unsupported
         if type(value) is str and _PLAIN.fullmatch(value) and value not in _NOT_STRINGS:
             return _Scalar(value + "\n", [], False)
+        if type(value) is str:
+            written = one_line.as_libyaml_writes(value)
+            if written is not None:
+                return _Scalar(written + "\n", [], False)
         if type(value) is int:  # SafeRepresenter.represent_int: str(), plain
             return _Scalar(f"{value}\n", [], False)
         if type(value) is bool or value is None:
@@ -246,6 +261,13 @@ class BlockWriter:
             raise _Unsupported
         return _Scalar(lines[0][3:], rest, keep)
 
+    def _dumper(self) -> type[Any]:
+        if self.dumper is None:
+            from .yaml_dumper import DUMPER
+
+            self.dumper = DUMPER
+        return self.dumper
+
     def _for(self, value: Any) -> type[Any]:
         """The dumper that writes `value` as libyaml does.
 
@@ -254,12 +276,15 @@ class BlockWriter:
         and NEXT LINE U+0085 (libyaml escapes it, `\\N`). Both make libyaml choose a
         double-quoted scalar, and PyYAML's double-quoted scalar escapes them the same way.
         """
-        if is_libyaml(self.dumper) or type(value) is not str:
-            return self.dumper
+        from .yaml_dumper import LIBYAML_ESCAPES, double_quoting, is_libyaml
+
+        dumper = self._dumper()
+        if is_libyaml(dumper) or type(value) is not str:
+            return dumper
         if not LIBYAML_ESCAPES.search(value):
-            return self.dumper
+            return dumper
         if self.quoting is None:
-            self.quoting = double_quoting(self.dumper)
+            self.quoting = double_quoting(dumper)
         return self.quoting
 
     def key(self, key: Any) -> str:
