@@ -103,7 +103,7 @@ RENDER_MODULES = {
     "msgen.launchers.resolve",
     "msgen.frameworks", "msgen.frameworks.mindspore",
     "msgen.checks", "msgen.checks.input_model", "msgen.checks.input_model_check", "msgen.checks.output_bound",
-    "msgen.checks.output_size", "msgen.checks.pod_schema", "msgen.checks.validation",
+    "msgen.checks.output_size", "msgen.checks.pod_schema", "msgen.checks.pod_template_schema", "msgen.checks.validation",
     "msgen.checks.apirules", "msgen.checks.apirules.containers", "msgen.checks.apirules.crd_lists",
     "msgen.checks.apirules.enums", "msgen.checks.apirules.findings",
     "msgen.checks.apirules.host_ports", "msgen.checks.apirules.job_values", "msgen.checks.apirules.metadata",
@@ -141,9 +141,8 @@ RENDER_OTHERS = {
     "collections": "functools'", "_collections": "collections'", "itertools": "collections'",
     "keyword": "collections'", "operator": "collections'", "_operator": "operator's",
     "reprlib": "collections'", "types": "typing's, the input models",
-    "json": "the pod schema, the run-policy annotation", "_json": "json's",
     "math": "go-yaml's numbers", "errno": "a closed output pipe", "gc": "the collector's pause",
-    "importlib": "plug-ins load by name", "__future__": "postponed annotations",
+    "__future__": "postponed annotations",
     "encodings": "inputs decoded as UTF-8 with a byte-order mark",
 }
 _CYTHON_RUNTIME = re.compile(r"_cython_\d+_\d+_\d+")  # named after the Cython that built PyYAML
