@@ -97,7 +97,7 @@ RENDER_MODULES = {
     "msgen", "msgen.hosts", "msgen.hosts.fast_exit", "msgen.hosts.compile_command",
     "msgen.hosts.command_line", "msgen.hosts.command_line.entry", "msgen.hosts.command_line.render_argv",
     "msgen.compile", "msgen.compile.all_findings", "msgen.compile.collector", "msgen.compile.driver",
-    "msgen.compile.list_items", "msgen.compile.pipeline",
+    "msgen.compile.pipeline",
     "msgen.kinds", "msgen.kinds.msjob", "msgen.kinds.podtemplate", "msgen.kinds.shared",
     "msgen.launchers", "msgen.launchers.cluster", "msgen.launchers.launcher", "msgen.launchers.mindspore",
     "msgen.launchers.resolve",
@@ -114,8 +114,8 @@ RENDER_MODULES = {
     "msgen.devices", "msgen.devices.gpu",
     "msgen.options", "msgen.options.option_table", "msgen.options.text",
     "msgen.yamlio", "msgen.yamlio.block_reader", "msgen.yamlio.emit", "msgen.yamlio.inputs",
-    "msgen.yamlio.one_line", "msgen.yamlio.spool", "msgen.yamlio.terminal", "msgen.yamlio.yaml_go",
-    "msgen.yamlio.verbatim", "msgen.yamlio.yaml_loader", "msgen.yamlio.yaml_writer",
+    "msgen.yamlio.one_line", "msgen.yamlio.spool", "msgen.yamlio.yaml_go",
+    "msgen.yamlio.yaml_loader", "msgen.yamlio.yaml_writer",
     "msgen.model", "msgen.model.addresses", "msgen.model.diagnostics", "msgen.model.exit_status",
     "msgen.model.memo", "msgen.model.mindspore_versions", "msgen.model.names", "msgen.model.patch", "msgen.model.plan", "msgen.model.quantity",
     "msgen.model.run_policy", "msgen.model.source", "msgen.model.target_facts", "msgen.model.versions",
@@ -127,6 +127,7 @@ KRM_MODULES = (
        "msgen.hosts.command_line.render_argv", "msgen.yamlio.spool"}
     | {"msgen.hosts.kustomize", "msgen.hosts.kustomize.krm", "msgen.hosts.kustomize.krm_checks",
        "msgen.hosts.kustomize.krm_config", "msgen.options.option_layers", "msgen.yamlio.origin",
+       "msgen.yamlio.terminal",  # its ResourceList comes on standard input
        # where its config is: the kustomizations of the build, read by the one tree reader
        "msgen.hosts.kustomization_tree", "msgen.hosts.kustomize_entries"}
 )
@@ -143,7 +144,7 @@ RENDER_OTHERS = {
     "reprlib": "collections'", "types": "typing's, the input models",
     "math": "go-yaml's numbers", "errno": "a closed output pipe", "gc": "the collector's pause",
     "__future__": "postponed annotations",
-    "encodings": "inputs decoded as UTF-8 with a byte-order mark",
+    "encodings": "Python's own, at start-up",
 }
 _CYTHON_RUNTIME = re.compile(r"_cython_\d+_\d+_\d+")  # named after the Cython that built PyYAML
 

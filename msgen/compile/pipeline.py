@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..checks import apirules
 from .. import devices, frameworks, kinds, launchers, targets
-from . import all_findings, list_items
+from . import all_findings
 from ..model import run_policy
 from ..options import text as option_text
 from ..model.diagnostics import Diagnostic, Severity, has_errors, position_key
@@ -42,10 +42,13 @@ def compile_document(
     """The objects one document stands for, its findings, and whether it was a job; `memos`:
     what the compile session remembers between documents (none: nothing is remembered)."""
     data = document.data
-    if list_items.is_list(data):
-        return list_items.compile_items(
-            document, options, lambda item, opts: compile_document(item, opts, memos)
-        )
+    if isinstance(data, dict) and data.get("kind") == "List":
+        from . import list_items  # a `kind: List` only
+
+        if list_items.is_list(data):
+            return list_items.compile_items(
+                document, options, lambda item, opts: compile_document(item, opts, memos)
+            )
     if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
         return [], [document.diagnostic((), _NOT_AN_OBJECT)], False
     not_json = _non_finite_numbers(document)

@@ -12,7 +12,6 @@ from typing import BinaryIO
 
 from ..model.diagnostics import Diagnostic, Position, Severity
 from ..model.source import Source, StreamedSource
-from .terminal import note_terminal_stdin
 
 YAML_SUFFIXES = (".yaml", ".yml")
 #: The files a directory's manifests are read from: YAML, and JSON as kubectl and Argo CD read.
@@ -88,6 +87,8 @@ def expand_paths(paths: list[str]) -> list[str]:
 def read_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     name = "<stdin>" if path == "-" else path
     if path == "-":
+        from .terminal import note_terminal_stdin  # standard input only
+
         note_terminal_stdin("msgen", "YAML", "To read files instead: msgen COMMAND PATH... (msgen --help).")
     if path == "-":
         raw = sys.stdin.buffer.read()
@@ -121,6 +122,8 @@ def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     name = "<stdin>" if path == "-" else path
     stream: bytes | BinaryIO
     if path == "-":
+        from .terminal import note_terminal_stdin  # standard input only
+
         note_terminal_stdin("msgen", "YAML", "To read files instead: msgen COMMAND PATH... (msgen --help).")
         stream = _spooled(sys.stdin.buffer)
     else:
@@ -177,7 +180,10 @@ def decoded(
     """`raw` as text, or why it is not UTF-8 at its line and column (every host reads bytes
     through here, so a stray byte is reported alike in a file and in a ResourceList)."""
     try:
-        return Source(name, raw.decode("utf-8-sig")), None
+        # utf-8-sig's decoding, without its codec module: a leading byte-order mark dropped
+        # (and an error's offset counted after it, as that codec counts it)
+        text = (raw[3:] if raw[:3] == b"\xef\xbb\xbf" else raw).decode("utf-8")
+        return Source(name, text), None
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1

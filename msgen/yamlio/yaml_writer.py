@@ -14,14 +14,11 @@ so the output never changes; tests compare both ways on the golden files and on 
 from __future__ import annotations
 
 import re
+from typing import Any  # at run time: Verbatim's base, dict[str, Any]
 
 from ..model.memo import Memo
 from . import one_line
-from .verbatim import Verbatim
 
-TYPE_CHECKING = False  # typing and PyYAML stay off the render path
-if TYPE_CHECKING:
-    from typing import Any
 
 #: Scalars longer than this could meet the line width (65,536 columns) at some indentation;
 #: PyYAML then folds them at a column that depends on where they sit, so they go to PyYAML.
@@ -32,6 +29,17 @@ _BREAKS = re.compile("[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])")
 _BREAK_ONLY = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 #: How many distinct scalars a writer remembers before it forgets them all.
 _MAX_REMEMBERED = 20_000
+
+
+class Verbatim(dict[str, Any]):
+    """An object that passes through, with the text it was written as (`verbatim`): every
+    host uses it as the mapping it is; a YAML stream writes `text` instead."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, data: dict[str, Any], text: str):
+        super().__init__(data)
+        self.text = text
 
 
 class _Unsupported(Exception):
