@@ -4,7 +4,7 @@
 The block writer asks PyYAML (one `yaml.dump_all` of a one-key mapping, some tens of
 microseconds) how to write each distinct scalar, except text its `_PLAIN` pattern knows PyYAML
 writes as it is (names, labels, paths, images), ints, booleans and null, and one-line ASCII
-strings `one_line` decides (plain or single-quoted). This script writes the
+strings `scalar_styles` decides (plain, single-quoted, literal blocks). This script writes the
 same objects both ways, alternating, in one process, each time with a fresh writer as a render
 has (one output stream per process), and prints the medians, PyYAML's asks per write, and what
 compiling the pattern costs at import. Outputs are checked byte-identical.
@@ -32,7 +32,7 @@ SAMPLE = ROOT / "samples" / "mindspore" / "widedeep-gpu-dataparallel.yaml"
 sys.path.insert(0, str(ROOT))
 
 import msgen  # noqa: E402
-from msgen.yamlio import emit, one_line, yaml_dumper, yaml_writer  # noqa: E402
+from msgen.yamlio import emit, scalar_styles, yaml_dumper, yaml_writer  # noqa: E402
 
 NEVER = re.compile(r"(?!)")  # matches nothing: every scalar and key asks PyYAML
 
@@ -56,7 +56,7 @@ def write(items: list[dict[str, Any]], fast: bool) -> tuple[float, str, int]:
         return dump(*args)
 
     yaml_writer._PLAIN = plain if fast else NEVER
-    one_line.as_libyaml_writes = decide if fast else undecided  # type: ignore[assignment]
+    scalar_styles.one_line = decide if fast else undecided  # type: ignore[assignment]
     yaml_writer.pyyaml_dump = counted  # type: ignore[assignment]
     try:
         started = time.perf_counter()
@@ -64,7 +64,7 @@ def write(items: list[dict[str, Any]], fast: bool) -> tuple[float, str, int]:
         return time.perf_counter() - started, text, asks
     finally:
         yaml_writer._PLAIN = plain
-        one_line.as_libyaml_writes = decide  # type: ignore[assignment]
+        scalar_styles.one_line = decide  # type: ignore[assignment]
         yaml_writer.pyyaml_dump = dump  # type: ignore[assignment]
 
 
@@ -80,7 +80,7 @@ def compile_cost(runs: int) -> float:
 
 
 plain = yaml_writer._PLAIN
-decide = one_line.as_libyaml_writes
+decide = scalar_styles.one_line
 
 
 def undecided(text: str) -> None:

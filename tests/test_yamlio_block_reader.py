@@ -125,7 +125,7 @@ VALUES = [
 ]
 KEYS = ["name", "a", "1", "true", "~", '"q k"', "'s k'", '"k"', "<<", "? k", "- k", "k k", "k#x", "k #x",
         "k:x", "é", "x" * 1100, "&a k", "!t k", "[k]", "{k}", '"k" ', "name"]  # fmt: skip
-LINES = ["", "# comment", "  # comment", "---", "--- # c", "...", "%YAML 1.1", "- x", "-", "key:", "  key: v",
+LINES = ["", "# comment", "key: |", "key: |-", "  literal line", "   deeper literal", "key: |+", "- |", "  # comment", "---", "--- # c", "...", "%YAML 1.1", "- x", "-", "key:", "  key: v",
          "key: v", "\tkey: v", "key: &a [1]", "other: *a", "    deeper: x", "  - item", "k: v # c", "k:v",
          "\ufeff", "x\r", "text without colon", "- - x", "-   spaced: item", "  -", "? complex"]  # fmt: skip
 
@@ -176,11 +176,11 @@ def test_the_hypothesis_campaign_tried_both_readers() -> None:
 
 def test_many_seeded_mutations_are_read_alike() -> None:
     rng = random.Random(46)
-    verdicts = Verdicts("mutated samples (seeded)")
-    texts = [p.read_text(encoding="utf-8-sig") for p in SAMPLES]
+    verdicts = Verdicts("mutated samples, golden inputs and overlays (seeded)")
+    texts = [p.read_text(encoding="utf-8-sig") for p in SEEDS]
     for number in range(max(EXAMPLES * 5, 1500)):
         judge(f"mutation-{number}.yaml", mutate(rng.choice(texts), lambda options: rng.choice(list(options))), verdicts)
-    verdicts.require(accepted=0.25, refused=0.25)
+    verdicts.require(accepted=0.2, refused=0.25)
 
 
 @pytest.mark.parametrize(
@@ -194,6 +194,9 @@ def test_many_seeded_mutations_are_read_alike() -> None:
         "é: ü\nk: 中文 # 注释\n",  # non-ASCII: columns count characters, as libyaml's do
         "a:\n  b:\n    c:\n      d: 1.5\n",
         "k: [1, 2.5, true, ~, x y]\n",
+        "a: |\n  x\n  # not a comment\n\n    y\nb: |-\n  z\n\n\nc: 1\n",  # literal blocks
+        "a:\n- |\n  sh -c 'x'\n- |-\n   y\n  # a comment\nb: 2\n",
+        "k: | # a comment\n  x\n",
     ],
 )
 def test_corner_cases_are_read_by_the_block_reader(text: str) -> None:
@@ -211,7 +214,11 @@ def test_corner_cases_are_read_by_the_block_reader(text: str) -> None:
         "a: 'open\n",
         "a:\n\t- x\n",
         "a: &x 1\nb: *x\n",
-        "a: |\n  text\n",
+        "a: |+\n  text\n\n",  # a kept block, an indentation indicator, a folded one
+        "a: |2\n   text\n",
+        "a: >\n  text\n",
+        "a: |\n\n  text\n",  # a first line that is empty
+        "a: |\n  text",  # the end of the text without a line break
         "a: 1\n---\n",  # an empty document
         "- a\n",  # a root that is a sequence
         "a: \x07\n",

@@ -1,15 +1,17 @@
 """The plain block YAML most jobs are written in, read without PyYAML.
 
 A cold render is mostly start-up, and importing PyYAML was a fifth of it. Most jobs use a
-small part of YAML: block mappings and sequences, one-line plain and quoted scalars, empty
-`{}` and `[]`, comments, `---` between documents. `read` reads exactly that part and gives
-the documents (data, positions, floats) that `yaml_loader`'s reading through PyYAML gives.
-At the first thing outside it it gives up, before handing out any document, and returns
-None; `yaml_loader` then reads the text with PyYAML from the start. Outside that part are
-flow collections with content, anchors, aliases, tags, block and multi-line scalars,
-escapes, directives, `...`, tabs, line breaks other than `\\n`, characters YAML does not
-allow, duplicate and merge keys, a document that is not a mapping, deep nesting, long
-texts, and everything that is an error: every error, and its position, stays PyYAML's.
+small part of YAML: block mappings and sequences, one-line plain and quoted scalars, literal
+blocks (`|`, `|-`: scripts, and the function annotation kustomize gives every KRM item),
+one-line flow collections of scalars, comments, `---` between documents. `read` reads exactly
+that part and gives the documents (data, positions, floats) that `yaml_loader`'s reading
+through PyYAML gives. At the first thing outside it it gives up, before handing out any
+document, and returns None; `yaml_loader` then reads the text with PyYAML from the start.
+Outside that part are flow collections of collections, anchors, aliases, tags, folded and
+kept (`|+`) block scalars, multi-line plain and quoted scalars, escapes, directives, `...`,
+tabs, line breaks other than `\\n`, characters YAML does not allow, duplicate and merge keys,
+a document that is not a mapping, deep nesting, long texts, and everything that is an error:
+every error, and its position, stays PyYAML's.
 
 What a plain scalar means is `yaml_go`'s, as for PyYAML's reading. tests/test_yamlio_block_reader.py
 holds the two readings equal on the samples and on mutations of them, counting what this
@@ -67,9 +69,10 @@ class _Reader:
 
     def __init__(self, source: Source, text: str):
         self.source = source
+        self.raw = text.split("\n")
         #: (line number, indentation, content) of each significant line, `---` included
         self.lines: list[tuple[int, int, str]] = []
-        for number, line in enumerate(text.split("\n"), 1):
+        for number, line in enumerate(self.raw, 1):
             content = line.lstrip(" ")
             if content and content[0] != "#":
                 self.lines.append((number, len(line) - len(content), content.rstrip(" ")))
@@ -126,7 +129,9 @@ class _Reader:
             self.at += 1
             rest = content[after:].lstrip(" ")
             nxt = lines[self.at] if self.at < len(lines) else None
-            if rest and rest[0] != "#":
+            if rest[:1] == "|":
+                out[key] = self.literal(rest, number, indent + len(content) - len(rest), here, indent)
+            elif rest and rest[0] != "#":
                 out[key] = self.scalar(rest, number, indent + len(content) - len(rest), here)
                 if nxt is not None and nxt[1] > indent:
                     raise _OutsideThePart  # a scalar continued on the next line, or an error
@@ -171,6 +176,9 @@ class _Reader:
                     raise _OutsideThePart  # a sequence in a sequence's item
                 if _holds_key(rest):
                     out.append(self.mapping(column, here, first=rest))
+                elif rest[0] == "|":
+                    self.at += 1
+                    out.append(self.literal(rest, number, column, here, indent))
                 else:
                     self.at += 1
                     out.append(self.scalar(rest, number, column, here))
@@ -181,6 +189,45 @@ class _Reader:
             nxt = lines[self.at]
             if nxt[1] != indent or not _is_item(nxt[2]) or _bound_line(nxt):
                 return out  # where it ends, the collection holding it judges the line
+
+    def literal(self, header: str, line: int, column: int, path: Path, parent: int) -> str:
+        """A literal block scalar (`|`, or `|-` without its last line break) whose header is
+        on `line` at 0-based `column`, its lines indented deeper than `parent`: the text of
+        those lines from the first one's indentation. Its lines, comments among them, are
+        passed over. Left to PyYAML: keeping (`|+`), an indentation indicator, a first line
+        that is empty or not indented, a line of spaces, a block ending the text without a
+        line break."""
+        strip = header[1:2] == "-"
+        after = header[2:] if strip else header[1:]
+        if after and not (after[0] == " " and after.lstrip(" ")[:1] == "#"):
+            raise _OutsideThePart
+        raw = self.raw
+        at = line  # the index of the line after the header's
+        first = raw[at] if at < len(raw) else ""
+        indent = len(first) - len(first.lstrip(" "))
+        if not first.strip(" ") or indent <= parent:
+            raise _OutsideThePart
+        content: list[str] = []
+        while at < len(raw):
+            text = raw[at]
+            if text:
+                if not text.strip(" "):
+                    raise _OutsideThePart  # spaces alone: content or not by their number
+                if len(text) - len(text.lstrip(" ")) < indent:
+                    break
+            content.append(text[indent:])
+            at += 1
+        trailing = 0
+        while content[-1] == "":
+            content.pop()
+            trailing += 1
+        if at == len(raw) and not trailing:
+            raise _OutsideThePart  # the text's last line, without a line break
+        lines = self.lines
+        while self.at < len(lines) and lines[self.at][0] <= at:
+            self.at += 1  # the block's own lines, read above
+        self.positions.values[path] = (line, column + 1)
+        return "\n".join(content) + ("" if strip else "\n")
 
     def scalar(self, text: str, line: int, column: int, path: Path) -> Any:
         """The value written as `text` (the rest of its line, not a comment) at 0-based

@@ -17,7 +17,7 @@ import re
 from typing import Any  # at run time: Verbatim's base, dict[str, Any]
 
 from ..model.memo import Memo
-from . import one_line
+from . import scalar_styles
 
 
 #: Scalars longer than this could meet the line width (65,536 columns) at some indentation;
@@ -249,8 +249,12 @@ class BlockWriter:
             raise _Unsupported
         if type(value) is str and _PLAIN.fullmatch(value) and value not in _NOT_STRINGS:
             return _Scalar(value + "\n", [], False)
-        if type(value) is str:
-            written = one_line.as_libyaml_writes(value)
+        if type(value) is str and "\n" in value.rstrip("\n"):  # a literal block (yaml_dumper)
+            block = scalar_styles.literal_block(value)
+            if block is not None:
+                return _Scalar(*block)
+        elif type(value) is str:
+            written = scalar_styles.one_line(value)
             if written is not None:
                 return _Scalar(written + "\n", [], False)
         if type(value) is int:  # SafeRepresenter.represent_int: str(), plain

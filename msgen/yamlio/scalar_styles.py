@@ -1,20 +1,24 @@
-"""How libyaml writes a one-line string as a block value, decided without PyYAML.
+"""How libyaml writes a string as a block value, decided without PyYAML.
 
 `yaml_writer` writes names and paths itself (`_PLAIN`) and asked PyYAML how to write every
-other distinct scalar; asking meant importing PyYAML, a fifth of a cold render. For a string
-of printable ASCII on one line, libyaml's choice (`yaml_emitter_analyze_scalar` and
-`yaml_emitter_select_scalar_style`; PyYAML's pure emitter chooses alike) is one of two:
+other distinct scalar; asking meant importing PyYAML, a fifth of a cold render. For text of
+printable ASCII, libyaml's choice (`yaml_emitter_analyze_scalar`,
+`yaml_emitter_select_scalar_style` and the writers; PyYAML's pure emitter chooses alike) is
+decided here:
 
-- plain, where no indicator forbids it in a block (`- ` or `: ` or ` #` in the wrong place, a
-  leading indicator, a space at either end, `---` or `...` first) and the resolvers of msgen's
-  dumper read it back as a string: PyYAML's YAML 1.1 resolvers (`_YAML11`, PyYAML's
-  `yaml.resolver.Resolver` patterns, compiled on first need) and msgen's own
-  (`yaml_go.not_a_string_somewhere`);
-- else single-quoted, each `'` doubled (single quotes hold any printable one-line text).
+- one line (`one_line`): plain, where no indicator forbids it in a block (`- ` or `: ` or
+  ` #` in the wrong place, a leading indicator, a space at either end, `---` or `...`
+  first) and the resolvers of msgen's dumper read it back as a string: PyYAML's YAML 1.1
+  resolvers (`_YAML11`, PyYAML's `yaml.resolver.Resolver` patterns, compiled on first
+  need) and msgen's own (`yaml_go.not_a_string_somewhere`); else single-quoted, each `'`
+  doubled (single quotes hold any printable one-line text);
+- several lines (`literal_block`): the literal block msgen's dumper asks for (`|`, with
+  libyaml's chomping indicator and, for a first line that starts with a space, its
+  indentation indicator), each line indented under its key, an empty line left empty.
 
-Anything else (other characters, line breaks, the empty string) returns None and is still
-PyYAML's to write. tests/test_yamlio_one_line.py holds this to PyYAML with libyaml and
-without, and holds `_YAML11` to PyYAML's own patterns.
+Anything else (other characters, a line ending in a space, the empty string's cousins) is
+None here and still PyYAML's to write. tests/test_yamlio_scalar_styles.py holds this to PyYAML
+with libyaml and without, and holds `_YAML11` to PyYAML's own patterns.
 """
 
 from __future__ import annotations
@@ -58,17 +62,19 @@ _YAML11 = (
 )
 #: The first characters some pattern of `_YAML11` is asked for.
 _ASKED = frozenset("".join(first for first, _pattern, _flags in _YAML11))
-#: Printable ASCII, one line: what this module decides about.
+#: Printable ASCII, one line: what `one_line` decides about.
 _SIMPLE = re.compile("[\x20-\x7e]+")
+#: ... and on several lines, what `literal_block` decides about.
+_LINES = re.compile("[\x20-\x7e\n]+")
 #: Indicators that forbid a plain scalar where they start it.
 _FIRST = frozenset("#,[]{}&*!|>'\"%@`")
 
 _COMPILED: dict[str, list[re.Pattern[str]]] = {}
 
 
-def as_libyaml_writes(text: str) -> str | None:
-    """`text` as libyaml writes it as a block mapping's value or a block sequence's item
-    (without the line break after it), or None where PyYAML must be asked."""
+def one_line(text: str) -> str | None:
+    """`text` (one line) as libyaml writes it as a block mapping's value or a block
+    sequence's item (without the line break after it), or None where PyYAML must be asked."""
     if not _SIMPLE.fullmatch(text):
         return "''" if text == "" else None
     if _plain_allowed(text) and not _read_as_other(text):
@@ -101,3 +107,24 @@ def _read_as_other(text: str) -> bool:
             for char in chars:
                 _COMPILED.setdefault(char, []).append(compiled)
     return any(pattern.match(text) for pattern in _COMPILED[first])
+
+
+def literal_block(text: str) -> tuple[str, list[str], bool] | None:
+    """`text` (a line break inside it) as libyaml writes the literal block msgen's dumper
+    asks for, as the value of a block mapping at column 0: what follows `key: `, the lines
+    after it, and whether the block keeps its final line breaks (`|+`: the stream then ends
+    with `...`); None where PyYAML must be asked."""
+    if not _LINES.fullmatch(text) or " \n" in text or text.endswith(" "):
+        return None  # a space before a line break: libyaml writes it double-quoted
+    hints = "2" if text[0] in " \n" else ""  # the indentation a first line's spaces hide
+    keep = False
+    if not text.endswith("\n"):
+        hints += "-"
+    elif text.endswith("\n\n") or text == "\n":
+        hints += "+"
+        keep = True
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()  # the final line break ends the last line
+    rest = ["  " + line + "\n" if line else "\n" for line in lines]
+    return f"|{hints}\n", rest, keep
