@@ -107,9 +107,10 @@ def iter_documents(
     some documents) for text that is not usable YAML.
 
     One document's node graph is held at a time, so a stream of many jobs costs the memory of
-    its text and of its largest document, not of all its parsed documents. `tags`: the
-    compile session's memo of resolved scalars (`memo.CompileMemos.yaml_tags`), else one
-    for this source alone.
+    its text and of its largest document, not of all its parsed documents (a text the block
+    reader reads, at most `block_reader.LONGEST`, is read whole). `tags`: the compile
+    session's memo of resolved scalars (`memo.CompileMemos.yaml_tags`), else one for this
+    source alone.
     """
     if not isinstance(source, StreamedSource):
         documents = block_reader.read(source)
