@@ -13,9 +13,8 @@ tabs, line breaks other than `\\n`, characters YAML does not allow, duplicate an
 a document that is not a mapping, deep nesting, long texts, and everything that is an error:
 every error, and its position, stays PyYAML's.
 
-What a plain scalar means is `yaml_go`'s, as for PyYAML's reading. tests/test_yamlio_block_reader.py
-holds the two readings equal on the samples and on mutations of them, counting what this
-reader reads.
+A plain scalar means what `yaml_go` says, as for PyYAML's reading. tests/test_yamlio_block_reader.py
+holds the two readings equal on samples and mutations of them, counting what this one reads.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import re
 from ..model.source import Document, Path, Positions, Source
 from .yaml_go import FLOAT, STR, decode, resolve_plain
 
-TYPE_CHECKING = False  # typing stays off the render path (msgen/__init__.py)
+TYPE_CHECKING = False  # typing stays off the render path (msgen.model.lean_typing)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -287,14 +286,12 @@ class _Reader:
 
     def flow_scalar(self, text: str, at: int) -> tuple[Any, int]:
         """The scalar at `at` of a flow collection, and where it ends."""
-        quoted = text[at : at + 1] in ('"', "'")
         value, end = _flow_text(text, at)
-        return (value if quoted else self.plain(value)), end
+        return (value if text[at : at + 1] in ('"', "'") else self.plain(value)), end
 
 
 def _flow_text(text: str, at: int) -> tuple[str, int]:
-    """The text of the scalar at `at` of a flow collection (quoted, or plain), and where it
-    ends."""
+    """The text of the (quoted or plain) scalar at `at` of a flow collection, and its end."""
     if text[at : at + 1] in ('"', "'"):
         end = _quoted_end(text[at:])
         if end < 0:
