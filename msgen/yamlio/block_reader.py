@@ -20,13 +20,10 @@ holds the two readings equal on samples and mutations of them, counting what thi
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..model.source import Document, Path, Positions, Source
 from .yaml_go import FLOAT, STR, decode, resolve_plain
-
-TYPE_CHECKING = False  # typing stays off the render path (msgen.model.lean_typing)
-if TYPE_CHECKING:
-    from typing import Any
 
 #: Longer texts go to libyaml, which reads them faster than this reader.
 LONGEST = 256 << 10

@@ -23,7 +23,7 @@ msgen writes reads alike in all of them.
 import codecs
 import os
 import re
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from ..model.diagnostics import LINE_BREAK
 from ..model.source import Document, Source, StreamedSource

@@ -12,17 +12,15 @@ than `MAX_DEPTH`. A character YAML does not allow is reported at its line and co
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..model.diagnostics import Diagnostic, InputError, Position, Severity
 from ..model.memo import CompileMemos, Memo
 from ..model.source import Document, Source, StreamedSource
 from . import block_reader
 
-TYPE_CHECKING = False  # typing and PyYAML stay off the render path
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
-
+if TYPE_CHECKING:  # PyYAML loads only for a text the block reader leaves to it
     from .pyyaml import yaml
 
 
