@@ -69,6 +69,7 @@ _LINES = re.compile("[\x20-\x7e\n]+")
 #: Indicators that forbid a plain scalar where they start it.
 _FIRST = frozenset("#,[]{}&*!|>'\"%@`")
 
+#: The patterns of `_YAML11` each first character asks, compiled when it is first met.
 _COMPILED: dict[str, list[re.Pattern[str]]] = {}
 
 
@@ -101,12 +102,10 @@ def _read_as_other(text: str) -> bool:
     first = text[0]
     if first not in _ASKED:
         return False
-    if not _COMPILED:
-        for chars, pattern, flags in _YAML11:
-            compiled = re.compile(pattern, flags)
-            for char in chars:
-                _COMPILED.setdefault(char, []).append(compiled)
-    return any(pattern.match(text) for pattern in _COMPILED[first])
+    patterns = _COMPILED.get(first)
+    if patterns is None:  # compiled for the first characters met: most renders meet few
+        patterns = _COMPILED[first] = [re.compile(p, flags) for chars, p, flags in _YAML11 if first in chars]
+    return any(pattern.match(text) for pattern in patterns)
 
 
 def literal_block(text: str) -> tuple[str, list[str], bool] | None:

@@ -25,8 +25,10 @@ from . import scalar_styles
 _LONGEST_SCALAR = 16_384
 #: What YAML counts as a line break (libyaml continues the indentation after each).
 _LINE_BREAKS = {"\n", "\r", "\r\n", "\x85", "\u2028", "\u2029"}
-_BREAKS = re.compile("[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])")
-_BREAK_ONLY = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+#: ... and a line of PyYAML's text, with its break, and a break alone: patterns, compiled (and
+#: cached by `re`) where PyYAML is asked, not on a render that never asks it.
+_BREAKS = "[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])"
+_BREAK_ONLY = "\r\n|[\r\n\x85\u2028\u2029]"
 #: How many distinct scalars a writer remembers before it forgets them all.
 _MAX_REMEMBERED = 20_000
 
@@ -265,11 +267,11 @@ class BlockWriter:
         keep = text.endswith("\n...\n")
         if keep:
             text = text[:-4]
-        lines = _BREAKS.findall(text)
+        lines = re.findall(_BREAKS, text)
         if "".join(lines) != text or not lines[0].startswith("k: "):
             raise _Unsupported
         rest = lines[1:]
-        if any(not _BREAK_ONLY.fullmatch(line) and not line.startswith("  ") for line in rest):
+        if any(not re.fullmatch(_BREAK_ONLY, line) and not line.startswith("  ") for line in rest):
             raise _Unsupported
         return _Scalar(lines[0][3:], rest, keep)
 
