@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""What the emitter's plain-scalar fast path saves: `yaml_writer` with it, and without it.
+"""What the emitter's scalar fast paths save: `yaml_writer` with them, and without them.
 
 The block writer asks PyYAML (one `yaml.dump_all` of a one-key mapping, some tens of
 microseconds) how to write each distinct scalar, except text its `_PLAIN` pattern knows PyYAML
-writes as it is (names, labels, paths, images), ints, booleans and null. This script writes the
+writes as it is (names, labels, paths, images), ints, booleans and null, and one-line ASCII
+strings `scalar_styles` decides (plain, single-quoted, literal blocks). This script writes the
 same objects both ways, alternating, in one process, each time with a fresh writer as a render
 has (one output stream per process), and prints the medians, PyYAML's asks per write, and what
 compiling the pattern costs at import. Outputs are checked byte-identical.
@@ -31,7 +32,7 @@ SAMPLE = ROOT / "samples" / "mindspore" / "widedeep-gpu-dataparallel.yaml"
 sys.path.insert(0, str(ROOT))
 
 import msgen  # noqa: E402
-from msgen.yamlio import emit, yaml_writer  # noqa: E402
+from msgen.yamlio import emit, scalar_styles, yaml_dumper, yaml_writer  # noqa: E402
 
 NEVER = re.compile(r"(?!)")  # matches nothing: every scalar and key asks PyYAML
 
@@ -55,6 +56,7 @@ def write(items: list[dict[str, Any]], fast: bool) -> tuple[float, str, int]:
         return dump(*args)
 
     yaml_writer._PLAIN = plain if fast else NEVER
+    scalar_styles.one_line = decide if fast else undecided  # type: ignore[assignment]
     yaml_writer.pyyaml_dump = counted  # type: ignore[assignment]
     try:
         started = time.perf_counter()
@@ -62,6 +64,7 @@ def write(items: list[dict[str, Any]], fast: bool) -> tuple[float, str, int]:
         return time.perf_counter() - started, text, asks
     finally:
         yaml_writer._PLAIN = plain
+        scalar_styles.one_line = decide  # type: ignore[assignment]
         yaml_writer.pyyaml_dump = dump  # type: ignore[assignment]
 
 
@@ -77,6 +80,11 @@ def compile_cost(runs: int) -> float:
 
 
 plain = yaml_writer._PLAIN
+decide = scalar_styles.one_line
+
+
+def undecided(text: str) -> None:
+    return None
 
 
 def main() -> None:
@@ -84,7 +92,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200, help="writes per way and case")
     parser.add_argument("--jobs", type=int, default=1000, help="jobs in the stream case")
     args = parser.parse_args()
-    print(f"Python {sys.version.split()[0]}, PyYAML with libyaml: {yaml_writer.is_libyaml(yaml_writer.DUMPER)}")
+    print(f"Python {sys.version.split()[0]}, PyYAML with libyaml: {yaml_dumper.is_libyaml(yaml_dumper.DUMPER)}")
     for name, jobs, runs in (("typical", 1, args.runs), (f"jobs-{args.jobs}", args.jobs, max(3, args.runs // 40))):
         items = objects(jobs)
         with_fast, without = [], []

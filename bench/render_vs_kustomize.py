@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shlex
 import shutil
 import statistics
@@ -82,12 +83,22 @@ def kustomize_version(kustomize: list[str]) -> str:
 
 def timed(cmd: list[str], env: dict[str, str]) -> float:
     """Seconds for one run; output is discarded so terminal or pipe speed does not count."""
+    return measured(cmd, env)[0]
+
+
+def measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds for one run, and the CPU seconds (user + system) the operating system
+    accounted to the process and its children: on a shared machine the CPU time moves less
+    with the load than the wall time does."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.exit(f"{shlex.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.decode(errors='replace')}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def import_costs(cmd: list[str], env: dict[str, str], top: int = 5) -> dict[str, Any]:
@@ -158,11 +169,13 @@ def main() -> None:  # noqa: C901 - the benchmark's steps in order, an option's 
             commands["kubectl"] = [kubectl, "kustomize", tmp]
 
         times: dict[str, list[float]] = {name: [] for name in commands}
+        cpu: dict[str, list[float]] = {name: [] for name in commands}
         for i in range(args.runs + 1):
             for name, cmd in commands.items():
-                elapsed = timed(cmd, env)
+                elapsed, used = measured(cmd, env)
                 if i > 0:  # run 0 is the warm-up
                     times[name].append(elapsed)
+                    cpu[name].append(used)
         imports = import_costs(msgen_cmd, env)
 
     ratios = [m / k for m, k in zip(times["msgen"], times["kustomize"], strict=True)]
@@ -184,6 +197,12 @@ def main() -> None:  # noqa: C901 - the benchmark's steps in order, an option's 
         "min_s": {name: min(ts) for name, ts in times.items()},
         "median_ratio_msgen_over_kustomize": statistics.median(ratios),
         "median_ratios": extra_ratios,
+        "median_cpu_s": {name: statistics.median(ts) for name, ts in cpu.items()},
+        "median_cpu_ratios": {
+            f"{a}/{b}": statistics.median(x / y for x, y in zip(cpu[a], cpu[b], strict=True) if y)
+            for a, b in (("msgen", "kustomize"), ("msgen", "kubectl"), ("before", "kubectl"), ("msgen", "before"))
+            if a in cpu and b in cpu
+        },
         "msgen_imports": imports,
     }
     if args.json:
@@ -204,6 +223,10 @@ def main() -> None:  # noqa: C901 - the benchmark's steps in order, an option's 
     print(f"median ratio msgen/kustomize (per pair): {summary['median_ratio_msgen_over_kustomize']:.2f}x")
     for pair, ratio in extra_ratios.items():
         print(f"median ratio {pair} (per pair): {ratio:.2f}x")
+    print("CPU (user + system) medians: " + ", ".join(
+        f"{name} {value * 1e3:.1f} ms" for name, value in summary["median_cpu_s"].items()))
+    for pair, ratio in summary["median_cpu_ratios"].items():
+        print(f"median CPU ratio {pair} (per pair): {ratio:.2f}x")
     print(f"msgen imports (one run, -X importtime): {imports['total_import_s'] * 1e3:.1f} ms in total; top self times:")
     for row in imports["top_modules_self_s"]:
         print(f"  {row['self_s'] * 1e3:6.1f} ms  {row['module']}")

@@ -99,7 +99,7 @@ def test_the_wheel_carries_the_samples_msgen_samples_prints(built: dict[str, Pat
     assert samples and samples <= names
     modules = {str(p.relative_to(ROOT)) for p in (ROOT / "msgen").rglob("*.py")}
     assert modules - names == set()
-    assert {"msgen/py.typed", "msgen/checks/pod_template_schema.json"} <= names
+    assert {"msgen/py.typed", "msgen/checks/pod_template_schema.py"} <= names
     assert not [n for n in names if n.startswith(("tests/", "golden/", "samples/"))]
     # The installed package, away from any checkout: its own samples.
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}

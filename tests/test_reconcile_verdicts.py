@@ -334,7 +334,12 @@ def test_a_follower_reads_the_log_of_the_instance_that_failed_last() -> None:
     instance before its restart may be gone (the kubelet keeps the newest ended one), and
     the current one has ended too: that one's log is read (seen on Kubernetes 1.30)."""
     asked: list[PodFailure] = []
-    witness = Witness(lambda failure: asked.append(failure) or ["worker 1 exits 3"])
+
+    def read_log(failure: PodFailure) -> list[str]:
+        asked.append(failure)
+        return ["worker 1 exits 3"]
+
+    witness = Witness(read_log)
     ended = {"terminated": {"exitCode": 3, "reason": "Error"}}
     witness.saw([pod("Worker", 1, "Running", containerStatuses=[
         {"name": "mindspore", "restartCount": 1, "state": ended, "lastState": ended}])])

@@ -39,10 +39,12 @@ def test_pyyamls_pattern_is_the_text_cached_under() -> None:
 
 def test_pyyaml_imported_through_msgen_gets_the_listed_class_and_refuses_the_same_characters() -> None:
     # A fresh interpreter, as a render starts: msgen's YAML modules import PyYAML through
-    # msgen.yamlio.pyyaml, so the reader's pattern is the one compiled there; PyYAML's pure
-    # reader (where libyaml is missing) refuses with it what it refused before.
+    # msgen.yamlio.pyyaml (the loader when it first needs PyYAML), so the reader's pattern is
+    # the one compiled there; PyYAML's pure reader (where libyaml is missing) refuses with it
+    # what it refused before.
     code = """
-from msgen.yamlio import emit, yaml_loader
+from msgen.yamlio import yaml_loader
+yaml_loader.libyaml_loads()
 import yaml
 print(yaml.reader.Reader.NON_PRINTABLE.pattern == __import__("msgen.yamlio.pyyaml", fromlist=["_"]).NON_PRINTABLE)
 for text in ("a: b\\x07", "a: \\ud800", "a: \\ufffe", "a: \\x9f", "a: \\x00"):

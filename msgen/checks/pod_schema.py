@@ -3,18 +3,16 @@
 The input models type only the fields msgen reads; everything else in a pod template (volume
 sources, affinity, probes, security contexts, ...) passes through to the output. Unchecked,
 `hostPathx:`, `emptyDir: {sizeLimt: 1Gi}` or `imagePullPolicy: 0` would render with exit 0 and be
-refused by the cluster. Here every field is checked against `pod_template_schema.json`, the
+refused by the cluster. Here every field is checked against `pod_template_schema`, the
 definitions a pod template reaches in the OpenAPI schema of the newest Kubernetes msgen supports
 (built from kubernetes-validate by `pod_schema_build`, never written by hand): unknown fields
 (and fields newer than the cluster's `--kube-version`), wrong types, missing required fields and
-integers beyond their int32/int64 format, each at its position. The file is read on first
+integers beyond their int32/int64 format, each at its position. The data is loaded on first
 use, not at import, so start-up does not pay for it.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from functools import lru_cache
 from typing import Any
 
@@ -23,7 +21,6 @@ from ..model.diagnostics import Diagnostic
 from ..model.plan import Plan
 from ..model.source import Document, Path
 
-_SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "pod_template_schema.json")
 _RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 _WORDS = {
     "string": 'a string (quote values such as "1" or "true")',
@@ -38,17 +35,17 @@ _WORDS = {
 @lru_cache(maxsize=1)
 def _schema() -> tuple[str, dict[str, Any], dict[str, dict[str, tuple[int, int]]]]:
     """(the pod template's definition name, every definition by name, fields' first release)."""
-    with open(_SCHEMA_FILE, encoding="utf-8") as stream:
-        document = json.load(stream)
+    from . import pod_template_schema as document
+
     releases: dict[str, tuple[int, int]] = {}  # a few releases, named by ~80 fields
     since = {
         name: {
             field: releases.get(version) or releases.setdefault(version, versions.parse(version))
             for field, version in fields.items()
         }
-        for name, fields in document["since"].items()
+        for name, fields in document.SINCE.items()
     }
-    return document["root"], document["definitions"], since
+    return document.ROOT, document.DEFINITIONS, since
 
 
 def check_plan(plan: Plan, kube_version: tuple[int, int]) -> list[Diagnostic]:

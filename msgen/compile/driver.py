@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
 from functools import partial
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..model.diagnostics import (
     MAX_REPORTED, Diagnostic, InputError, Position, distinct, has_errors, position_key,
@@ -26,8 +26,11 @@ from ..checks.output_bound import OutputBound
 from .pipeline import compile_document
 from ..model.plan import Options
 from ..model.source import Document, Source, StreamedSource
-from ..yamlio.verbatim import DocumentTexts, Verbatim
+from ..yamlio.yaml_writer import Verbatim
 from ..yamlio.yaml_loader import iter_documents
+
+if TYPE_CHECKING:
+    from ..yamlio.verbatim import DocumentTexts
 
 #: Receives the objects of each compiled document, in output order; a sink that writes them
 #: returns the size of the text it wrote (counted against the run's bound, `output_bound`).
@@ -117,7 +120,7 @@ class Driver:
         found: list[Diagnostic] = []
         added: list[str] = []
         documents = jobs = 0
-        texts = DocumentTexts(source) if self.verbatim else None
+        texts = _Texts(source) if self.verbatim else None
         try:
             for document in iter_documents(source, self.memos.yaml_tags):
                 if self.bound.passed:
@@ -184,6 +187,24 @@ class Driver:
             self.result.keep_bounded(found)
         else:
             self.result.diagnostics.extend(found)
+
+
+class _Texts:
+    """A source's documents as written (`yamlio.verbatim`), cut out on the first document that
+    passes through: a render of jobs alone loads none of it."""
+
+    __slots__ = ("source", "found")
+
+    def __init__(self, source: Source):
+        self.source = source
+        self.found: DocumentTexts | None = None
+
+    def text(self, document: Document) -> str | None:
+        if self.found is None:
+            from ..yamlio.verbatim import DocumentTexts
+
+            self.found = DocumentTexts(self.source)
+        return self.found.text(document)
 
 
 def compile_sources(

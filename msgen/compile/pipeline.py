@@ -6,20 +6,19 @@ that is not a job kind msgen knows passes through unchanged, in place.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import TYPE_CHECKING, Any
 
 from ..checks import apirules
 from .. import devices, frameworks, kinds, launchers, targets
-from . import all_findings, list_items
+from . import all_findings
 from ..model import run_policy
 from ..options import text as option_text
 from ..model.diagnostics import Diagnostic, Severity, has_errors, position_key
 from ..yamlio.emit import canonical
 from ..model.memo import CompileMemos
 from ..checks.output_size import RepeatedEnv
-from ..model.patch import Patch, apply_patches
+from ..model.patch import Patch, apply_patches, copy_data
 from ..model.plan import Options, Plan
 from ..model.source import Document, Path
 from ..targets import labels
@@ -43,10 +42,13 @@ def compile_document(
     """The objects one document stands for, its findings, and whether it was a job; `memos`:
     what the compile session remembers between documents (none: nothing is remembered)."""
     data = document.data
-    if list_items.is_list(data):
-        return list_items.compile_items(
-            document, options, lambda item, opts: compile_document(item, opts, memos)
-        )
+    if isinstance(data, dict) and data.get("kind") == "List":
+        from . import list_items  # a `kind: List` only
+
+        if list_items.is_list(data):
+            return list_items.compile_items(
+                document, options, lambda item, opts: compile_document(item, opts, memos)
+            )
     if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
         return [], [document.diagnostic((), _NOT_AN_OBJECT)], False
     not_json = _non_finite_numbers(document)
@@ -94,7 +96,9 @@ def _check_templates(plan: Plan, options: Options, memos: CompileMemos | None) -
     valid = memos.valid_templates if memos is not None else None
     version = options.kube_version
     for role in plan.roles:
-        key = (version, options.target, json.dumps(role.template, sort_keys=True))
+        # the template's text as a key: equal for equal templates written alike (a stream of
+        # one job's copies), distinct for any that differ in a value or its type
+        key = (version, options.target, repr(role.template))
         if valid is not None and key in valid:
             continue
         path = role.path + ("template",)
@@ -118,7 +122,7 @@ def _huge_quantities_as_text(plan: Plan) -> Plan:
         if all(as_written(v) is v for c in containers for v in _resource_values(c)):
             roles.append(role)
             continue
-        copied = json.loads(json.dumps(role.template))
+        copied = copy_data(role.template)
         for container in [*(copied["spec"].get("initContainers") or []), *copied["spec"]["containers"]]:
             for section in ("requests", "limits"):
                 values = (container.get("resources") or {}).get(section)

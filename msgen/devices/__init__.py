@@ -8,7 +8,7 @@ containers of a GPU job that asked for none (with the NVIDIA runtime as the node
 would otherwise see every GPU on the node).
 """
 
-import importlib
+import sys
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ..model.diagnostics import Diagnostic
@@ -41,7 +41,8 @@ ASCEND_RESOURCE_PREFIXES = _REGISTRY["ascend"].prefixes
 
 
 def lookup(kind: DeviceKind) -> "Device":
-    device: "Device" = importlib.import_module(_REGISTRY[kind].module)
+    __import__(_REGISTRY[kind].module)  # import_module without loading importlib's package
+    device: "Device" = sys.modules[_REGISTRY[kind].module]
     return device
 
 

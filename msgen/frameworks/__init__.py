@@ -10,7 +10,7 @@ them, so no framework writes a function that does nothing.
 
 from __future__ import annotations
 
-import importlib
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -30,7 +30,8 @@ _REGISTRY = {
 
 
 def lookup(name: str) -> Framework:
-    framework: Framework = importlib.import_module(_REGISTRY[name])
+    __import__(_REGISTRY[name])  # import_module without loading importlib's package
+    framework: Framework = sys.modules[_REGISTRY[name]]
     return framework
 
 

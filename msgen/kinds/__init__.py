@@ -8,7 +8,7 @@ Modules are imported on first use, so a render pays only for the kinds it meets.
 
 from __future__ import annotations
 
-import importlib
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,7 +35,8 @@ def lookup(api_version: object, kind: object) -> JobKind | None:
     if entry is None:
         return None
     module, _, name = entry.partition(":")
-    found: JobKind = getattr(importlib.import_module(module), name or "KIND")
+    __import__(module)  # import_module without loading importlib's package
+    found: JobKind = getattr(sys.modules[module], name or "KIND")
     return found
 
 

@@ -9,7 +9,6 @@ with `parse()`. This module is the only place that knows the annotation's shape.
 """
 
 # No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
-import json
 from typing import Any, NamedTuple
 
 from .plan import ALL_WORKERS, ONE_ROLE_DECIDES, WORKER0, Options, Plan
@@ -83,7 +82,38 @@ def value(plan: Plan, options: Options) -> str:
         data["enableDynamicWorker"] = True
     if options.gitops:
         data["gitops"] = True
-    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return compact_json(data)
+
+
+def compact_json(value: Any) -> str:
+    """`json.dumps(value, sort_keys=True, separators=(",", ":"))`, written here for what the
+    annotation holds (mappings with text keys, lists, text, integers, flags) so that a render
+    loads no `json`; anything else (a float, an escape) is json's to write."""
+    kind = type(value)
+    if kind is dict and all(type(key) is str for key in value):
+        return "{" + ",".join(f"{_text(key)}:{compact_json(value[key])}" for key in sorted(value)) + "}"
+    if kind is list:
+        return "[" + ",".join(compact_json(item) for item in value) + "]"
+    if kind is str:
+        return _text(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    import json
+
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _text(text: str) -> str:
+    """A JSON string as json writes it (printable ASCII as it is, the rest escaped)."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    import json
+
+    return json.dumps(text)
 
 
 class PolicyError(ValueError):
@@ -92,6 +122,8 @@ class PolicyError(ValueError):
 
 def parse(text: str) -> JobPolicy:
     """The policy in an annotation's text; PolicyError names what is wrong."""
+    import json  # the reconciler's reading: a render writes the annotation without json
+
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -23,7 +23,6 @@ puts it on every object that names none, and a ConfigMap the overlay generates n
 the job's objects must name none either for kustomize to follow its hashed name into them.
 """
 
-import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -127,6 +126,8 @@ def to_env(handoff: Handoff) -> str:
         "ceilings": handoff.ceilings.values if handoff.ceilings is not None else None,
         "destinationNamespace": handoff.destination_namespace,
     }
+    import json  # a host handing options on (the Argo CD sidecar): never on a render
+
     return json.dumps(data, sort_keys=True)
 
 
@@ -136,6 +137,8 @@ def from_env(env: Mapping[str, str]) -> Handoff | None:
     text = env.get(HANDOFF_VARIABLE)
     if not text:
         return None
+    import json  # only where a host left a hand-off (inside the Argo CD sidecar's build)
+
     try:
         data = json.loads(text)
         facts = [_layer(values) for values in data["facts"]]

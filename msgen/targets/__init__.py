@@ -16,7 +16,7 @@ checks its facts against what it renders).
 
 from __future__ import annotations
 
-import importlib
+import sys
 from typing import TYPE_CHECKING, Callable
 
 from ..model.target_facts import (
@@ -47,7 +47,8 @@ NAMES = tuple(_REGISTRY)
 
 
 def lookup(name: str) -> Target:
-    target: Target = importlib.import_module(_REGISTRY[name]).TARGET
+    __import__(_REGISTRY[name])  # import_module without loading importlib's package
+    target: Target = sys.modules[_REGISTRY[name]].TARGET
     return target
 
 

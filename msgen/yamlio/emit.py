@@ -12,7 +12,6 @@ representer for every node, which would cost most of a large render.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .yaml_writer import BlockWriter
@@ -67,6 +66,8 @@ def to_yaml(objects: list[dict[str, Any]], dumper: type[Any] | None = None) -> s
 
 def to_json(objects: list[dict[str, Any]]) -> str:
     """A `v1 List`, which `kubectl apply -f` and Argo CD accept as one JSON document."""
+    import json  # only for JSON output
+
     return json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2) + "\n"
 
 
@@ -99,6 +100,8 @@ class JsonStream:
         self._started = False
 
     def piece(self, objects: list[dict[str, Any]]) -> str:
+        import json  # only for JSON output
+
         parts = []
         for obj in objects:
             parts.append(",\n" if self._started else self._HEAD + "\n")

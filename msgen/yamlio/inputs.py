@@ -12,7 +12,6 @@ from typing import BinaryIO
 
 from ..model.diagnostics import Diagnostic, Position, Severity
 from ..model.source import Source, StreamedSource
-from .terminal import note_terminal_stdin
 
 YAML_SUFFIXES = (".yaml", ".yml")
 #: The files a directory's manifests are read from: YAML, and JSON as kubectl and Argo CD read.
@@ -88,6 +87,8 @@ def expand_paths(paths: list[str]) -> list[str]:
 def read_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     name = "<stdin>" if path == "-" else path
     if path == "-":
+        from .terminal import note_terminal_stdin  # standard input only
+
         note_terminal_stdin("msgen", "YAML", "To read files instead: msgen COMMAND PATH... (msgen --help).")
     if path == "-":
         raw = sys.stdin.buffer.read()
@@ -118,13 +119,11 @@ def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
     """`read_source`, except that an input larger than STREAM_ABOVE becomes a StreamedSource:
     checked for UTF-8 piece by piece and parsed from its file (standard input is first copied
     to an anonymous temporary file), so a long stream of jobs costs no memory for its text."""
-    from .yaml_loader import libyaml_loads
-
-    if not libyaml_loads():
-        return read_source(path)  # the pure-Python parser counts positions in characters
     name = "<stdin>" if path == "-" else path
     stream: bytes | BinaryIO
     if path == "-":
+        from .terminal import note_terminal_stdin  # standard input only
+
         note_terminal_stdin("msgen", "YAML", "To read files instead: msgen COMMAND PATH... (msgen --help).")
         stream = _spooled(sys.stdin.buffer)
     else:
@@ -141,7 +140,12 @@ def open_source(path: str) -> tuple[Source | None, Diagnostic | None]:
                 stream = _spooled(given)
     if isinstance(stream, bytes):
         return decoded(name, stream)
+    from .yaml_loader import libyaml_loads  # only for a large input: PyYAML reads it
+
     stream.seek(0)
+    if not libyaml_loads():  # the pure-Python parser counts positions in characters
+        with stream:
+            return decoded(name, stream.read())
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
         while piece := stream.read(_PIECE):
@@ -176,7 +180,10 @@ def decoded(
     """`raw` as text, or why it is not UTF-8 at its line and column (every host reads bytes
     through here, so a stray byte is reported alike in a file and in a ResourceList)."""
     try:
-        return Source(name, raw.decode("utf-8-sig")), None
+        # utf-8-sig's decoding, without its codec module: a leading byte-order mark dropped
+        # (and an error's offset counted after it, as that codec counts it)
+        text = (raw[3:] if raw[:3] == b"\xef\xbb\xbf" else raw).decode("utf-8")
+        return Source(name, text), None
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1

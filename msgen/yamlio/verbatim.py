@@ -23,26 +23,16 @@ msgen writes reads alike in all of them.
 import codecs
 import os
 import re
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from ..model.diagnostics import LINE_BREAK
 from ..model.source import Document, Source, StreamedSource
+from .yaml_writer import Verbatim as Verbatim  # where the writer meets it: loaded on every render
 
 #: A line that bounds a document: `---` or `...`, then the end of the line or a blank.
 _BOUND = re.compile("(---|\\.\\.\\.)(?=[ \t\r\n\x85\u2028\u2029]|$)")
 #: What may follow `---` on its line for the document's text to start on the next one.
 _EMPTY_REST = re.compile(r"[ \t]*(#.*)?")
-
-
-class Verbatim(dict[str, Any]):
-    """An object that passes through, with the text it was written as: every host uses it as
-    the mapping it is; a YAML stream writes `text` instead (`yaml_writer`)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, data: dict[str, Any], text: str):
-        super().__init__(data)
-        self.text = text
 
 
 class _Piece(NamedTuple):

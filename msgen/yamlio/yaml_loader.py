@@ -1,71 +1,91 @@
 """Safe YAML loading, document by document, with every key's and value's position.
 
-libyaml parses where it is present (several times faster), PyYAML's pure parser elsewhere;
-`yaml_builder` turns each composed document into plain data and positions. Before libyaml's
-composer sees a text that could nest deeper than it survives, parser events (no recursion)
-refuse nesting deeper than `MAX_DEPTH`. A character YAML does not allow is reported at its
-line and column.
+The plain block YAML most jobs are written in is read by `block_reader`, without loading
+PyYAML (its import was a fifth of a cold render); any other text is read by PyYAML
+(`pyyaml_documents`), the reference that reader is tested against. There libyaml parses where
+it is present (several times faster), PyYAML's pure parser elsewhere; `yaml_builder` turns
+each composed document into plain data and positions. Before libyaml's composer sees a text
+that could nest deeper than it survives, parser events (no recursion) refuse nesting deeper
+than `MAX_DEPTH`. A character YAML does not allow is reported at its line and column.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.diagnostics import Diagnostic, InputError, Position, Severity
 from ..model.memo import CompileMemos, Memo
 from ..model.source import Document, Source, StreamedSource
-from .yaml_builder import MAX_DEPTH, DocumentBuilder, too_deep
-from .pyyaml import yaml
-from .yaml_go import resolve_plain
+from . import block_reader
 
-try:  # libyaml is several times faster; fall back to the pure-Python parser where it is missing
-    from yaml import CSafeLoader as _BaseLoader
-
-    _LIBYAML = True
-except ImportError:  # pragma: no cover - depends on the PyYAML build
-    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
-
-    _LIBYAML = False
+if TYPE_CHECKING:  # PyYAML loads only for a text the block reader leaves to it
+    from .pyyaml import yaml
 
 
 def libyaml_loads() -> bool:
     """Whether libyaml parses (it counts positions in UTF-8 bytes, PyYAML in characters)."""
-    return _LIBYAML
+    return _pyyaml()[1]
 
 
 def tokens(text: str) -> Iterator[Any]:
     """The tokens of `text` as the parser msgen loads with scans them (for `msgen convert`,
     which must find the same gaps between tokens that a render's loading found)."""
-    return yaml.scan(text, Loader=_BaseLoader)
+    from .pyyaml import yaml
+
+    return yaml.scan(text, Loader=_pyyaml()[0])
 
 
-class _Loader(_BaseLoader):
-    """The safe loader, reading plain scalars as kubectl does, remembering each short one.
+_PYYAML: list[tuple[type[Any], bool, type[Any]]] = []
 
-    A plain scalar's type is go-yaml's (`yaml_go.resolve_plain`: `12:30:00` is a string,
-    `0o17` an integer, `1e3` a float), not YAML 1.1's as PyYAML's resolver would have it, so
-    a job means to msgen what it means to `kubectl apply`. The composer asks for the tag of
-    every scalar, work that was a third of loading a long stream of jobs; the answer depends
-    on the text and its style only (the safe loader has no path resolvers). `tags` remembers
-    them, for the compile session that owns it (`memo.CompileMemos`).
-    """
 
-    def __init__(self, stream: Any, tags: Memo[tuple[str, tuple[bool, bool]], str]):
-        super().__init__(stream)
-        self.tags = tags
+def _pyyaml() -> tuple[type[Any], bool, type[Any]]:
+    """PyYAML's safe loader (libyaml's where present), whether it is libyaml's, and msgen's
+    loader on it (`_loader_on`); loaded on first need."""
+    if not _PYYAML:
+        from .pyyaml import yaml
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is not yaml.ScalarNode or not implicit[0]:
-            return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
-        if len(value) > 64:
-            return resolve_plain(value)
-        key = (value, implicit)
-        tag = self.tags.get(key)
-        if tag is None:
-            tag = self.tags.remember(key, resolve_plain(value))
-        return tag
+        try:  # libyaml is several times faster; fall back to the pure-Python parser where it is missing
+            base: type[Any] = yaml.CSafeLoader
+            libyaml = True
+        except AttributeError:  # pragma: no cover - depends on the PyYAML build
+            base, libyaml = yaml.SafeLoader, False
+        _PYYAML.append((base, libyaml, _loader_on(base)))
+    return _PYYAML[0]
+
+
+def _loader_on(base: type[Any]) -> type[Any]:
+    from .pyyaml import yaml
+    from .yaml_go import resolve_plain
+
+    class _Loader(base):  # type: ignore[misc]
+        """The safe loader, reading plain scalars as kubectl does, remembering each short one.
+
+        A plain scalar's type is go-yaml's (`yaml_go.resolve_plain`: `12:30:00` is a string,
+        `0o17` an integer, `1e3` a float), not YAML 1.1's as PyYAML's resolver would have it, so
+        a job means to msgen what it means to `kubectl apply`. The composer asks for the tag of
+        every scalar, work that was a third of loading a long stream of jobs; the answer depends
+        on the text and its style only (the safe loader has no path resolvers). `tags` remembers
+        them, for the compile session that owns it (`memo.CompileMemos`).
+        """
+
+        def __init__(self, stream: Any, tags: Memo[tuple[str, tuple[bool, bool]], str]):
+            super().__init__(stream)
+            self.tags = tags
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is not yaml.ScalarNode or not implicit[0]:
+                return super().resolve(kind, value, implicit)
+            if len(value) > 64:
+                return resolve_plain(value)
+            key = (value, implicit)
+            tag = self.tags.get(key)
+            if tag is None:
+                tag = self.tags.remember(key, resolve_plain(value))
+            return tag
+
+    return _Loader
 
 
 #: libyaml's composer is known to survive this depth; shorter texts cannot nest deeper, so only
@@ -85,15 +105,31 @@ def iter_documents(
     some documents) for text that is not usable YAML.
 
     One document's node graph is held at a time, so a stream of many jobs costs the memory of
-    its text and of its largest document, not of all its parsed documents. `tags`: the
-    compile session's memo of resolved scalars (`memo.CompileMemos.yaml_tags`), else one
-    for this source alone.
+    its text and of its largest document, not of all its parsed documents (a text the block
+    reader reads, at most `block_reader.LONGEST`, is read whole). `tags`: the compile
+    session's memo of resolved scalars (`memo.CompileMemos.yaml_tags`), else one for this
+    source alone.
     """
+    if not isinstance(source, StreamedSource):
+        documents = block_reader.read(source)
+        if documents is not None:
+            return iter(documents)
+    return pyyaml_documents(source, tags)
+
+
+def pyyaml_documents(
+    source: Source, tags: Memo[tuple[str, tuple[bool, bool]], str] | None = None
+) -> Iterator[Document]:
+    """`iter_documents` read by PyYAML: the reference for every text."""
+    from .pyyaml import yaml
+    from .yaml_builder import DocumentBuilder
+
+    base, libyaml, loader_class = _pyyaml()
     loader = None
     try:
-        if not _LIBYAML or _longest_document(source) > _COMPOSER_SAFE_DEPTH:
+        if not libyaml or _longest_document(source) > _COMPOSER_SAFE_DEPTH:
             _check_event_depth(source)
-        loader = _Loader(_reader(source), tags if tags is not None else CompileMemos().yaml_tags)
+        loader = loader_class(_reader(source), tags if tags is not None else CompileMemos().yaml_tags)
         index = 0
         while loader.check_node():
             node = loader.get_node()
@@ -208,8 +244,11 @@ def _longest_document(source: Source) -> int:
 
 def _check_event_depth(source: Source) -> None:
     """Refuse nesting deeper than MAX_DEPTH from parser events, which need no recursion."""
+    from .pyyaml import yaml
+    from .yaml_builder import MAX_DEPTH, too_deep
+
     depth = 0
-    for event in yaml.parse(_reader(source), Loader=_BaseLoader):
+    for event in yaml.parse(_reader(source), Loader=_pyyaml()[0]):
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
@@ -227,7 +266,7 @@ def _reader_error(source: Source, exc: yaml.reader.ReaderError) -> Diagnostic:
     """
     offset = exc.position
     text = source.text
-    if _LIBYAML:
+    if libyaml_loads():
         raw = text.encode("utf-8")
         if isinstance(source, StreamedSource):
             source.stream.seek(0)

@@ -14,21 +14,34 @@ so the output never changes; tests compare both ways on the golden files and on 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any  # at run time: Verbatim's base, dict[str, Any]
 
 from ..model.memo import Memo
-from .verbatim import Verbatim
-from .yaml_dumper import DUMPER, LIBYAML_ESCAPES, double_quoting, is_libyaml, pyyaml_dump
+from . import scalar_styles
+
 
 #: Scalars longer than this could meet the line width (65,536 columns) at some indentation;
 #: PyYAML then folds them at a column that depends on where they sit, so they go to PyYAML.
 _LONGEST_SCALAR = 16_384
 #: What YAML counts as a line break (libyaml continues the indentation after each).
 _LINE_BREAKS = {"\n", "\r", "\r\n", "\x85", "\u2028", "\u2029"}
-_BREAKS = re.compile("[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])")
-_BREAK_ONLY = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+#: ... and a line of PyYAML's text, with its break, and a break alone: patterns, compiled (and
+#: cached by `re`) where PyYAML is asked, not on a render that never asks it.
+_BREAKS = "[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])"
+_BREAK_ONLY = "\r\n|[\r\n\x85\u2028\u2029]"
 #: How many distinct scalars a writer remembers before it forgets them all.
 _MAX_REMEMBERED = 20_000
+
+
+class Verbatim(dict[str, Any]):
+    """An object that passes through, with the text it was written as (`verbatim`): every
+    host uses it as the mapping it is; a YAML stream writes `text` instead."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, data: dict[str, Any], text: str):
+        super().__init__(data)
+        self.text = text
 
 
 class _Unsupported(Exception):
@@ -69,6 +82,13 @@ _NOT_STRINGS = frozenset(
 )
 
 
+def pyyaml_dump(objects: list[Any], dumper: type[Any] | None = None) -> str:
+    """`yaml_dumper.pyyaml_dump`, PyYAML loaded on the first scalar the writer asks it about."""
+    from .yaml_dumper import pyyaml_dump as dump
+
+    return dump(objects, dumper)
+
+
 class BlockWriter:
     """Writes block mappings and sequences directly, asking `dumper` only about scalars.
 
@@ -77,7 +97,8 @@ class BlockWriter:
     """
 
     def __init__(self, dumper: type[Any] | None = None):
-        self.dumper = dumper or DUMPER
+        #: None for `yaml_dumper.DUMPER`, loaded when first asked (`_dumper`)
+        self.dumper = dumper
         self.scalars: Memo[tuple[type, Any], _Scalar] = Memo("scalars as written", _MAX_REMEMBERED)
         self.keys: Memo[str, str] = Memo("keys as written", _MAX_REMEMBERED)
         #: the one-line strings among `scalars`, by their text: the common case, looked up inline
@@ -116,7 +137,7 @@ class BlockWriter:
         except _Unsupported:
             # PyYAML writes a later document's start by its root (`--- x`, `---\n- x`): ask
             # for it after an empty first document, which is written `{}`.
-            text = pyyaml_dump([obj] if first else [{}, obj], self.dumper)
+            text = pyyaml_dump([obj] if first else [{}, obj], self._dumper())
             text = text if first else text[len("{}\n") :]
             if text.endswith("\n...\n"):
                 return text[:-4], True
@@ -230,6 +251,14 @@ class BlockWriter:
             raise _Unsupported
         if type(value) is str and _PLAIN.fullmatch(value) and value not in _NOT_STRINGS:
             return _Scalar(value + "\n", [], False)
+        if type(value) is str and "\n" in value.rstrip("\n"):  # a literal block (yaml_dumper)
+            block = scalar_styles.literal_block(value)
+            if block is not None:
+                return _Scalar(*block)
+        elif type(value) is str:
+            written = scalar_styles.one_line(value)
+            if written is not None:
+                return _Scalar(written + "\n", [], False)
         if type(value) is int:  # SafeRepresenter.represent_int: str(), plain
             return _Scalar(f"{value}\n", [], False)
         if type(value) is bool or value is None:
@@ -238,13 +267,20 @@ class BlockWriter:
         keep = text.endswith("\n...\n")
         if keep:
             text = text[:-4]
-        lines = _BREAKS.findall(text)
+        lines = re.findall(_BREAKS, text)
         if "".join(lines) != text or not lines[0].startswith("k: "):
             raise _Unsupported
         rest = lines[1:]
-        if any(not _BREAK_ONLY.fullmatch(line) and not line.startswith("  ") for line in rest):
+        if any(not re.fullmatch(_BREAK_ONLY, line) and not line.startswith("  ") for line in rest):
             raise _Unsupported
         return _Scalar(lines[0][3:], rest, keep)
+
+    def _dumper(self) -> type[Any]:
+        if self.dumper is None:
+            from .yaml_dumper import DUMPER
+
+            self.dumper = DUMPER
+        return self.dumper
 
     def _for(self, value: Any) -> type[Any]:
         """The dumper that writes `value` as libyaml does.
@@ -254,12 +290,15 @@ class BlockWriter:
         and NEXT LINE U+0085 (libyaml escapes it, `\\N`). Both make libyaml choose a
         double-quoted scalar, and PyYAML's double-quoted scalar escapes them the same way.
         """
-        if is_libyaml(self.dumper) or type(value) is not str:
-            return self.dumper
+        from .yaml_dumper import LIBYAML_ESCAPES, double_quoting, is_libyaml
+
+        dumper = self._dumper()
+        if is_libyaml(dumper) or type(value) is not str:
+            return dumper
         if not LIBYAML_ESCAPES.search(value):
-            return self.dumper
+            return dumper
         if self.quoting is None:
-            self.quoting = double_quoting(self.dumper)
+            self.quoting = double_quoting(dumper)
         return self.quoting
 
     def key(self, key: Any) -> str:
