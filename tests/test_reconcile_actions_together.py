@@ -102,3 +102,26 @@ def test_no_action_is_sent_once_leadership_is_lost(api: tuple[Cluster, Any]) -> 
     controller.reconcile_job(client, NAMESPACE, "j", job_objects(cluster, NAMESPACE, "j"), lambda line: None,
                              writes=Writes(), leading=lambda: next(asked, False))
     assert [w for w in cluster.writes[first:] if w.method == "DELETE"] == []
+
+
+def test_a_volcano_jobs_complete_command_goes_before_the_deletions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Volcano's CompleteJob command first, alone; the pod deletions after it, together (a
+    barrier of two: both wait at once)."""
+    from msgen.reconcile import actions, job_pass, watch
+
+    barrier = threading.Barrier(2, timeout=PATIENCE)
+    order: list[str] = []
+
+    def carry_out(client: Any, namespace: str, due: list[actions.Action], *args: Any) -> None:
+        for action in due:
+            order.append(f"{action.verb} {action.name}")
+            if action.verb == "delete":
+                barrier.wait()
+
+    monkeypatch.setattr(watch, "carry_out", carry_out)
+    due = [actions.Action("delete", "v1", "Pod", "j-worker-1", "cleanPodPolicy All"),
+           actions.Action("delete", "v1", "Pod", "j-worker-2", "cleanPodPolicy All"),
+           actions.Action("complete", "batch.volcano.sh/v1alpha1", "Job", "j", "worker success ends the job")]
+    job_pass.together(None, "ns", due, [], lambda line: None, lambda action, ok: None,  # type: ignore[arg-type]
+                      lambda: True)
+    assert order[0] == "complete j" and sorted(order[1:]) == ["delete j-worker-1", "delete j-worker-2"]

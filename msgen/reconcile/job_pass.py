@@ -109,11 +109,17 @@ def together(client: Client, namespace: str, due: list[actions.Action], workload
     on an object of its own; `actions.due` holds back the deletion of the object keeping the
     job's end while anything else is left), and one after another a job's deletions held a
     worker for seconds on a busy API server. Each is sent only while `leading` (a slow API
-    server must not outlast the Lease); once all have been tried, the first failure is raised."""
-    if len(due) < 2:
-        for action in due:
-            if leading():
-                watch.carry_out(client, namespace, [action], workloads, echo, done)
+    server must not outlast the Lease); once all have been tried, the first failure is raised.
+    A Volcano Job's CompleteJob command goes first, alone, as it did when every action went
+    one after another: the pods cleanPodPolicy deletes are its pods."""
+    first = [a for a in due if a.verb == "complete"]
+    rest = [a for a in due if a.verb != "complete"]
+    if len(rest) < 2:  # nothing to overlap: in order, one after another
+        first, rest = due, []
+    for action in first:
+        if leading():
+            watch.carry_out(client, namespace, [action], workloads, echo, done)
+    if not rest:
         return
     said = threading.Lock()
 
@@ -125,8 +131,8 @@ def together(client: Client, namespace: str, due: list[actions.Action], workload
         if leading():
             watch.carry_out(client, namespace, [action], workloads, say, done)
 
-    with ThreadPoolExecutor(max_workers=min(ACTIONS_AT_ONCE, len(due)), thread_name_prefix="action") as pool:
-        sent = [pool.submit(one, action) for action in due]
+    with ThreadPoolExecutor(max_workers=min(ACTIONS_AT_ONCE, len(rest)), thread_name_prefix="action") as pool:
+        sent = [pool.submit(one, action) for action in rest]
     failed = [f.exception() for f in sent if f.exception() is not None]
     if failed:
         raise failed[0]  # type: ignore[misc]
