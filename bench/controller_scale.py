@@ -22,7 +22,7 @@ Two controller replicas run as local processes (`msgen controller`, leader elect
   (bench/kwok_driver.py), in `--namespace` (deleted at the end unless `--keep`). The
   replicas reach the API server through a relay that plays its restart for them alone
   (every connection cut, none accepted for 5 s); `--restart-api COMMAND` restarts it
-  instead, on a cluster nobody else uses.
+  instead, on a cluster nobody else uses, and the replicas talk to it directly.
 
 Recorded: each replica's peak RSS and CPU seconds (from /proc), p50/p99/max of the delay
 from the deciding pod end (or the TTL's expiry) to each action (cleanPodPolicy, the
@@ -327,6 +327,7 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:  # n
     clean: dict[str, float] = {}
     verdict: dict[str, float] = {}
     ttl_delays: list[float] = []
+    ttl_first: dict[str, float] = {}
     doubled: list[str] = []
     seen: dict[tuple[str, str, str], int] = {}
     announced: dict[tuple[str, str], set[str]] = {}
@@ -351,6 +352,7 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:  # n
             if due is not None and write.at >= due - 1:
                 if job.target == "pod" or write.kind == "Job":  # not the garbage collector's pods of a Job
                     ttl_delays.append(write.at - due)
+                    ttl_first.setdefault(job.name, write.at - due)
             else:
                 clean.setdefault(job.name, write.at - job.decided)
             key = (write.method, write.kind, write.name)
@@ -382,7 +384,8 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:  # n
         if job.ttl and job.target == "pod" and pods and job.decided_wall + job.ttl < time.time() - 15:
             missed.append(f"{job.name}: TTL passed, {len(pods)} pods left")
     per_job = {job.name: [round((job.decided or 0) - started, 1), job.target, round(clean.get(job.name, -1), 3),
-                          round(verdict.get(job.name, -1), 3)] for job in jobs if job.decided is not None}
+                          round(verdict.get(job.name, -1), 3), round(ttl_first.get(job.name, -1), 3)]
+               for job in jobs if job.decided is not None}
     return {"per_job": per_job, "clean": percentiles(list(clean.values())), "verdict": percentiles(list(verdict.values())),
             "ttl": percentiles(ttl_delays), "missed": missed, "doubled": doubled,
             "all": percentiles([*clean.values(), *verdict.values(), *ttl_delays])}
@@ -429,9 +432,12 @@ def main() -> None:
     watch_events = 0.0
     delays: dict[str, dict[float, float]] = {}
     doubled_deletes = 0.0
+    loads: list[tuple[int, float]] = []  # (seconds into the run, 1-minute load average)
     while (elapsed := time.monotonic() - started) < max(args.duration, last) or (
             simulation.pending() and elapsed < 3 * max(args.duration, last)) or time.monotonic() - simulation.last_end < 60:
         replicas.sample()
+        if not loads or elapsed - loads[-1][0] >= 60:
+            loads.append((round(elapsed), os.getloadavg()[0]))
         if not args.no_restarts and restart_at is not None and elapsed >= restart_at:
             happened.append(f"{elapsed:.0f}s: {driver.restart()}")
             restart_at = None  # type: ignore[assignment]
@@ -474,7 +480,8 @@ def main() -> None:
         "scenario": {"errors": len(simulation.errors), "first_errors": simulation.errors[:5],
                      "never_ended": simulation.never_ended, "end_late_s": percentiles(simulation.late_ends)},
         "leaders_delay_histogram": leaders_delays,
-        "per_job (decided at s, target, clean delay, verdict delay)": found["per_job"],
+        "load_average_each_minute": loads,
+        "per_job (decided at s, target, clean delay, verdict delay, first TTL deletion's delay)": found["per_job"],
     }
     text = json.dumps(figures, indent=2)
     print(text, flush=True)

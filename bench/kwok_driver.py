@@ -11,7 +11,7 @@ they are ready; each pod template asks kwok, by the stage's own annotations, to 
 The replicas reach the API server through `OutageProxy` (bench/outage_proxy.py), so that
 `restart()` plays an API server outage for them alone: the cluster is shared, and restarting
 its kube-apiserver would break other people's work. `--restart-api COMMAND` runs a command
-instead (a cluster of one's own).
+instead (a cluster of one's own), and the replicas then reach the API server directly.
 
 What the controller does is seen from watches in this process: a deletion when the object
 first shows its deletionTimestamp (or is gone), a suspension when a Job first shows
@@ -86,8 +86,11 @@ class KwokDriver:
         if not config:
             sys.exit("--api cluster needs MSGEN_TEST_KUBECONFIG (a cluster with kwok nodes)")
         self.direct = Path(config)
-        self.proxy = OutageProxy(upstream(self.direct))
-        self.kubeconfig_path = through(self.direct, self.proxy, scratch / "kubeconfig")
+        # A restart of one's own needs no relay: the replicas talk to the API server directly,
+        # not through this busy process's threads (its watches, the scenario's writes).
+        self.proxy = None if restart_command else OutageProxy(upstream(self.direct))
+        self.kubeconfig_path = self.direct if self.proxy is None else through(self.direct, self.proxy,
+                                                                              scratch / "kubeconfig")
         self.namespace, self.restart_command, self.keep = namespace, restart_command, keep
         self.client = kube.connect(config, None)
         if not kube.namespace_exists(self.client, namespace):
@@ -206,11 +209,11 @@ class KwokDriver:
         return str((lease.get("spec") or {}).get("holderIdentity") or "")
 
     def restart(self) -> str:
-        if not self.restart_command:
+        if self.proxy is not None:
             cut = self.proxy.outage(5.0)
             return (f"API server outage played for the replicas (through {self.proxy.connections} connections so far: "
                     f"{cut} cut, none accepted for 5 s; the server itself kept running)")
-        done = subprocess.run(self.restart_command, shell=True, capture_output=True, text=True)
+        done = subprocess.run(str(self.restart_command), shell=True, capture_output=True, text=True)
         return f"API server restarted by {self.restart_command!r} (exit {done.returncode})"
 
     def requests(self) -> dict[str, int]:

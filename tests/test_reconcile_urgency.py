@@ -184,6 +184,57 @@ def test_an_urgent_job_does_not_wait_for_the_slowest_reconcile_of_the_pass_it_cu
     assert released == [True]
 
 
+def test_an_urgent_job_does_not_wait_for_the_slowest_reconcile_of_a_pass_that_started_everything(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pass has started every job it took (here one, `slow`, waiting on the API server
+    until `z` has been reconciled, at most PATIENCE seconds) when a pod of `z` ends. Nothing is
+    left to give back, so no pass is cut short: the pass must still not hold `z` until `slow`
+    has ended. It returns with `slow` running; the next pass runs `z` on the free worker."""
+    import threading
+
+    view = _View(["a-slow", "z"])
+    view.queue.take()
+    view.queue.add(("ns", "a-slow"))
+    gate = threading.Event()
+    released: list[bool] = []
+    phases: dict[tuple[str, str], str] = {}
+
+    def reconcile(client: Any, namespace: str, job: str, objects: list[dict[str, Any]], *args: Any,
+                  **kwargs: Any) -> tuple[status.JobStatus, float | None]:
+        if job == "a-slow":
+            view.queue.add(("ns", "z"), urgent=True)
+            released.append(gate.wait(PATIENCE))
+        elif job == "z":
+            gate.set()
+        return status.JobStatus(job=job, phase="Running" if job == "z" else "Succeeded"), None
+
+    monkeypatch.setattr(controller, "reconcile_job", reconcile)
+    workers = Workers(2)
+    try:
+        for _ in range(5):
+            controller.reconcile_queued(None, view, lambda line: None, lambda: True,  # type: ignore[arg-type]
+                                        writes=Writes(), recorder=NOTHING, phases=phases, workers=workers)
+            if gate.is_set():
+                break
+    finally:
+        workers.close()
+    assert released == [True]
+    # What a reconcile left running hands its phase over at a later pass (here: at close).
+    controller.reconcile_queued(None, view, lambda line: None, lambda: True,  # type: ignore[arg-type]
+                                writes=Writes(), recorder=NOTHING, phases=phases, workers=workers)
+    assert phases.get(("ns", "z")) == "Running"
+
+
+def test_a_job_queued_for_later_by_a_reconcile_still_running_wakes_the_loop() -> None:
+    """A pass no longer waits for every reconcile it started, so the loop may be waiting
+    already when one of them queues its job for later (a TTL due, a retry): the queue wakes
+    it, so that it waits no longer than until that time."""
+    woken: list[int] = []
+    queue = WorkQueue(wake=lambda: woken.append(1))
+    queue.add_after(("ns", "a"), 5.0)
+    assert woken == [1] and queue.next_in() is not None
+
+
 def test_background_work_is_given_back_only_after_a_slice_and_changes_never_for_background() -> None:
     assert controller._outranked(URGENT, CHANGE, 0.0) and controller._outranked(URGENT, BACKGROUND, 0.0)
     assert not controller._outranked(CHANGE, BACKGROUND, 0.0)

@@ -158,10 +158,14 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
     the others (it is queued again, with backoff); no job is started once leadership is lost
     (those running stop before their next action). A pass gives back the jobs it has not
     started when something of a better rank is queued meanwhile (`_outranked`), so it goes
-    first; a pass ends when every job it started has ended, except one cut short for an
-    urgent job (those still running go on beside the next pass). Each job is read from the
-    view as it starts; a pass that must not be cut short (`--once`) is not `yielding`. `phases` keeps each job's last phase, for the `msgen_jobs` gauge."""
+    first; a `yielding` pass ends once it has started every job it took, those still running
+    going on beside the next pass (they hand over their results there): a pod's end queued
+    meanwhile waits for a free worker, not for the slowest of them (a bare-Pod job's TTL or
+    cleanPodPolicy deletes up to a pod per Worker, one request each). Each job is read from
+    the view as it starts; a pass that must not end before its jobs (`--once`) is not
+    `yielding`. `phases` keeps each job's last phase, for the `msgen_jobs` gauge."""
     workers = workers or Workers(1)
+    workers.collect()  # what the passes before left running and has ended since
     ready = view.queue.take()
     if not ready:
         return
@@ -203,7 +207,6 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
                 phases[key] = phase
         return then
 
-    outranked = False
     try:
         for n, (key, queued, rank) in enumerate(ready):
             workers.free()
@@ -223,8 +226,8 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
             if not workers.run(key, functools.partial(one, ns_job, queued, objects), record(ns_job)):
                 view.queue.give_back([(key, queued, rank)])  # still running: after it ends
     finally:
-        if outranked:
-            workers.collect()  # the urgent job goes next, beside those still running
+        if yielding:
+            workers.collect()  # what comes next goes beside those still running
         else:
             workers.finish()
     recorder.jobs(dict(Counter(phases.values())))

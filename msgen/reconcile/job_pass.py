@@ -7,13 +7,16 @@ the verdict neither waits behind them (a bare-Pod job's cleanPodPolicy deletes u
 Worker, one request each) nor is lost with them: published after a pass that deletes every
 object that could carry it (a job whose TTL passed while the controller, or its API server,
 was away), it would never be published at all. Before the end, the status (replica counts,
-conditions) is published after the actions.
+conditions) is published after the actions. The actions of one pass go out together
+(`together`), each on an object of its own.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
@@ -24,6 +27,10 @@ from . import actions, published, status, watch
 from .metrics import NOTHING, Recorder
 from .publisher import publish
 from .writes import Writes
+
+#: Requests of one job's actions in flight at once (a bare-Pod job's TTL deletes up to 18
+#: pods and Services), beside the other jobs' reconciles (`msgen controller --workers`).
+ACTIONS_AT_ONCE = 4
 
 
 def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[str, Any]],
@@ -84,10 +91,7 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
             announce(published.without(workloads, earlier), published.without(services, earlier))
         else:
             announce(published.without(workloads, gone), published.without(services, gone))
-    for action in due:  # each only while leading: a slow API server must not outlast the Lease
-        if not leading():
-            return found, None
-        watch.carry_out(client, namespace, [action], workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done)
+    together(client, namespace, due, workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done, leading)
     if not leading():
         return found, None
     later = [t for t in actions.ttl_expiries(policy, found, workloads, end) if t > now]
@@ -96,6 +100,42 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
         announce(published.without(workloads, gone), published.without(services, gone))
     # Else published above; or what is left of a run that ended (its record went with its Worker Job).
     return (found if shown == found.phase else replace(found, phase=shown)), again
+
+
+def together(client: Client, namespace: str, due: list[actions.Action], workloads: list[dict[str, Any]],
+             echo: Callable[[str], None], done: Callable[[actions.Action, bool], None],
+             leading: Callable[[], bool]) -> None:
+    """Carry out `due`, up to ACTIONS_AT_ONCE requests in flight: they are independent (each
+    on an object of its own; `actions.due` holds back the deletion of the object keeping the
+    job's end while anything else is left), and one after another a job's deletions held a
+    worker for seconds on a busy API server. Each is sent only while `leading` (a slow API
+    server must not outlast the Lease); once all have been tried, the first failure is raised.
+    A Volcano Job's CompleteJob command goes first, alone, as it did when every action went
+    one after another: the pods cleanPodPolicy deletes are its pods."""
+    first = [a for a in due if a.verb == "complete"]
+    rest = [a for a in due if a.verb != "complete"]
+    if len(rest) < 2:  # nothing to overlap: in order, one after another
+        first, rest = due, []
+    for action in first:
+        if leading():
+            watch.carry_out(client, namespace, [action], workloads, echo, done)
+    if not rest:
+        return
+    said = threading.Lock()
+
+    def say(line: str) -> None:  # one line at a time, whichever request's
+        with said:
+            echo(line)
+
+    def one(action: actions.Action) -> None:
+        if leading():
+            watch.carry_out(client, namespace, [action], workloads, say, done)
+
+    with ThreadPoolExecutor(max_workers=min(ACTIONS_AT_ONCE, len(rest)), thread_name_prefix="action") as pool:
+        sent = [pool.submit(one, action) for action in rest]
+    failed = [f.exception() for f in sent if f.exception() is not None]
+    if failed:
+        raise failed[0]  # type: ignore[misc]
 
 
 def _since(queued: float | None) -> float | None:

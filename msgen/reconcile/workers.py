@@ -6,9 +6,10 @@ the controller used a fortieth of a core. Jobs are independent (each writes only
 objects), so a pass hands them to `count` threads and the waits overlap.
 
 A key is never run by two workers at once: `run` refuses a key still running (the caller
-gives it back to the queue). A pass ends when all it started have ended (`finish`), except
-one cut short for an urgent job, which leaves them running (`collect` hands over those done)
-so that the urgent job need not wait for the slowest of them. What a job's reconcile
+gives it back to the queue). The controller's passes leave what they started running
+(`collect` hands over those done), so that a pod's end queued meanwhile waits for a free
+worker, not for the slowest of them; a pass that must end with its jobs (`--once`) waits
+for them all (`finish`). What a job's reconcile
 returns is handed to `then` in the thread that called `run` or `finish` (the loop's), so the
 loop's own state (its `phases`) is only ever touched by one thread. With `count` 1 the work
 runs in the caller's thread, as before there were workers.

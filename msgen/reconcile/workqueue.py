@@ -101,12 +101,15 @@ class WorkQueue:
         self._ranks[rank] += 1
 
     def add_after(self, key: Hashable, seconds: float) -> None:
-        """Queue `key` once `seconds` have passed (at once when not positive)."""
+        """Queue `key` once `seconds` have passed (at once when not positive). The loop is
+        woken: it may be waiting already, for longer, while the reconcile that asks this runs."""
         if seconds <= 0:
             self.add(key)
             return
         with self._lock:
             heapq.heappush(self._later, (self._clock() + seconds, next(self._order), key))
+        if self._wake is not None:
+            self._wake()
 
     def retry(self, key: Hashable) -> float:
         """Queue a job whose reconcile failed again, after a delay that grows with each
