@@ -95,7 +95,18 @@ def test_a_worker_fails_mid_training(target: str, case: str, namespace: str, tmp
     if wait:
         assert done.returncode in (0, 1) and verdict, f"--wait reached a verdict:\n{done.stdout}\n{done.stderr}"
         phase = verdict.split()[1]
-        assert after and after[0].startswith(f"fails: {phase}"), f"msgen status still says {phase} (after the TTL): {after}"
+        if "ttl" in case and target in GONE_AFTER_TTL:
+            assert after and "no workload of job 'fails'" in after[0], f"the TTL deleted the job: {after}"
+        else:
+            assert after and after[0].startswith(f"fails: {phase}"), f"msgen status still says {phase}: {after}"
+
+
+#: Where `ttlSecondsAfterFinished` deletes the whole finished job, with nothing but Kubernetes and
+#: the target's controller running (docs/targets.md): the JobSet's own TTL, the Volcano Job's.
+#: `msgen status` then finds no job. Elsewhere something keeps its end: the TrainJob outlives
+#: its JobSet, a Job that `cleanPodPolicy` suspended (`indexed-job`) and a bare-Pod job's pods
+#: are deleted by `msgen controller` alone.
+GONE_AFTER_TTL = {"jobset", "volcano"}
 
 
 def _status(namespace: str, job: str, target: str) -> list[str]:
