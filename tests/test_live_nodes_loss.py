@@ -133,7 +133,8 @@ def _follow(applying: subprocess.Popen[str], target: str, timeline: Timeline, no
                 timeline.note(f"msgen apply --wait: {verdict}")
                 return f"{verdict.split(':')[1].split()[0] if ':' in verdict else 'error'} " \
                        f"{time.time() - timeline.t0:.0f} s after the loss: {verdict}"
-        if not again and _trains_again(namespace, job, before):
+        training = _trains_again(namespace, job, before)
+        if not again and training:
             timeline.note("both Workers train again")
             again = True
             if target == "statefulset":
@@ -142,7 +143,9 @@ def _follow(applying: subprocess.Popen[str], target: str, timeline: Timeline, no
         stuck = [line for line in shown if line.startswith("  stuck: ")]
         if stuck:
             timeline.note("msgen status: " + stuck[0].strip())
-        if stuck and not tainted and not again:  # a job that goes on needs nothing done
+        # A job that trains needs nothing done; one that trained again and ended may still wait
+        # for the lost pod (its Job's end, and the JobSet's, wait for its terminating pods).
+        if stuck and not tainted and not training:
             live_cluster.kubectl("taint", "node", node, f"{OUT_OF_SERVICE}=nodeshutdown:NoExecute", check=False)
             timeline.note(f"tainted {node} {OUT_OF_SERVICE} (what msgen status says)")
             tainted = True

@@ -35,6 +35,9 @@ def test_an_evicted_pod_past_its_grace_period_is_named_with_its_node_and_the_way
     assert line.startswith("pod lost-worker-1 on node msgen-node-2: evicted from its node, which has a NoExecute taint")
     assert "still terminating since 2026-11-28T14:59:29Z" in line and "its kubelet does not answer" in line
     assert "A StatefulSet, or a Job with a podFailurePolicy (restartPolicy ExitCode), starts no replacement" in line
+    # A job that trained again elsewhere and succeeded waits too: its Job's end waits for the pod.
+    assert "a Job whose success or failure is decided (SuccessCriteriaMet, FailureTarget) is not Complete" in line
+    assert "nor is the JobSet or TrainJob that waits for that Job" in line
     assert "kubectl taint node msgen-node-2 node.kubernetes.io/out-of-service=nodeshutdown:NoExecute" in line
     assert "kubectl delete node msgen-node-2" in line and stuck_pods.DOCS in line
 

@@ -4,10 +4,13 @@ When a node stops answering, Kubernetes evicts its pods (after their toleration 
 node's `unreachable` taint, 300 s by default) by deleting them, but only the node's kubelet
 can end a pod it ran: until the node returns, each such pod stays Terminating with its last
 phase (Running). Whatever waits for it to end waits as long: a StatefulSet re-creates a pod
-only once it is gone, and a Job with a `podFailurePolicy` (msgen's `ExitCode` restart
-policy) replaces one only once it has failed. The pod garbage collector ends them only on a
-node tainted `node.kubernetes.io/out-of-service` (or deleted). So a pod still there well past
-the end of its grace period is named, with the node and what frees it.
+only once it is gone, a Job with a `podFailurePolicy` (msgen's `ExitCode` restart policy)
+replaces one only once it has failed, and a Job whose end is decided (`SuccessCriteriaMet`,
+`FailureTarget`) becomes Complete or Failed only once its terminating pods have ended, and a
+JobSet or TrainJob with it: a job that trained again on the other nodes and succeeded waits.
+The pod garbage collector ends them only on a node tainted `node.kubernetes.io/out-of-service`
+(or deleted). So a pod still there well past the end of its grace period is named, with the
+node and what frees it.
 
 msgen reads no Node (its controller may not): a pod past its deadline is the sign itself.
 Pure: plain dicts in (as the API server returns them), lines out.
@@ -44,7 +47,9 @@ def stuck(pods: list[dict[str, Any]], now: datetime) -> list[str]:
             f"pod {metadata.get('name')} on node {node}: {why}, still terminating since "
             f"{deadline.strftime('%Y-%m-%dT%H:%M:%SZ')}: its kubelet does not answer, and only its kubelet ends "
             f"it. A StatefulSet, or a Job with a podFailurePolicy (restartPolicy ExitCode), starts no "
-            f"replacement before it has ended: when the node is back, or, if the node is gone for good, once "
+            f"replacement before it has ended, and a Job whose success or failure is decided "
+            f"(SuccessCriteriaMet, FailureTarget) is not Complete or Failed before it has ended, nor is the "
+            f"JobSet or TrainJob that waits for that Job: when the node is back, or, if the node is gone for good, once "
             f"`kubectl taint node {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute` or "
             f"`kubectl delete node {node}` ends it ({DOCS})")
     return out

@@ -59,7 +59,7 @@ from ..model.diagnostics import Diagnostic
 from ..model.plan import Options, Plan, PodSlot, Role
 from . import INDEXED_POD, RENDERED, REPLICATED_JOB, SAME_NAME, Facts, Link, scheduling
 from .addressing import name_problems
-from .cells import partly
+from .cells import na, partly
 from .jobset import SUPPORT as JOBSET_SUPPORT
 from .jobset import API_VERSION as JOBSET_API_VERSION
 from .jobset import JobSetTarget
@@ -89,9 +89,13 @@ DIGEST_LENGTH = 8
 
 SUPPORT = {
     **JOBSET_SUPPORT,
-    "runPolicy.ttlSecondsAfterFinished": partly(
-        "the JobSet Trainer made is deleted with its pods once that long after the job "
-        "ended; the TrainJob stays, with its conditions, and so does its runtime"
+    # Trainer v2.2 and v2.3 drop a TrainJob's Failed condition on each pass (a deadline's
+    # stays) and build the JobSet of a TrainJob that has not finished: a TTL on the JobSet
+    # would run a failed job again each time it deleted the JobSet.
+    "runPolicy.ttlSecondsAfterFinished": na(
+        "not set on the JobSet Trainer builds: once a TTL deleted a failed job's JobSet, "
+        "Trainer builds it again and the job runs again; the finished TrainJob and its "
+        "pods stay until `msgen delete`"
     ),
     # Warned where it matters, at minAvailable or minResources (`_pod_group_policy`).
     "runPolicy.schedulingPolicy (gang)": partly(
@@ -146,6 +150,7 @@ class TrainJobTarget(JobSetTarget):
         groups = [o for o in objects if o["kind"] == "PodGroup" and o["apiVersion"] != scheduling.WORKLOAD_API]
         objects = [o for o in objects if not any(o is group for group in groups)]
         spec = dict(jobset["spec"])
+        spec.pop("ttlSecondsAfterFinished", None)  # not expressed: SUPPORT says why
         trainer = trainer_role(plan)
         if trainer is not None:
             spec["replicatedJobs"], found = _trainer_step(plan, trainer, spec["replicatedJobs"])
