@@ -381,7 +381,11 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:  # n
         active = [p["metadata"]["name"] for p in pods if (p.get("status") or {}).get("phase") in ("Pending", "Running")]
         if active:
             missed.append(f"{job.name}: still active after its end: {active}")
-        if job.ttl and job.target == "pod" and pods and job.decided_wall + job.ttl < time.time() - 15:
+        # The pod that keeps the job's end goes last, once the rest is gone (not only being deleted):
+        # one pod left beside pods still terminating (kwok, behind, ends them later) is on time.
+        terminating = len(by_job.get(job.name, [])) - len(pods)
+        if job.ttl and job.target == "pod" and pods and job.decided_wall + job.ttl < time.time() - 15 \
+                and not (len(pods) == 1 and terminating):
             missed.append(f"{job.name}: TTL passed, {len(pods)} pods left")
     per_job = {job.name: [round((job.decided or 0) - started, 1), job.target, round(clean.get(job.name, -1), 3),
                           round(verdict.get(job.name, -1), 3), round(ttl_first.get(job.name, -1), 3)]
