@@ -21,12 +21,11 @@ that saw none tested nothing.
 from __future__ import annotations
 
 import copy
-import os
 from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msgen import compile_documents
@@ -39,14 +38,8 @@ from . import mutations
 from .mutation_classes import TARGETED
 from .mutations import DrawChooser, generate, seeds
 from .verdicts import Verdicts
+from .campaign import CAMPAIGN, EXAMPLES
 
-EXAMPLES = int(os.environ.get("MSGEN_PROPERTY_EXAMPLES", "300"))
-CAMPAIGN = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=True,
-)
 POOL = seeds()
 
 

@@ -8,30 +8,23 @@ bytes.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from msgen.yamlio import emit, yaml_dumper
 
 from .golden_cases import EXPECTED, discover
+from .campaign import CAMPAIGN
 
 PURE = yaml_dumper.make_dumper(yaml.SafeDumper)
 LIBYAML = yaml_dumper.make_dumper(yaml.CSafeDumper) if yaml.__with_libyaml__ else None
 needs_libyaml = pytest.mark.skipif(LIBYAML is None, reason="PyYAML is built without libyaml here")
 
-EXAMPLES = int(os.environ.get("MSGEN_PROPERTY_EXAMPLES", "300"))
-CAMPAIGN = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=True,
-)
 
 GOLDEN_FILES = [case.folder / EXPECTED for case in discover() if (case.folder / EXPECTED).is_file()]
 

@@ -9,20 +9,17 @@ nested mappings and lists, floats it leaves to json), and read back by `parse`.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from msgen import compile_documents
 from msgen.model import run_policy
 
 from .conftest import SAMPLES
+from .campaign import CAMPAIGN
 
-EXAMPLES = int(os.environ.get("MSGEN_PROPERTY_EXAMPLES", "300"))
-CAMPAIGN = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 _TEXT = st.one_of(
     st.text(max_size=12),

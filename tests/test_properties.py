@@ -16,14 +16,13 @@ one core. Run with a larger value to search harder; `-s` shows how many inputs w
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from msgen.hosts.kustomize import krm
@@ -31,14 +30,8 @@ from msgen.targets import NAMES as TARGETS
 
 from .conftest import SAMPLES, msgen
 from .verdicts import Verdicts
+from .campaign import CAMPAIGN
 
-EXAMPLES = int(os.environ.get("MSGEN_PROPERTY_EXAMPLES", "300"))
-CAMPAIGN = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=True,  # the same inputs on every CI run: a failure reproduces
-)
 JOB_TEXT = (SAMPLES / "mindspore" / "lenet-cpu.yaml").read_text()
 JOB_LINES = JOB_TEXT.splitlines(keepends=True)
 VALUE_LINES = [i for i, line in enumerate(JOB_LINES) if ": " in line and not line.lstrip().startswith("#")]

@@ -9,6 +9,7 @@ actions it calls for. No test here measures time: the order of what is done is c
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -149,18 +150,11 @@ def test_a_pass_gives_back_its_changes_when_a_pods_end_is_queued_and_reads_each_
     assert seen["z"] == 1 and seen["j05"] == 1
 
 
-def test_an_urgent_job_does_not_wait_for_the_slowest_reconcile_of_the_pass_it_cut_short(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Job `slow` waits on the API server (here: until `z` has been reconciled, at most
-    PATIENCE seconds); meanwhile a pod of `z` ends. The pass is cut short and `z` goes on
-    the free worker while `slow` still runs, not once the pass's last reconcile has ended."""
-    import threading
-
-    view = _View(["a-slow"] + [f"j{n:02d}" for n in range(20)] + ["z"])
-    view.queue.take()
-    view.queue.add_all([("ns", "a-slow"), *(("ns", f"j{n:02d}") for n in range(20))])
-    gate = threading.Event()
-    released: list[bool] = []
+def _slow_until_z(view: _View, gate: threading.Event, released: list[bool], *, slow_ends: str) -> Any:
+    """A `reconcile_job` under which job `a-slow` queues an urgent `z` (a pod of `z` ended)
+    and then waits on the API server until `z` has been reconciled, at most PATIENCE seconds
+    (whether `z` released it is appended to `released`); `a-slow` then reports `slow_ends`,
+    `z` Running."""
 
     def reconcile(client: Any, namespace: str, job: str, objects: list[dict[str, Any]], *args: Any,
                   **kwargs: Any) -> tuple[status.JobStatus, float | None]:
@@ -169,9 +163,23 @@ def test_an_urgent_job_does_not_wait_for_the_slowest_reconcile_of_the_pass_it_cu
             released.append(gate.wait(PATIENCE))
         elif job == "z":
             gate.set()
-        return status.JobStatus(job=job, phase="Running"), None
+        return status.JobStatus(job=job, phase="Running" if job == "z" else slow_ends), None
 
-    monkeypatch.setattr(controller, "reconcile_job", reconcile)
+    return reconcile
+
+
+def test_an_urgent_job_does_not_wait_for_the_slowest_reconcile_of_the_pass_it_cut_short(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Job `slow` waits on the API server (here: until `z` has been reconciled, at most
+    PATIENCE seconds); meanwhile a pod of `z` ends. The pass is cut short and `z` goes on
+    the free worker while `slow` still runs, not once the pass's last reconcile has ended."""
+
+    view = _View(["a-slow"] + [f"j{n:02d}" for n in range(20)] + ["z"])
+    view.queue.take()
+    view.queue.add_all([("ns", "a-slow"), *(("ns", f"j{n:02d}") for n in range(20))])
+    gate = threading.Event()
+    released: list[bool] = []
+    monkeypatch.setattr(controller, "reconcile_job", _slow_until_z(view, gate, released, slow_ends="Running"))
     workers = Workers(2)
     try:
         for _ in range(5):
@@ -190,7 +198,6 @@ def test_an_urgent_job_does_not_wait_for_the_slowest_reconcile_of_a_pass_that_st
     until `z` has been reconciled, at most PATIENCE seconds) when a pod of `z` ends. Nothing is
     left to give back, so no pass is cut short: the pass must still not hold `z` until `slow`
     has ended. It returns with `slow` running; the next pass runs `z` on the free worker."""
-    import threading
 
     view = _View(["a-slow", "z"])
     view.queue.take()
@@ -198,17 +205,7 @@ def test_an_urgent_job_does_not_wait_for_the_slowest_reconcile_of_a_pass_that_st
     gate = threading.Event()
     released: list[bool] = []
     phases: dict[tuple[str, str], str] = {}
-
-    def reconcile(client: Any, namespace: str, job: str, objects: list[dict[str, Any]], *args: Any,
-                  **kwargs: Any) -> tuple[status.JobStatus, float | None]:
-        if job == "a-slow":
-            view.queue.add(("ns", "z"), urgent=True)
-            released.append(gate.wait(PATIENCE))
-        elif job == "z":
-            gate.set()
-        return status.JobStatus(job=job, phase="Running" if job == "z" else "Succeeded"), None
-
-    monkeypatch.setattr(controller, "reconcile_job", reconcile)
+    monkeypatch.setattr(controller, "reconcile_job", _slow_until_z(view, gate, released, slow_ends="Succeeded"))
     workers = Workers(2)
     try:
         for _ in range(5):

@@ -12,13 +12,12 @@ The mutation campaigns count the texts the block reader read and those it left t
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from msgen.model.diagnostics import InputError
@@ -28,14 +27,8 @@ from msgen.yamlio.yaml_loader import iter_documents, pyyaml_documents
 
 from .conftest import ROOT, sample_files, shared_files
 from .verdicts import Verdicts
+from .campaign import CAMPAIGN, EXAMPLES
 
-EXAMPLES = int(os.environ.get("MSGEN_PROPERTY_EXAMPLES", "300"))
-CAMPAIGN = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=True,
-)
 SAMPLES = sample_files()
 SEEDS = [*SAMPLES, *sorted((ROOT / "golden").glob("*/input.yaml")), *sorted((ROOT / "overlays").rglob("*.yaml"))]
 

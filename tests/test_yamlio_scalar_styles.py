@@ -10,26 +10,20 @@ decided and those left to PyYAML. Its copy of PyYAML's resolvers is PyYAML's own
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from msgen.yamlio import emit, scalar_styles, yaml_dumper
 
 from .verdicts import Verdicts
+from .campaign import EXAMPLES, campaign
 
-EXAMPLES = int(os.environ.get("MSGEN_PROPERTY_EXAMPLES", "300"))
-CAMPAIGN = settings(
-    max_examples=EXAMPLES * 3,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=True,
-)
+CAMPAIGN = campaign(EXAMPLES * 3)
 PURE = yaml_dumper.make_dumper(yaml.SafeDumper)
 LIBYAML = yaml_dumper.make_dumper(yaml.CSafeDumper) if yaml.__with_libyaml__ else None
 
