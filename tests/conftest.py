@@ -16,6 +16,8 @@ from click.testing import CliRunner
 
 from msgen.hosts.command_line.cli import main
 
+from . import python_share
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MSGEN_SHARED", ROOT.parent / "shared"))
 """The project's reference material (operator CRDs, seed examples). CI checks it out next to the
@@ -154,3 +156,22 @@ def any_kustomize(request: pytest.FixtureRequest) -> str:
     if found is None:
         pytest.skip("kustomize 4.5.4 is not installed (.ci/fetch-kustomize)" if request.param == "4.5.4" else KUSTOMIZE5_BUILD)
     return found
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    value = os.environ.get(python_share.VARIABLE)
+    if not value:
+        return None
+    share, shares = python_share.parse(value)
+    return (f"msgen: {python_share.VARIABLE}={value}: this run takes share {share} of {shares} of the tests "
+            f"marked {python_share.MARKER} (tests/python_share.py); every other test runs")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    value = os.environ.get(python_share.VARIABLE)
+    if not value:
+        return
+    kept, left = python_share.split(items, *python_share.parse(value))
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = kept

@@ -22,6 +22,9 @@ import yaml
 
 from .conftest import ROOT, kustomize_binary
 
+#: Spread over the older Pythons in CI: its time is the real kustomize's (tests/python_share.py).
+pytestmark = pytest.mark.spread
+
 #: (API group, resource) -> the verbs the controller's ClusterRole grants, and why.
 NEEDED = {
     ("", "pods"): ({"list", "watch", "patch", "delete"}, "cleanPodPolicy, TTL; msgen/status on bare Pods"),

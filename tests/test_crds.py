@@ -19,6 +19,9 @@ from .conftest import msgen, sample_files
 from .kube_schemas import OUTPUT_CRDS, crd_validator
 from .upstream_crds import crd_file
 
+#: Spread over the older Pythons in CI: its time is jsonschema's, validating bytes the golden tests hold equal on every Python (tests/python_share.py).
+pytestmark = pytest.mark.spread
+
 CRDS = {
     ("mindspore.gitee.com/v1", "MSJob"): ["mindspore.gitee.com_msjobs.yaml"],
     ("kubeflow.org/v1", "MXJob"): ["kubeflow.org_mxjobs.yaml", "mxnet-operator_crd-v1.yaml"],

@@ -37,6 +37,9 @@ from .conftest import ROOT, kustomize_binary, msgen
 from .host_matrix import in_turn
 from .test_gitops_argocd import PLUGIN, argocd_env, run_command
 
+#: Spread over the older Pythons in CI: its time is the real kustomize's (tests/python_share.py).
+pytestmark = pytest.mark.spread
+
 OVERLAYS = ROOT / "overlays"
 BIN = str(Path(sys.executable).parent)
 EXEC = ("--enable-alpha-plugins", "--enable-exec")

@@ -15,6 +15,9 @@ from msgen.model import versions
 
 from .conftest import ROOT, SAMPLES, msgen, msgen_process
 
+#: Spread over the older Pythons in CI: its time is the real kustomize's (tests/python_share.py).
+pytestmark = pytest.mark.spread
+
 BIN = Path(sys.executable).parent
 #: A job whose render warns: its annotation overrides --target, and statefulset cannot
 #: express its restart and success policies.

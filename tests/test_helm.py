@@ -25,6 +25,9 @@ from msgen.hosts.helm.post_renderer import split
 
 from .conftest import ROOT, msgen
 
+#: Spread over the older Pythons in CI: its time is the real Helm's (tests/python_share.py).
+pytestmark = pytest.mark.spread
+
 CHART = ROOT / "tests" / "helm" / "training"
 BIN = str(Path(sys.executable).parent)
 HARNESS_BIN = Path(os.environ.get("MSGEN_HARNESS_HOME", "/root/.cache/msgen-harness")) / "bin"

@@ -42,6 +42,9 @@ from .kube_schemas import (
     minors,
 )
 
+#: Spread over the older Pythons in CI: its time is jsonschema's, validating bytes the golden tests hold equal on every Python (tests/python_share.py).
+pytestmark = pytest.mark.spread
+
 MINORS = minors()
 CASES = [(s, t, v) for s in sample_files() for t in TARGETS for v in VARIANTS]
 IDS = [f"{s.stem}-{t}-{v}" for s, t, v in CASES]

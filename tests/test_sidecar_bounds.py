@@ -25,6 +25,9 @@ from msgen.options import argocd_env
 from .conftest import ROOT, SAMPLES, msgen_process
 from .test_argocd_allowlist import generate, repository
 
+#: Spread over the older Pythons in CI: its time is the real kustomize's, run as Argo CD's plugin runs it (tests/python_share.py).
+pytestmark = pytest.mark.spread
+
 JOB = (SAMPLES / "mindspore" / "lenet-cpu.yaml").read_text()
 MSGEN_YAML = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: msgen\n  annotations:\n    config.kubernetes.io/function: |\n"
               "      exec:\n        path: msgen-krm\ndata:\n  target: pod\n  max-output-size: {size}\n")  # fmt: skip
