@@ -129,3 +129,11 @@ def test_blocks_a_render_writes(text: str) -> None:
     assert emit.to_yaml(documents, PURE) == yaml_dumper.pyyaml_dump(documents, PURE)
     if LIBYAML is not None:
         assert emit.to_yaml(documents) == yaml_dumper.pyyaml_dump(documents, LIBYAML)
+
+
+def test_printable_ascii_is_the_pattern_it_replaces() -> None:
+    # one_line decided on `[\x20-\x7e]+` and literal_block on `[\x20-\x7e\n]+`, matched whole
+    cases = [*(chr(code) for code in range(160)), *(f"a{chr(code)}b" for code in range(160)), "", "ab", "\n", "a\nb\n", "\u4e2d", "a\u2028"]
+    for text in cases:
+        assert scalar_styles._printable_ascii(text) == bool(re.fullmatch("[\x20-\x7e]+", text)), repr(text)
+        assert scalar_styles._printable_ascii(text, lines=True) == bool(re.fullmatch("[\x20-\x7e\n]+", text)), repr(text)
