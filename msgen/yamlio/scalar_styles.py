@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from .yaml_go import not_a_string_somewhere
+from .yaml_go import not_a_string_somewhere, signed_non_number
 
 #: PyYAML's implicit resolvers (`yaml/resolver.py`, `Resolver`): the first characters each
 #: is asked for, the pattern, its flags. A string one of them reads is no string to PyYAML.
@@ -103,7 +103,7 @@ def _read_as_other(text: str) -> bool:
     if not_a_string_somewhere(text):
         return True
     first = text[0]
-    if first not in _ASKED:
+    if first not in _ASKED or signed_non_number(text):
         return False
     patterns = _COMPILED.get(first)
     if patterns is None:  # compiled for the first characters met: most renders meet few
