@@ -135,14 +135,13 @@ def test_error_reporting_indexes_each_source_once(monkeypatch: pytest.MonkeyPatc
     from msgen.model import diagnostics
 
     splits: list[int] = []
-    real = diagnostics.LINE_BREAK
+    real = diagnostics._line_starts
 
-    class Counting:
-        def finditer(self, text: str) -> Any:
-            splits.append(len(text))
-            return real.finditer(text)
+    def counting(text: str) -> list[int]:
+        splits.append(len(text))
+        return real(text)
 
-    monkeypatch.setattr(diagnostics, "LINE_BREAK", Counting())
+    monkeypatch.setattr(diagnostics, "_line_starts", counting)
     run = msgen("render", "-", input=bad_jobs(1000))
     assert run.exit_code == 1
     assert run.stderr.count("unknown field 'bogusField'") == MAX_REPORTED

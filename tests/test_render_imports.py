@@ -6,8 +6,8 @@ reconciler's Kubernetes client and the standard library's slower helpers must no
 valid input is rendered. Each check runs msgen in a fresh interpreter and lists `sys.modules`:
 every module of msgen a render of the typical job loads is named here (`RENDER_MODULES`,
 `KRM_MODULES`), and every other one with what it is for (`RENDER_OTHERS`). A render also
-compiles no source text (typing's ForwardRefs did), and the console scripts load a render's
-modules with the cycle collector off.
+compiles no source text (typing's ForwardRefs did) and no regular expression it does not
+match, and the console scripts load a render's modules with the cycle collector off.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ RENDER_OTHERS = {
     "re": "names, quantities, go-yaml's scalars", "_sre": "re's", "sre_compile": "re's (3.10)",
     "sre_parse": "re's (3.10)", "sre_constants": "re's (3.10)", "_locale": "re's (3.10)",
     "enum": "re's, Severity", "copyreg": "re's", "functools": "re's, caches", "_functools": "functools'",
-    "collections": "functools'", "_collections": "collections'", "itertools": "collections'",
+    "collections": "functools'", "_collections": "collections'", "itertools": "collections', diagnostics' line starts",
     "keyword": "collections'", "operator": "collections'", "_operator": "operator's",
     "reprlib": "collections'", "types": "typing's, the input models",
     "math": "go-yaml's numbers", "errno": "a closed output pipe", "gc": "the collector's pause",
@@ -387,3 +387,53 @@ def test_pyyaml_loads_only_for_what_the_block_reader_leaves(tmp_path: Path) -> N
     anchored.write_text(TYPICAL.read_text().replace("replicas: 4", "replicas: &four 4", 1))
     code, read, _ = imported(tmp_path, "msgen", "render", str(anchored))
     assert code in (0, None) and "yaml" in read
+
+
+_PATTERNS = """
+import json, re, sys
+compiled, matched = [], set()
+real_compile = re._compile
+class Watched:
+    # a compiled pattern that notes when it is used
+    def __init__(self, pattern, key):
+        self._pattern, self._key = pattern, key
+    def __getattr__(self, name):
+        matched.add(self._key)
+        return getattr(self._pattern, name)
+def compiling(pattern, flags=0):
+    key = repr((pattern, int(flags)))
+    if (type(pattern), pattern, flags) not in re._cache:
+        compiled.append(key)
+    return Watched(real_compile(pattern, flags), key)
+def compiled_and_used(pattern, flags):
+    # re.match, re.search, re.finditer ...: compiled (once, cached) where first used
+    key = repr((pattern, int(flags)))
+    if isinstance(pattern, str) and (type(pattern), pattern, flags) not in re._cache:
+        compiled.append(key)
+    matched.add(key)
+    return real_compile(pattern, flags)
+re.compile = compiling
+re._compile = compiled_and_used
+out = sys.argv[1]
+sys.argv = ["msgen", *sys.argv[2:]]
+from msgen.hosts.command_line.entry import run
+try:
+    run()
+except SystemExit:
+    pass
+with open(out, "w") as stream:
+    json.dump({"compiled": compiled, "matched": sorted(matched)}, stream)
+"""
+
+
+def test_a_render_compiles_only_the_patterns_it_matches(tmp_path: Path) -> None:
+    # Compiling patterns was a seventh of a cold render's instructions, and a pattern compiled at
+    # import costs as much when the render never asks it (bench/README.md): one a typical job
+    # does not use is kept as text for re.match, or compiled where first needed.
+    out = tmp_path / "patterns.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MSGEN_")}
+    subprocess.run([sys.executable, "-c", _PATTERNS, str(out), "render", str(TYPICAL)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env, check=True)
+    found = json.loads(out.read_text())
+    assert found["compiled"], "the wrapper saw no pattern compiled"
+    assert [key for key in found["compiled"] if key not in found["matched"]] == []

@@ -236,3 +236,19 @@ def test_a_streamed_source_reads_the_lines_a_report_needs_as_lines_counts_them(p
     picked = StreamedSource("s.yaml", io.BytesIO(text.encode())).read_lines(wanted)
     assert picked == {n: lines.line(n) for n in wanted if lines.line(n) is not None}
     assert (picked[8], picked[9], picked[10], picked[11]) == (filler[:-2], "h: 8", "", "last: line")
+
+
+def test_a_texts_line_starts_are_where_yamls_line_breaks_end() -> None:
+    # Lines cuts a text whose only break is \n with str.split, any other by LINE_BREAK: every
+    # text of up to four pieces (each break, characters beyond ASCII) is cut as LINE_BREAK cuts it.
+    import itertools
+    import re
+
+    from msgen.model import diagnostics
+
+    pieces = ["a", "\u00e9", "\n", "\r", "\r\n", "\x85", "\u2028", "\u2029", " ", "\n\n"]
+    for count in range(5):
+        for chosen in itertools.product(pieces, repeat=count):
+            text = "".join(chosen)
+            expected = [0, *(m.end() for m in re.finditer(diagnostics.LINE_BREAK, text))]
+            assert diagnostics._line_starts(text) == expected, repr(text)

@@ -13,6 +13,7 @@ The mutation campaigns count the texts the block reader read and those it left t
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -222,3 +223,18 @@ def test_what_the_block_reader_leaves_is_pyyamls(text: str) -> None:
     source = Source("case.yaml", text)
     assert block_reader.read(source) is None
     assert through_the_loader(source) == reference(source)
+
+
+#: Every ASCII character alone, between letters and after a line break, and the non-ASCII
+#: characters at the edges of `_OUTSIDE`'s ranges and beside them.
+_CHARACTER_CASES = [
+    *(text for code in range(128) for text in (chr(code), f"a{chr(code)}b", f"a\n{chr(code)}")),
+    *"\x80\x9f\xa0\xe9\u2027\u2028\u2029\u202a\ud7ff\ud800\udfff\ue000\ufefe\ufeff\ufffd\ufffe\uffff\U00010000\u4e2d",
+    "", "\n", "\n\n", "a: b\n", "a: é\n",
+]
+
+
+def test_the_ascii_check_finds_what_the_pattern_finds() -> None:
+    # `_holds_outside` answers an ASCII text with str's tests, any other with the pattern.
+    for text in _CHARACTER_CASES:
+        assert block_reader._holds_outside(text) == (re.search(block_reader._OUTSIDE, text) is not None), repr(text)

@@ -129,3 +129,37 @@ def test_blocks_a_render_writes(text: str) -> None:
     assert emit.to_yaml(documents, PURE) == yaml_dumper.pyyaml_dump(documents, PURE)
     if LIBYAML is not None:
         assert emit.to_yaml(documents) == yaml_dumper.pyyaml_dump(documents, LIBYAML)
+
+
+def test_printable_ascii_is_the_pattern_it_replaces() -> None:
+    # one_line decided on `[\x20-\x7e]+` and literal_block on `[\x20-\x7e\n]+`, matched whole
+    cases = [*(chr(code) for code in range(160)), *(f"a{chr(code)}b" for code in range(160)), "", "ab", "\n", "a\nb\n", "\u4e2d", "a\u2028"]
+    for text in cases:
+        assert scalar_styles._printable_ascii(text) == bool(re.fullmatch("[\x20-\x7e]+", text)), repr(text)
+        assert scalar_styles._printable_ascii(text, lines=True) == bool(re.fullmatch("[\x20-\x7e\n]+", text)), repr(text)
+
+
+def test_a_sign_no_digits_follow_makes_a_string_to_every_reader() -> None:
+    # `signed_non_number` spares the number patterns for `-c` and `--flag`: every text of a sign
+    # and up to three characters it calls a string is one to PyYAML's resolvers and to each
+    # grammar of msgen.yamlio.yaml_go (go-yaml v2's and v3's numbers and timestamps, ruamel's).
+    import itertools
+
+    from msgen.yamlio import yaml_go
+
+    implicit = yaml.resolver.Resolver.yaml_implicit_resolvers  # PyYAML's, by first character
+    alphabet = "019._exboinfIN:-+c =/"
+    strings = 0
+    for sign in "+-":
+        for count in range(4):
+            for chosen in itertools.product(alphabet, repeat=count):
+                text = sign + "".join(chosen)
+                if not yaml_go.signed_non_number(text):
+                    continue
+                strings += 1
+                assert not any(pattern.match(text) for _tag, pattern in implicit.get(text[0], [])), text
+                assert yaml_go.resolve_plain(text) == yaml_go.STR, text
+                assert not yaml_go._GO_TIMESTAMP.fullmatch(text), text
+                assert not re.fullmatch(yaml_go._YAML12_NUMBER, text), text
+                assert not yaml_go._GO_FLOAT.fullmatch(text.replace("_", "")), text
+    assert strings > 10_000  # most of the 2 * 10,648 texts: those whose sign no digit, `.` or `_` follows

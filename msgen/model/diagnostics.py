@@ -7,6 +7,7 @@ function, plug-ins) decide how to show them and take the exit status from the wo
 """
 
 # No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple, Protocol
@@ -19,8 +20,9 @@ MAX_REPORTED = 200
 EXCERPT_WIDTH = 120
 #: How an excerpt shows a tab: visibly (YAML refuses tabs where it indents), in one column.
 TAB_SHOWN = "\u2192"
-#: The line breaks YAML counts lines by (libyaml's positions use the same).
-LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+#: The line breaks YAML counts lines by (libyaml's positions use the same), as the text of a
+#: pattern: `re` compiles it where first asked (a text with other breaks than `\n`).
+LINE_BREAK = "\r\n|[\n\r\x85\u2028\u2029]"
 
 
 class Severity(str, Enum):
@@ -102,7 +104,7 @@ class Lines:
 
     def line(self, number: int) -> str | None:
         if self._starts is None:
-            self._starts = [0, *(m.end() for m in LINE_BREAK.finditer(self.text))]
+            self._starts = _line_starts(self.text)
         if not 1 <= number <= len(self._starts):
             return None
         start = self._starts[number - 1]
@@ -110,6 +112,14 @@ class Lines:
         if start == end == len(self.text):
             return None
         return self.text[start:end].rstrip("\r\n\x85\u2028\u2029")
+
+
+def _line_starts(text: str) -> list[int]:
+    """Where each line of `text` starts: after each of YAML's line breaks (`LINE_BREAK`). A
+    text whose only break is `\\n` is cut by str.split, without compiling the pattern."""
+    if "\r" in text or not text.isascii():  # the other breaks are \r and beyond ASCII
+        return [0, *(m.end() for m in re.finditer(LINE_BREAK, text))]
+    return [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
 
 
 class LineReader(Protocol):

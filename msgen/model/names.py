@@ -8,7 +8,10 @@ name to them before it derives names from it (msgen.kinds.shared), so do the opt
 take a name (msgen.options.text), the names a target derives (msgen.targets.addressing) and
 the API server's rules (msgen.checks.apirules). The patterns are those of
 `k8s.io/apimachinery/pkg/util/validation` and `pkg/api/validate/content` (unchanged from 1.25
-to 1.37, the releases msgen renders for).
+to 1.37, the releases msgen renders for). They are kept as text and given to `re.match`,
+which compiles a pattern when it is first asked and keeps it (`re`'s own cache): a render
+compiles only the rules it uses, and a typical job never asks several of them (environment
+variable names, ConfigMap keys, underscore subdomains).
 """
 
 from __future__ import annotations
@@ -17,17 +20,17 @@ import re
 
 #: one DNS-1123 label, unanchored: subdomains are labels joined by dots
 _DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1035_LABEL_RE = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
-_DNS1123_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL}\Z")
-_DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*\Z")
+_DNS1035_LABEL_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z"
+_DNS1123_LABEL_PATTERN = rf"^{_DNS1123_LABEL}\Z"
+_DNS1123_SUBDOMAIN_PATTERN = rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*\Z"
 _UNDERSCORE_LABEL = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
-_UNDERSCORE_SUBDOMAIN_RE = re.compile(rf"^{_UNDERSCORE_LABEL}(\.{_UNDERSCORE_LABEL})*\Z")
+_UNDERSCORE_SUBDOMAIN_PATTERN = rf"^{_UNDERSCORE_LABEL}(\.{_UNDERSCORE_LABEL})*\Z"
 #: a label value, empty or not (at most MAX_LABEL characters)
-_LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
-_LABEL_KEY_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
-_ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
-_CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+\Z")
-_PORT_NAME_CHARS_RE = re.compile(r"^[-a-z0-9]+\Z")
+_LABEL_VALUE_PATTERN = r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z"
+_LABEL_KEY_NAME_PATTERN = r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z"
+_ENV_NAME_PATTERN = r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z"
+_CONFIG_KEY_PATTERN = r"^[-._a-zA-Z0-9]+\Z"
+_PORT_NAME_CHARS_PATTERN = r"^[-a-z0-9]+\Z"
 
 #: the longest DNS label, label value or label key name the API server accepts
 MAX_LABEL = 63
@@ -43,7 +46,7 @@ def refused(problems: list[str]) -> str:
 def dns1035_label(value: str) -> list[str]:
     """Service names and the pod host names a target derives from them."""
     out = _longer_than(value, MAX_LABEL)
-    if not _DNS1035_LABEL_RE.match(value):
+    if not re.match(_DNS1035_LABEL_PATTERN, value):
         out.append(
             "must be a DNS-1035 label: lower-case letters, digits and '-', starting with a "
             "letter and ending with a letter or digit"
@@ -54,7 +57,7 @@ def dns1035_label(value: str) -> list[str]:
 def dns1123_label(value: str) -> list[str]:
     """Container, volume and port-less names; namespaces; host names."""
     out = _longer_than(value, MAX_LABEL)
-    if not _DNS1123_LABEL_RE.match(value):
+    if not re.match(_DNS1123_LABEL_PATTERN, value):
         out.append(
             "must be a lowercase RFC 1123 label: lower-case letters, digits and '-', starting "
             "and ending with a letter or digit"
@@ -66,8 +69,8 @@ def dns1123_subdomain(value: str, *, underscores: bool = False) -> list[str]:
     """Object names (Secrets, ConfigMaps, ServiceAccounts, PriorityClasses, nodes); DNS
     search domains (with `underscores` where Kubernetes relaxed them)."""
     out = _longer_than(value, MAX_SUBDOMAIN)
-    pattern = _UNDERSCORE_SUBDOMAIN_RE if underscores else _DNS1123_SUBDOMAIN_RE
-    if not pattern.match(value):
+    pattern = _UNDERSCORE_SUBDOMAIN_PATTERN if underscores else _DNS1123_SUBDOMAIN_PATTERN
+    if not re.match(pattern, value):
         allowed = "'_', '-' or '.'" if underscores else "'-' or '.'"
         out.append(
             f"must be a lowercase RFC 1123 subdomain: lower-case letters, digits, {allowed}, "
@@ -94,7 +97,7 @@ def qualified_name(value: str) -> list[str]:
         out.append("has an empty name part")
     else:
         out += [f"name part {why}" for why in _longer_than(name, MAX_LABEL)]
-        if not _LABEL_KEY_NAME_RE.match(name):
+        if not re.match(_LABEL_KEY_NAME_PATTERN, name):
             out.append(
                 "name part must consist of letters, digits, '-', '_' or '.', and start and end "
                 "with a letter or digit"
@@ -106,7 +109,7 @@ def label_value(value: str, *, empty: bool = True) -> list[str]:
     """A label's value; `empty`: the empty value is accepted (as on an object, not where an
     option selects a node label)."""
     out = _longer_than(value, MAX_LABEL)
-    if not _LABEL_VALUE_RE.match(value) or not (value or empty):
+    if not re.match(_LABEL_VALUE_PATTERN, value) or not (value or empty):
         out.append(
             ("must be empty or consist" if empty else "must consist")
             + " of letters, digits, '-', '_' or '.', and start and end with a letter or digit"
@@ -117,7 +120,7 @@ def label_value(value: str, *, empty: bool = True) -> list[str]:
 def port_name(value: str) -> list[str]:
     """An IANA service name (RFC 6335), lower case: how Services and probes refer to a port."""
     out = _longer_than(value, 15)
-    if not _PORT_NAME_CHARS_RE.match(value):
+    if not re.match(_PORT_NAME_CHARS_PATTERN, value):
         out.append("must contain only lower-case letters, digits and '-'")
     if not re.search("[a-z]", value):
         out.append("must contain at least one letter (a-z)")
@@ -138,7 +141,7 @@ def env_name(value: str, *, relaxed: bool) -> list[str]:
             return ["must consist only of printable ASCII characters other than '='"]
         return []
     out = []
-    if not _ENV_NAME_RE.match(value):
+    if not re.match(_ENV_NAME_PATTERN, value):
         out.append(
             "must consist of letters, digits, '_', '-' or '.', and must not start with a digit"
         )
@@ -148,7 +151,7 @@ def env_name(value: str, *, relaxed: bool) -> list[str]:
 def config_key(value: str) -> list[str]:
     """A ConfigMap or Secret key."""
     out = _longer_than(value, MAX_SUBDOMAIN)
-    if not _CONFIG_KEY_RE.match(value):
+    if not re.match(_CONFIG_KEY_PATTERN, value):
         out.append("must consist of letters, digits, '-', '_' or '.'")
     return out + _chdir_prefix(value)
 

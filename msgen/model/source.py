@@ -58,6 +58,7 @@ class StreamedSource(Source):
         """The lines numbered in `wanted` (1-based, YAML's line breaks, without them), read in
         pieces: a report of findings in a stream of hundreds of megabytes holds only those."""
         import codecs
+        import re
 
         from .diagnostics import LINE_BREAK
 
@@ -70,7 +71,7 @@ class StreamedSource(Source):
             final = not piece
             chunk = partial + decoder.decode(piece, final=final)
             start = 0
-            for match in LINE_BREAK.finditer(chunk):
+            for match in re.finditer(LINE_BREAK, chunk):
                 if not final and match.end() == len(chunk) and match.group() == "\r":
                     break  # maybe the first half of a \r\n split between pieces
                 if number in wanted:

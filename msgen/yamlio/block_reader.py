@@ -32,16 +32,20 @@ _DEEPEST = 40
 #: libyaml looks this far for the `:` of a simple key.
 _LONGEST_KEY = 1000
 
-#: What the text may not hold: control characters but `\n` (a tab, other line breaks), the
-#: line and paragraph separators, surrogates, a byte-order mark, U+FFFE and U+FFFF (libyaml
-#: reads each its own way, or refuses it). Listed, not negated: a negated class spanning
-#: Unicode takes milliseconds to compile (see `pyyaml`).
-_OUTSIDE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+#: What the text may not hold (libyaml reads each its own way, or refuses it): control characters
+#: but `\n`, the line and paragraph separators, surrogates, a byte-order mark, U+FFFE and U+FFFF.
+#: Listed, not negated (a negated class spanning Unicode takes milliseconds to compile, `pyyaml`).
+_OUTSIDE = "[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
 #: The characters a plain scalar may not start with: YAML's indicators (`-`, `?` and `:` may,
 #: followed by a character that is not a space; `?` and `:` are left to PyYAML).
 _NOT_FIRST = frozenset("-?:,[]{}#&*!|>'\"%@`")
 #: What ends a plain scalar in a flow collection (`:` and `#` in it are left to PyYAML).
 _FLOW_ENDS = frozenset(",[]{}:")
+
+
+def _holds_outside(text: str) -> bool:
+    """Whether `text` holds one of `_OUTSIDE`: in ASCII any but `\\n` and printable ones (str's tests)."""
+    return not text.replace("\n", "").isprintable() if text.isascii() else bool(re.search(_OUTSIDE, text))
 
 
 class _OutsideThePart(Exception):
@@ -52,7 +56,7 @@ def read(source: Source) -> list[Document] | None:
     """Every document of `source` as `yaml_loader.iter_documents` gives them, or None where
     the text is outside the part of YAML this reader reads."""
     text = source.text
-    if len(text) > LONGEST or _OUTSIDE.search(text) is not None:
+    if len(text) > LONGEST or _holds_outside(text):
         return None
     try:
         return _Reader(source, text).documents()

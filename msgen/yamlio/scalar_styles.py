@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from .yaml_go import not_a_string_somewhere
+from .yaml_go import not_a_string_somewhere, signed_non_number
 
 #: PyYAML's implicit resolvers (`yaml/resolver.py`, `Resolver`): the first characters each
 #: is asked for, the pattern, its flags. A string one of them reads is no string to PyYAML.
@@ -62,10 +62,6 @@ _YAML11 = (
 )
 #: The first characters some pattern of `_YAML11` is asked for.
 _ASKED = frozenset("".join(first for first, _pattern, _flags in _YAML11))
-#: Printable ASCII, one line: what `one_line` decides about.
-_SIMPLE = re.compile("[\x20-\x7e]+")
-#: ... and on several lines, what `literal_block` decides about.
-_LINES = re.compile("[\x20-\x7e\n]+")
 #: Indicators that forbid a plain scalar where they start it.
 _FIRST = frozenset("#,[]{}&*!|>'\"%@`")
 
@@ -76,11 +72,18 @@ _COMPILED: dict[str, list[re.Pattern[str]]] = {}
 def one_line(text: str) -> str | None:
     """`text` (one line) as libyaml writes it as a block mapping's value or a block
     sequence's item (without the line break after it), or None where PyYAML must be asked."""
-    if not _SIMPLE.fullmatch(text):
+    if not _printable_ascii(text):
         return "''" if text == "" else None
     if _plain_allowed(text) and not _read_as_other(text):
         return text
     return "'" + text.replace("'", "''") + "'"
+
+
+def _printable_ascii(text: str, *, lines: bool = False) -> bool:
+    """Whether `text` is not empty and holds only printable ASCII, "\\x20" to "\\x7e" (and
+    `\\n` where `lines`): the patterns `[\\x20-\\x7e]+` and `[\\x20-\\x7e\\n]+` as str's own
+    tests, which compile nothing."""
+    return text != "" and text.isascii() and (text.replace("\n", "") if lines else text).isprintable()
 
 
 def _plain_allowed(text: str) -> bool:
@@ -100,7 +103,7 @@ def _read_as_other(text: str) -> bool:
     if not_a_string_somewhere(text):
         return True
     first = text[0]
-    if first not in _ASKED:
+    if first not in _ASKED or signed_non_number(text):
         return False
     patterns = _COMPILED.get(first)
     if patterns is None:  # compiled for the first characters met: most renders meet few
@@ -113,7 +116,7 @@ def literal_block(text: str) -> tuple[str, list[str], bool] | None:
     asks for, as the value of a block mapping at column 0: what follows `key: `, the lines
     after it, and whether the block keeps its final line breaks (`|+`: the stream then ends
     with `...`); None where PyYAML must be asked."""
-    if not _LINES.fullmatch(text) or " \n" in text or text.endswith(" "):
+    if not _printable_ascii(text, lines=True) or " \n" in text or text.endswith(" "):
         return None  # a space before a line break: libyaml writes it double-quoted
     hints = "2" if text[0] in " \n" else ""  # the indentation a first line's spaces hide
     keep = False

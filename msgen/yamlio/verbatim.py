@@ -104,7 +104,7 @@ class DocumentTexts:
 def _split(text: str) -> list[str]:
     """`text`'s lines with their breaks, by the breaks YAML counts lines by."""
     out, start = [], 0
-    for match in LINE_BREAK.finditer(text):
+    for match in re.finditer(LINE_BREAK, text):
         out.append(text[start : match.end()])
         start = match.end()
     if start < len(text):

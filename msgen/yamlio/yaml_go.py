@@ -46,8 +46,9 @@ _GO_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[0-9]+)"
 _GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 #: go-yaml's timestamps start `YYYY-`; v2 keeps them as text, v3 makes them times.
 _GO_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?", re.DOTALL)
-#: ruamel's YAML 1.2 numbers (`VersionedResolver`), underscores and all.
-_YAML12_NUMBER = re.compile(
+#: ruamel's YAML 1.2 numbers (`VersionedResolver`), underscores and all; `re` compiles it
+#: where first asked (by a text go-yaml reads as a string, that starts as a number may).
+_YAML12_NUMBER = (
     r"[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+"
     r"|[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+"
     r"|\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
@@ -126,17 +127,29 @@ def _go_int(text: str) -> int:
     return sign * int(digits)
 
 
+#: What follows the sign of a number in every grammar here and in PyYAML's YAML 1.1 resolvers:
+#: a digit, `.` (`-.5`, `-.inf`) or `_` (ruamel's `-_1`).
+_AFTER_A_SIGN = frozenset("0123456789._")
+
+
+def signed_non_number(text: str) -> bool:
+    """Whether `text` starts with a sign no number's digits follow (`-c`, `--epochs=2`, a lone
+    `-`): a string to every reader, told without compiling their number patterns (three
+    patterns for the `-c` of a typical job's command, 4 % of a cold render)."""
+    return text[:1] in ("+", "-") and text[1:2] not in _AFTER_A_SIGN
+
+
 def not_a_string_somewhere(text: str) -> bool:
     """Whether some YAML reader msgen's output meets takes this plain text for something other
     than a string (PyYAML's own YAML 1.1 rules aside: its emitter already quotes those)."""
     if not text:
         return False
-    if text[0] not in _LOOKED_AT:
+    if text[0] not in _LOOKED_AT or signed_non_number(text):
         return False
     return (
         resolve_plain(text) != STR
         or bool(_GO_TIMESTAMP.fullmatch(text))
-        or bool(_YAML12_NUMBER.fullmatch(text))
+        or bool(re.fullmatch(_YAML12_NUMBER, text))
         or bool(_GO_FLOAT.fullmatch(text.replace("_", "")))
     )
 

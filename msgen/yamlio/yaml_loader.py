@@ -219,7 +219,8 @@ class _TextReader:
 
 #: A line that starts a document or ends one: libyaml's scanner takes these, at column 0, as
 #: the document's bounds wherever they appear (inside a scalar they are an error).
-_DOCUMENT_BOUND = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|\Z)", re.MULTILINE)
+#: Compiled by `re` when first asked (PyYAML's reading only), as a line's start (re.MULTILINE).
+_DOCUMENT_BOUND = r"^(?:---|\.\.\.)(?=[ \t\r\n]|\Z)"
 
 
 def _longest_document(source: Source) -> int:
@@ -236,7 +237,7 @@ def _longest_document(source: Source) -> int:
         return max(longest, length)
     text = source.text
     longest, previous = 0, 0
-    for match in _DOCUMENT_BOUND.finditer(text):
+    for match in re.finditer(_DOCUMENT_BOUND, text, re.MULTILINE):
         longest = max(longest, match.start() - previous)
         previous = match.start()
     return max(longest, len(text) - previous)

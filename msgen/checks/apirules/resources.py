@@ -10,7 +10,6 @@ set, and a request equal to it. After `validateResourceRequirements` and
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from ...model import quantity
@@ -175,9 +174,6 @@ _DIVISORS = {
 }
 
 
-_PLAIN_NUMBER = re.compile(r"^\d+\Z")
-
-
 def check_divisor(found: Findings, resource: str, divisor: Any, path: Path) -> None:
     """A downward-API divisor: one unit of the resource's family (1m or 1 for cpu).
 
@@ -190,7 +186,7 @@ def check_divisor(found: Findings, resource: str, divisor: Any, path: Path) -> N
     family = "cpu" if resource.endswith(".cpu") else "memory"
     units = _DIVISORS[family]
     written = repr(divisor) if isinstance(divisor, float) else str(divisor)
-    plain = _PLAIN_NUMBER.match(written) and amount in [
+    plain = written.isdecimal() and amount in [  # digits only, as `\d+` matches them
         quantity.amount(u) for u in units if u[-1].isdigit() or u[-1] in "kMGTPE"
     ]
     if written not in units and not plain:
