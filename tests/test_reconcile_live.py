@@ -707,7 +707,19 @@ def test_controller_deletes_a_bare_pod_job_with_its_services_once_its_ttl_passed
     run = msgen("controller", "-n", namespace, "--lease-namespace", namespace, "--once")
     assert run.exit_code == 0, run.stderr
     assert "policy: delete Service ttl: ttlSecondsAfterFinished 5 passed" in run.stdout
+    # Worker 0's pod keeps the job's end: it goes last, once nothing else of the job is left
+    # (not only being deleted), so the pass that deleted the rest leaves it, still Succeeded.
+    assert "delete Pod ttl-worker-0" not in run.stdout
     deadline = time.monotonic() + 60
+    while names("pod,service", namespace) != ["ttl-worker-0"]:
+        assert time.monotonic() < deadline, names("pod,service", namespace)
+        time.sleep(0.5)
+    kept = json.loads(kubectl("get", "pod", "ttl-worker-0", "-n", namespace, "-o", "json").stdout)
+    assert json.loads(kept["metadata"]["annotations"]["msgen/status"])["phase"] == "Succeeded"
+    assert msgen("status", "ttl", "-n", namespace).stdout.startswith("ttl: Succeeded")
+    last = msgen("controller", "-n", namespace, "--lease-namespace", namespace, "--once")
+    assert last.exit_code == 0, last.stderr
+    assert "policy: delete Pod ttl-worker-0: ttlSecondsAfterFinished 5 passed" in last.stdout
     while names("pod,service", namespace):
         assert time.monotonic() < deadline, names("pod,service", namespace)
         time.sleep(0.5)
