@@ -144,7 +144,10 @@ def _up(h: Harness, wanted: list[str], mindspore: list[str] | None = None, nodes
     began = time.monotonic()
     chosen = [components.load(name.strip()) for name in wanted]  # unknown names fail before anything starts
     node.build(h)
+    stopped = not h.alive("kube-apiserver")
     values = node.up(h, nodes, resources)  # the components' images are imported into the node's containerd as they are built
+    if stopped:
+        _finish_a_stop_without_down(h)
     if mindspore:
         values["MSGEN_TEST_MINDSPORE_IMAGES"] = node.mindspore_releases(h, mindspore)
     building = time.monotonic()
@@ -158,6 +161,21 @@ def _up(h: Harness, wanted: list[str], mindspore: list[str] | None = None, nodes
     for key, value in values.items():
         print(f"{key}={value}")
     return 0
+
+
+def _finish_a_stop_without_down(h: Harness) -> None:
+    """Run the `down` of every component the home remembers, once the API server is back.
+
+    A cluster whose processes were killed without `down` (the machine restarted, a session's
+    processes ended) keeps in etcd what the components' `down` removes: Kueue's pod webhook
+    (`failurePolicy: Fail`) then refuses every pod, and JobSet's readiness probe with them,
+    until Kueue runs again, and Kueue starts after JobSet. A component still running without
+    its API server is stopped too; `up` installs each chosen component again."""
+    for name in reversed(components.installed(h)):
+        try:
+            components.load(name).down(h)
+        except HarnessError as error:  # a component another checkout installed, or a failed delete
+            h.log(f"{name}: {error}")
 
 
 def _down(h: Harness) -> int:
