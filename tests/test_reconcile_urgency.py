@@ -10,6 +10,7 @@ actions it calls for. No test here measures time: the order of what is done is c
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ class Clock:
         return self.now
 
 
-def test_an_urgent_key_goes_before_changes_and_background_work_and_keeps_its_time() -> None:
+def test_an_urgent_key_goes_before_changes_and_background_work_timed_from_its_end() -> None:
     clock = Clock()
     queue = WorkQueue(clock=clock)
     queue.add_all([("ns", "old")], background=True)
@@ -54,7 +55,7 @@ def test_an_urgent_key_goes_before_changes_and_background_work_and_keeps_its_tim
     clock.now = 103
     queue.add(("ns", "started-then-ended"), urgent=True)  # the same job again, now urgent
     assert queue.best() == URGENT
-    assert queue.take() == [(("ns", "ended"), 102.0, URGENT), (("ns", "started-then-ended"), 102.0, URGENT),
+    assert queue.take() == [(("ns", "ended"), 102.0, URGENT), (("ns", "started-then-ended"), 103.0, URGENT),
                             (("ns", "started"), 101.0, CHANGE), (("ns", "old"), 100.0, BACKGROUND)]
     assert queue.best() is None
     queue.add(("ns", "x"), urgent=True)
@@ -76,6 +77,57 @@ def test_what_is_given_back_keeps_the_better_rank_and_old_urgent_keys_are_demote
     queue.demote(before=150)
     assert queue.best() == URGENT
     assert [(k, r) for k, _, r in queue.take()] == [(("ns", "now"), URGENT), (("ns", "long-ago"), BACKGROUND)]
+
+
+def test_an_end_on_a_job_waiting_as_progress_is_timed_from_the_end_on_every_path() -> None:
+    """The time a key carries is what the actions' delay histogram counts from. A job queued
+    by progress at 100 whose pod ends at 160 waited 0 s for its end when taken at 160, not
+    60 s (the seventh round's histogram put most cleanPodPolicy actions above 60 s while the
+    cluster showed them seconds after the pod's end): raised to urgent by a change, given
+    back beside an end queued meanwhile, or falling due (a TTL, a retry)."""
+    clock = Clock()
+    queue = WorkQueue(clock=clock)
+    queue.add(("ns", "raised"))
+    clock.now = 160
+    queue.add(("ns", "raised"), urgent=True)
+    assert queue.take() == [(("ns", "raised"), 160.0, URGENT)]
+
+    clock.now = 200
+    queue.add(("ns", "given-back"))
+    taken = queue.take()  # a pass takes the progress update ...
+    clock.now = 260
+    queue.add(("ns", "given-back"), urgent=True)  # ... its pod ends before the pass reaches it
+    queue.give_back(taken)
+    assert queue.take() == [(("ns", "given-back"), 260.0, URGENT)]
+
+    clock.now = 300
+    queue.add(("ns", "falls-due"))  # progress, then its TTL falls due at 330
+    queue.add_after(("ns", "falls-due"), 30)
+    clock.now = 330
+    assert queue.take() == [(("ns", "falls-due"), 330.0, URGENT)]
+
+    clock.now = 400  # an end already urgent keeps its own, older time when the TTL falls due too
+    queue.add(("ns", "urgent-then-due"), urgent=True)
+    queue.add_after(("ns", "urgent-then-due"), 5)
+    clock.now = 405
+    assert queue.take() == [(("ns", "urgent-then-due"), 400.0, URGENT)]
+
+    clock.now = 500  # two entries of one rank: the older time stays
+    queue.add(("ns", "same-rank"))
+    taken = queue.take()
+    clock.now = 510
+    queue.add(("ns", "same-rank"))
+    queue.give_back(taken)
+    assert queue.take() == [(("ns", "same-rank"), 500.0, CHANGE)]
+
+
+def test_the_view_times_a_job_from_its_pods_end_not_from_the_progress_queued_before() -> None:
+    view = controller.ClusterView(NO_CLIENT, [])  # no namespace: no watch starts
+    view._changed(_pod("a-worker-0", "a", "Running", "1"), False)  # progress, queued first
+    before_end = time.monotonic()
+    view._changed(_pod("a-worker-0", "a", "Succeeded", "2"), False)
+    ((key, queued, rank),) = view.queue.take()
+    assert key == ("ns", "a") and rank == URGENT and queued >= before_end
 
 
 def _pod(name: str, job: str, phase: str, version: str) -> dict[str, Any]:
