@@ -274,6 +274,45 @@ def test_an_urgent_job_does_not_wait_for_the_slowest_reconcile_of_a_pass_that_st
     assert phases.get(("ns", "z")) == "Running"
 
 
+def test_progress_never_takes_the_worker_kept_for_a_pods_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers, two progress updates (`a-slow`, `b-slow`) waiting on the API server until
+    `z` has been reconciled (at most PATIENCE seconds each). While `a-slow` runs, a pod of `z`
+    ends. `b-slow` must not have taken the last worker: `z` goes on it, and the progress
+    update after. (Before, both workers were busy with progress and the end waited.)"""
+    view = _View(["a-slow", "b-slow", "z"])
+    view.queue.take()
+    view.queue.add_all([("ns", "a-slow"), ("ns", "b-slow")])
+    gate, b_started = threading.Event(), threading.Event()
+    released: list[bool] = []
+    order: list[str] = []
+
+    def reconcile(client: Any, namespace: str, job: str, objects: list[dict[str, Any]], *args: Any,
+                  **kwargs: Any) -> tuple[status.JobStatus, float | None]:
+        order.append(job)
+        if job == "a-slow":
+            b_started.wait(0.5)  # the end comes once b-slow runs, or half a second on
+            view.queue.add(("ns", "z"), urgent=True)
+            released.append(gate.wait(PATIENCE))
+        elif job == "b-slow":
+            b_started.set()
+            released.append(gate.wait(PATIENCE))
+        else:
+            gate.set()
+        return status.JobStatus(job=job, phase="Running"), None
+
+    monkeypatch.setattr(controller, "reconcile_job", reconcile)
+    workers = Workers(2)
+    try:
+        deadline = time.monotonic() + 3 * PATIENCE
+        while len(order) < 3 and time.monotonic() < deadline:  # the loop's passes, as `run` makes them
+            controller.reconcile_queued(None, view, lambda line: None, lambda: True,  # type: ignore[arg-type]
+                                        writes=Writes(), recorder=NOTHING, phases={}, workers=workers)
+            time.sleep(0.01)
+    finally:
+        workers.close()
+    assert order == ["a-slow", "z", "b-slow"] and released == [True, True]
+
+
 def test_a_job_queued_for_later_by_a_reconcile_still_running_wakes_the_loop() -> None:
     """A pass no longer waits for every reconcile it started, so the loop may be waiting
     already when one of them queues its job for later (a TTL due, a retry): the queue wakes
