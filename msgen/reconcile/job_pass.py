@@ -8,7 +8,8 @@ Worker, one request each) nor is lost with them: published after a pass that del
 object that could carry it (a job whose TTL passed while the controller, or its API server,
 was away), it would never be published at all. Before the end, the status (replica counts,
 conditions) is published after the actions. The actions of one pass go out together
-(`together`), each on an object of its own.
+(`together`), each on an object of its own, as do an end's Events and then its records
+(`publisher.at_once`).
 """
 
 from __future__ import annotations
