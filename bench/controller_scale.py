@@ -477,6 +477,11 @@ def main() -> None:
                 kill_at = None  # type: ignore[assignment]
         time.sleep(2.0)
     simulation.stop.set()
+    restarting = getattr(driver, "restarting", None)
+    if restarting is not None:
+        code = restarting.poll()
+        happened.append(f"{time.monotonic() - started:.0f}s: the restart command "
+                        f"{'is still running' if code is None else f'had ended (exit {code})'}")
     leader = replicas.leader(driver)
     if leader is not None:
         watch_events += _watch_events(replicas, leader)
