@@ -136,7 +136,7 @@ def _pod(name: str, job: str, phase: str, version: str) -> dict[str, Any]:
                          "labels": {JOB_NAME: job}, "annotations": {"msgen/run-policy": "{}"}}}
 
 
-def test_the_view_queues_a_job_urgent_when_a_pod_first_shows_its_end() -> None:
+def test_the_view_queues_a_job_urgent_when_a_pod_first_shows_its_end_or_a_pod_of_an_ended_job_goes() -> None:
     view = controller.ClusterView(NO_CLIENT, [])  # no namespace: no watch starts; changes are told by hand
 
     def queued() -> list[tuple[str, int]]:
@@ -149,6 +149,16 @@ def test_the_view_queues_a_job_urgent_when_a_pod_first_shows_its_end() -> None:
     view._changed(_pod("a-worker-0", "a", "Succeeded", "3"), False)  # its record written back: no news
     view._changed(_pod("a-worker-0", "a", "Succeeded", "3"), True)  # deleted: no end to act on
     assert queued() == [("a", CHANGE)]
+    # A pod of a job that ended goes: the pod keeping the end is deleted once the rest is gone,
+    # and a TTL's last deletion must not wait behind progress updates either.
+    view._changed(_pod("e-worker-0", "e", "Succeeded", "5"), False)
+    view._changed(_pod("e-worker-1", "e", "Running", "6"), False)
+    view._changed(_pod("f-worker-1", "f", "Running", "7"), False)
+    view._changed(_pod("f-worker-0", "f", "Running", "7"), False)
+    assert sorted(queued()) == [("e", URGENT), ("f", CHANGE)]
+    view._changed(_pod("e-worker-1", "e", "Running", "6"), True)
+    view._changed(_pod("f-worker-1", "f", "Running", "7"), True)  # no end: progress
+    assert sorted(queued()) == [("e", URGENT), ("f", CHANGE)]
     view._changed(_pod("b-worker-0", "b", "Failed", "4"), False)  # first seen ended (a relist)
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "c-worker", "namespace": "ns",
                                                                   "labels": {JOB_NAME: "c"}},

@@ -105,10 +105,13 @@ class ClusterView:
                     del self._by_job[key]
             else:
                 objects[name] = obj
+            # An object of a job that ended going away: the next of its actions may wait for
+            # it (a TTL deletes the pod that keeps the end once the rest is gone).
+            gone_after_end = deleted and any(status.shows_end(o) for o in objects.values())
         # A pod's end (or a workload's verdict) seen for the first time goes first: what
         # it calls for (cleanPodPolicy, the verdict) must not wait behind progress updates.
-        self.queue.add(key, urgent=not deleted and status.shows_end(obj)
-                       and (before is None or not status.shows_end(before)))
+        self.queue.add(key, urgent=gone_after_end or (not deleted and status.shows_end(obj)
+                                                      and (before is None or not status.shows_end(before))))
 
     def jobs(self, keys: list[tuple[str, str]] | None = None) -> dict[tuple[str, str], list[dict[str, Any]]]:
         """The objects of each of `keys` (None: every job) that has a workload msgen rendered."""
