@@ -429,6 +429,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="with --api cluster: keep the namespace at the end")
     parser.add_argument("--msgen", default=f"{sys.executable} -m msgen", help="the command that runs msgen")
     parser.add_argument("--no-restarts", action="store_true", help="no API server restart, no leader kill")
+    parser.add_argument("--no-api-restart", action="store_true", help="the leader killed, the API server not restarted")
     parser.add_argument("--give-up", type=float, metavar="SECONDS", help="seconds into the run after which a job's "
                         "creation or its pod's end is no longer tried again (default: 1.5 times the scenario's length)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -463,7 +464,7 @@ def main() -> None:
         replicas.sample()
         if not loads or elapsed - loads[-1][0] >= 60:
             loads.append((round(elapsed), os.getloadavg()[0]))
-        if not args.no_restarts and restart_at is not None and elapsed >= restart_at:
+        if not (args.no_restarts or args.no_api_restart) and restart_at is not None and elapsed >= restart_at:
             happened.append(f"{elapsed:.0f}s: {driver.restart()}")
             restart_at = None  # type: ignore[assignment]
         if not args.no_restarts and kill_at is not None and elapsed >= kill_at:
