@@ -68,3 +68,24 @@ def test_only_pods_that_tolerate_the_taint_land_on_kwok_nodes_and_the_benchmarks
     assert left["status"].get("phase") == "Pending" and not left["spec"].get("nodeName")
     reasons = [c.get("message", "") for c in left["status"].get("conditions") or [] if c.get("type") == "PodScheduled"]
     assert any("untolerated taint" in r for r in reasons), reasons
+
+
+def test_kwok_plays_as_many_pod_stages_at_once_as_the_harness_says() -> None:
+    """The kwok running is the harness's (its configuration, POD_PARALLELISM pod stages at
+    once), not the release's 4, which left a thousand jobs' pods waiting minutes to run."""
+    import os
+    from pathlib import Path
+
+    sys.path.insert(0, str(ROOT / "tests" / "live"))
+    kwok = importlib.import_module("harness.components.kwok")
+    releases = importlib.import_module("harness.releases")
+    kwok_nodes()
+    home = Path(os.environ.get("MSGEN_HARNESS_HOME") or releases.DEFAULT_HOME)
+    try:
+        pid = (home / "run" / "kwok.pid").read_text().strip()
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError as exc:
+        pytest.skip(f"kwok is not the harness's process here ({exc}): run on the harness's machine")
+    config = next((a.split("=", 1)[1] for a in argv if a.startswith("--config=")), None)
+    assert config is not None, argv
+    assert f"\n  podPlayStageParallelism: {kwok.POD_PARALLELISM}\n" in Path(config).read_text(), config

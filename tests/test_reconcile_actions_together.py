@@ -125,3 +125,36 @@ def test_a_volcano_jobs_complete_command_goes_before_the_deletions(monkeypatch: 
     job_pass.together(None, "ns", due, [], lambda line: None, lambda action, ok: None,  # type: ignore[arg-type]
                       lambda: True)
     assert order[0] == "complete j" and sorted(order[1:]) == ["delete j-worker-1", "delete j-worker-2"]
+
+
+def test_an_indexed_jobs_end_is_announced_and_recorded_on_its_jobs_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end of an indexed-job is an Event on each of its two Jobs, then the record on each:
+    the two Events wait at once (a barrier of two), then the two records, never an Event
+    after a record (a crash between them must repeat the Events, not lose them)."""
+    from msgen.reconcile import publisher, status, watch
+
+    barrier = threading.Barrier(2, timeout=PATIENCE)
+    order: list[str] = []
+    lock = threading.Lock()
+
+    def create(client: Any, body: dict[str, Any]) -> dict[str, Any]:
+        barrier.wait()
+        with lock:
+            order.append(f"event {body['involvedObject']['name']}")
+        return body
+
+    def merge_patch(client: Any, obj: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+        barrier.wait()
+        with lock:
+            order.append(f"record {obj['metadata']['name']}")
+        return obj
+
+    monkeypatch.setattr(kube, "create", create)
+    monkeypatch.setattr(kube, "merge_patch", merge_patch)
+    policy, workloads, _ = watch.select("j", NAMESPACE, rendered(msjob("j", 2), NAMESPACE, "indexed-job"))
+    assert sorted(o["kind"] for o in workloads) == ["Job", "Job"]
+    made = publisher.publish(None, policy, status.JobStatus(job="j", phase="Succeeded"),  # type: ignore[arg-type]
+                             workloads, lambda line: None)
+    assert made.announced == "Succeeded"
+    assert sorted(order[:2]) == ["event j-scheduler", "event j-worker"], order
+    assert sorted(order[2:]) == ["record j-scheduler", "record j-worker"], order

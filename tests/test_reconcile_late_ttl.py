@@ -111,3 +111,22 @@ def test_an_indexed_job_whose_ttl_passed_before_it_was_seen_is_announced_once(ap
     assert [json.loads(o["metadata"]["annotations"][published.ANNOTATION])["phase"] for o in left
             if published.ANNOTATION in o["metadata"].get("annotations", {})] == ["Succeeded"], left
     assert len([line for line in said if line.endswith(": Succeeded")]) == 1, said
+
+
+def test_the_pass_that_suspends_an_indexed_jobs_jobs_comes_back_when_their_ttl_falls_due(
+        api: tuple[Cluster, Any]) -> None:
+    """The TTL of a Job cleanPodPolicy suspended counts from the time the suspension wrote on
+    it. The pass that suspends it asks to be called back then, from what it wrote: waiting
+    for its watch to show the suspension made the TTL wait for that change's reconcile, behind
+    every progress update queued before it (90 s late at a thousand jobs)."""
+    cluster, client = api
+    pods = place(cluster, rendered(msjob("j", 2, ttl=TTL), NAMESPACE, "indexed-job"))
+    for pod in pods:
+        start(cluster, NAMESPACE, pod["metadata"]["name"])
+    worker0 = next(p["metadata"]["name"] for p in pods if p["metadata"]["name"].startswith("j-worker-0"))
+    ended_long_ago(cluster, worker0, 0, 1)
+    said: list[str] = []
+    found, again = controller.reconcile_job(client, NAMESPACE, "j", objects_of(cluster, "j"), said.append,
+                                            writes=Writes())
+    assert found.phase == "Succeeded" and sum("suspend Job" in line for line in said) == 2, said
+    assert again is not None and TTL - 3 <= again <= TTL, again

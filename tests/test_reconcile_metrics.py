@@ -269,14 +269,15 @@ def json_size(objects: list[dict[str, Any]]) -> str:
 
 
 def test_a_job_queued_for_later_is_no_longer_background_work_when_due() -> None:
-    """A TTL falling due for a job a resync had queued must not wait behind any change."""
+    """A TTL falling due for a job a resync had queued must not wait behind any change, and
+    is timed from when it fell due, not from the resync."""
     clock = Clock()
     queue = workqueue.WorkQueue(clock=clock)
     queue.add_after(("ns", "ttl"), 5)
     queue.add_all([("ns", "ttl"), ("ns", "other")], background=True)
     clock.now += 5
     assert queue.best() == workqueue.URGENT  # due: a pass gives back what it has not started
-    assert queue.take() == [(("ns", "ttl"), 100.0, workqueue.URGENT), (("ns", "other"), 100.0, True)]
+    assert queue.take() == [(("ns", "ttl"), 105.0, workqueue.URGENT), (("ns", "other"), 100.0, True)]
 
 
 def test_a_replica_that_stopped_leading_does_no_more_of_a_jobs_actions() -> None:

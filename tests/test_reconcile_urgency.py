@@ -10,6 +10,7 @@ actions it calls for. No test here measures time: the order of what is done is c
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ class Clock:
         return self.now
 
 
-def test_an_urgent_key_goes_before_changes_and_background_work_and_keeps_its_time() -> None:
+def test_an_urgent_key_goes_before_changes_and_background_work_timed_from_its_end() -> None:
     clock = Clock()
     queue = WorkQueue(clock=clock)
     queue.add_all([("ns", "old")], background=True)
@@ -54,7 +55,7 @@ def test_an_urgent_key_goes_before_changes_and_background_work_and_keeps_its_tim
     clock.now = 103
     queue.add(("ns", "started-then-ended"), urgent=True)  # the same job again, now urgent
     assert queue.best() == URGENT
-    assert queue.take() == [(("ns", "ended"), 102.0, URGENT), (("ns", "started-then-ended"), 102.0, URGENT),
+    assert queue.take() == [(("ns", "ended"), 102.0, URGENT), (("ns", "started-then-ended"), 103.0, URGENT),
                             (("ns", "started"), 101.0, CHANGE), (("ns", "old"), 100.0, BACKGROUND)]
     assert queue.best() is None
     queue.add(("ns", "x"), urgent=True)
@@ -78,13 +79,64 @@ def test_what_is_given_back_keeps_the_better_rank_and_old_urgent_keys_are_demote
     assert [(k, r) for k, _, r in queue.take()] == [(("ns", "now"), URGENT), (("ns", "long-ago"), BACKGROUND)]
 
 
+def test_an_end_on_a_job_waiting_as_progress_is_timed_from_the_end_on_every_path() -> None:
+    """The time a key carries is what the actions' delay histogram counts from. A job queued
+    by progress at 100 whose pod ends at 160 waited 0 s for its end when taken at 160, not
+    60 s (the seventh round's histogram put most cleanPodPolicy actions above 60 s while the
+    cluster showed them seconds after the pod's end): raised to urgent by a change, given
+    back beside an end queued meanwhile, or falling due (a TTL, a retry)."""
+    clock = Clock()
+    queue = WorkQueue(clock=clock)
+    queue.add(("ns", "raised"))
+    clock.now = 160
+    queue.add(("ns", "raised"), urgent=True)
+    assert queue.take() == [(("ns", "raised"), 160.0, URGENT)]
+
+    clock.now = 200
+    queue.add(("ns", "given-back"))
+    taken = queue.take()  # a pass takes the progress update ...
+    clock.now = 260
+    queue.add(("ns", "given-back"), urgent=True)  # ... its pod ends before the pass reaches it
+    queue.give_back(taken)
+    assert queue.take() == [(("ns", "given-back"), 260.0, URGENT)]
+
+    clock.now = 300
+    queue.add(("ns", "falls-due"))  # progress, then its TTL falls due at 330
+    queue.add_after(("ns", "falls-due"), 30)
+    clock.now = 330
+    assert queue.take() == [(("ns", "falls-due"), 330.0, URGENT)]
+
+    clock.now = 400  # an end already urgent keeps its own, older time when the TTL falls due too
+    queue.add(("ns", "urgent-then-due"), urgent=True)
+    queue.add_after(("ns", "urgent-then-due"), 5)
+    clock.now = 405
+    assert queue.take() == [(("ns", "urgent-then-due"), 400.0, URGENT)]
+
+    clock.now = 500  # two entries of one rank: the older time stays
+    queue.add(("ns", "same-rank"))
+    taken = queue.take()
+    clock.now = 510
+    queue.add(("ns", "same-rank"))
+    queue.give_back(taken)
+    assert queue.take() == [(("ns", "same-rank"), 500.0, CHANGE)]
+
+
+def test_the_view_times_a_job_from_its_pods_end_not_from_the_progress_queued_before() -> None:
+    view = controller.ClusterView(NO_CLIENT, [])  # no namespace: no watch starts
+    view._changed(_pod("a-worker-0", "a", "Running", "1"), False)  # progress, queued first
+    before_end = time.monotonic()
+    view._changed(_pod("a-worker-0", "a", "Succeeded", "2"), False)
+    ((key, queued, rank),) = view.queue.take()
+    assert key == ("ns", "a") and rank == URGENT and queued >= before_end
+
+
 def _pod(name: str, job: str, phase: str, version: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "status": {"phase": phase},
             "metadata": {"name": name, "namespace": "ns", "resourceVersion": version,
                          "labels": {JOB_NAME: job}, "annotations": {"msgen/run-policy": "{}"}}}
 
 
-def test_the_view_queues_a_job_urgent_when_a_pod_first_shows_its_end() -> None:
+def test_the_view_queues_a_job_urgent_when_a_pod_first_shows_its_end_or_a_pod_of_an_ended_job_goes() -> None:
     view = controller.ClusterView(NO_CLIENT, [])  # no namespace: no watch starts; changes are told by hand
 
     def queued() -> list[tuple[str, int]]:
@@ -97,6 +149,16 @@ def test_the_view_queues_a_job_urgent_when_a_pod_first_shows_its_end() -> None:
     view._changed(_pod("a-worker-0", "a", "Succeeded", "3"), False)  # its record written back: no news
     view._changed(_pod("a-worker-0", "a", "Succeeded", "3"), True)  # deleted: no end to act on
     assert queued() == [("a", CHANGE)]
+    # A pod of a job that ended goes: the pod keeping the end is deleted once the rest is gone,
+    # and a TTL's last deletion must not wait behind progress updates either.
+    view._changed(_pod("e-worker-0", "e", "Succeeded", "5"), False)
+    view._changed(_pod("e-worker-1", "e", "Running", "6"), False)
+    view._changed(_pod("f-worker-1", "f", "Running", "7"), False)
+    view._changed(_pod("f-worker-0", "f", "Running", "7"), False)
+    assert sorted(queued()) == [("e", URGENT), ("f", CHANGE)]
+    view._changed(_pod("e-worker-1", "e", "Running", "6"), True)
+    view._changed(_pod("f-worker-1", "f", "Running", "7"), True)  # no end: progress
+    assert sorted(queued()) == [("e", URGENT), ("f", CHANGE)]
     view._changed(_pod("b-worker-0", "b", "Failed", "4"), False)  # first seen ended (a relist)
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "c-worker", "namespace": "ns",
                                                                   "labels": {JOB_NAME: "c"}},
@@ -220,6 +282,45 @@ def test_an_urgent_job_does_not_wait_for_the_slowest_reconcile_of_a_pass_that_st
     controller.reconcile_queued(None, view, lambda line: None, lambda: True,  # type: ignore[arg-type]
                                 writes=Writes(), recorder=NOTHING, phases=phases, workers=workers)
     assert phases.get(("ns", "z")) == "Running"
+
+
+def test_progress_never_takes_the_worker_kept_for_a_pods_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers, two progress updates (`a-slow`, `b-slow`) waiting on the API server until
+    `z` has been reconciled (at most PATIENCE seconds each). While `a-slow` runs, a pod of `z`
+    ends. `b-slow` must not have taken the last worker: `z` goes on it, and the progress
+    update after. (Before, both workers were busy with progress and the end waited.)"""
+    view = _View(["a-slow", "b-slow", "z"])
+    view.queue.take()
+    view.queue.add_all([("ns", "a-slow"), ("ns", "b-slow")])
+    gate, b_started = threading.Event(), threading.Event()
+    released: list[bool] = []
+    order: list[str] = []
+
+    def reconcile(client: Any, namespace: str, job: str, objects: list[dict[str, Any]], *args: Any,
+                  **kwargs: Any) -> tuple[status.JobStatus, float | None]:
+        order.append(job)
+        if job == "a-slow":
+            b_started.wait(0.5)  # the end comes once b-slow runs, or half a second on
+            view.queue.add(("ns", "z"), urgent=True)
+            released.append(gate.wait(PATIENCE))
+        elif job == "b-slow":
+            b_started.set()
+            released.append(gate.wait(PATIENCE))
+        else:
+            gate.set()
+        return status.JobStatus(job=job, phase="Running"), None
+
+    monkeypatch.setattr(controller, "reconcile_job", reconcile)
+    workers = Workers(2)
+    try:
+        deadline = time.monotonic() + 3 * PATIENCE
+        while len(order) < 3 and time.monotonic() < deadline:  # the loop's passes, as `run` makes them
+            controller.reconcile_queued(None, view, lambda line: None, lambda: True,  # type: ignore[arg-type]
+                                        writes=Writes(), recorder=NOTHING, phases={}, workers=workers)
+            time.sleep(0.01)
+    finally:
+        workers.close()
+    assert order == ["a-slow", "z", "b-slow"] and released == [True, True]
 
 
 def test_a_job_queued_for_later_by_a_reconcile_still_running_wakes_the_loop() -> None:

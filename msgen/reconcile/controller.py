@@ -105,10 +105,13 @@ class ClusterView:
                     del self._by_job[key]
             else:
                 objects[name] = obj
+            # An object of a job that ended going away: the next of its actions may wait for
+            # it (a TTL deletes the pod that keeps the end once the rest is gone).
+            gone_after_end = deleted and any(status.shows_end(o) for o in objects.values())
         # A pod's end (or a workload's verdict) seen for the first time goes first: what
         # it calls for (cleanPodPolicy, the verdict) must not wait behind progress updates.
-        self.queue.add(key, urgent=not deleted and status.shows_end(obj)
-                       and (before is None or not status.shows_end(before)))
+        self.queue.add(key, urgent=gone_after_end or (not deleted and status.shows_end(obj)
+                                                      and (before is None or not status.shows_end(before))))
 
     def jobs(self, keys: list[tuple[str, str]] | None = None) -> dict[tuple[str, str], list[dict[str, Any]]]:
         """The objects of each of `keys` (None: every job) that has a workload msgen rendered."""
@@ -148,13 +151,22 @@ def _where(namespace: str) -> str:
 #: Seconds a pass runs before it gives the background jobs it has not reached back, when
 #: changes wait (an urgent change takes the place of any other at once).
 PASS_SLICE = 0.5
+#: Workers kept free of progress updates and background work (of more than one), for a pod's
+#: end: at a thousand jobs whose pods start all the time, every worker could be writing a
+#: replica count when a pod ended, and its cleanPodPolicy waited for one of those writes
+#: (0.3-1 s each on a loaded API server) before it could even start.
+KEPT_FOR_ENDS = 1
+#: Seconds the loop waits for a worker before it looks at the queue again (an end queued
+#: meanwhile goes on the worker kept for it, not after the progress update waiting).
+LOOK_AGAIN = 0.05
 
 
 def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], None], leading: Callable[[], bool],  # noqa: C901 - one pass loop: rank, start, collect, give back, each a branch of the same schedule
                      *, writes: Writes, recorder: Recorder, phases: dict[tuple[str, str], str],
                      workers: Workers | None = None, yielding: bool = True) -> None:
     """The queued jobs once each, by rank (`workqueue`: a pod's end first, then other
-    changes, then background work), up to `workers.count` at once; a failing job never stops
+    changes, then background work), up to `workers.count` at once, KEPT_FOR_ENDS of them for
+    ends alone; a failing job never stops
     the others (it is queued again, with backoff); no job is started once leadership is lost
     (those running stop before their next action). A pass gives back the jobs it has not
     started when something of a better rank is queued meanwhile (`_outranked`), so it goes
@@ -209,7 +221,10 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
 
     try:
         for n, (key, queued, rank) in enumerate(ready):
-            workers.free()
+            keep = KEPT_FOR_ENDS if rank != workqueue.URGENT and workers.count > KEPT_FOR_ENDS else 0
+            while not workers.free(keep, LOOK_AGAIN if yielding else None):
+                if _outranked(view.queue.best(), rank, time.monotonic() - started) or not leading():
+                    break
             outranked = yielding and _outranked(view.queue.best(), rank, time.monotonic() - started)
             if outranked or not leading():
                 view.queue.give_back(ready[n:])

@@ -8,7 +8,8 @@ Worker, one request each) nor is lost with them: published after a pass that del
 object that could carry it (a job whose TTL passed while the controller, or its API server,
 was away), it would never be published at all. Before the end, the status (replica counts,
 conditions) is published after the actions. The actions of one pass go out together
-(`together`), each on an object of its own.
+(`together`), each on an object of its own, as do an end's Events and then its records
+(`publisher.at_once`).
 """
 
 from __future__ import annotations
@@ -64,10 +65,13 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
     earlier = gone - {(a.kind, a.name) for a in due if a.verb == "delete"}  # deleted by an earlier pass
     expired = [t for t in actions.ttl_expiries(policy, found, workloads, end) if t <= now]
     shown = found.phase
+    suspended: dict[tuple[str, str], dict[str, Any]] = {}  # (kind, name) → the patch this pass made
 
     def done(action: actions.Action, ok: bool) -> None:
         if ok and writes is not None and (action.kind, action.name) in by_name:
             writes.wrote(action.verb, by_name[(action.kind, action.name)])
+        if ok and action.verb == "suspend":
+            suspended[(action.kind, action.name)] = actions.suspend_patch(action, now)
         delay = ((datetime.now(timezone.utc) - max(expired)).total_seconds()
                  if action.policy == actions.TTL and expired else _since(queued))
         recorder.action(action.policy, action.verb, action.kind, ok, delay)
@@ -94,7 +98,12 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
     together(client, namespace, due, workloads, lambda line: echo(f"{namespace}/{job}: {line}"), done, leading)
     if not leading():
         return found, None
-    later = [t for t in actions.ttl_expiries(policy, found, workloads, end) if t > now]
+    # A Job this pass suspended counts its TTL from the time the suspension wrote on it: the
+    # copies do not show it yet, and waiting for the watch to bring it back made the TTL
+    # wait for that change's reconcile, behind every progress update queued before it.
+    written = [_as_written(o, suspended[(o["kind"], o["metadata"]["name"])])
+               if (o.get("kind"), (o.get("metadata") or {}).get("name")) in suspended else o for o in workloads]
+    later = [t for t in actions.ttl_expiries(policy, found, written, end) if t > now]
     again = (min(later) - now).total_seconds() + 0.05 if later else None
     if end is None and not all(actions.stopped_by_policy(o) for o in workloads):
         announce(published.without(workloads, gone), published.without(services, gone))
@@ -136,6 +145,13 @@ def together(client: Client, namespace: str, due: list[actions.Action], workload
     failed = [f.exception() for f in sent if f.exception() is not None]
     if failed:
         raise failed[0]  # type: ignore[misc]
+
+
+def _as_written(obj: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """Pure: `obj` with a suspension's merge `patch` (annotations and spec) applied."""
+    metadata = obj.get("metadata") or {}
+    annotations = {**(metadata.get("annotations") or {}), **patch["metadata"]["annotations"]}
+    return {**obj, "metadata": {**metadata, "annotations": annotations}, "spec": {**(obj.get("spec") or {}), **patch["spec"]}}
 
 
 def _since(queued: float | None) -> float | None:

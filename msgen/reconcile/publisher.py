@@ -7,7 +7,9 @@ both leave the same record for `msgen status` to read back.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
@@ -55,28 +57,47 @@ def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatu
         return Published(None, str(shown["phase"]))
     announced = None
     if published.announce(before, shown):
-        announced = str(shown["phase"])  # the Event first: a crash after it repeats it, never loses it
+        announced = str(shown["phase"])  # the Events first: a crash after them repeats them, never loses them
         echo(f"{target['metadata']['namespace']}/{found.job}: {shown['phase']}")
-        for obj in [target] + [o for o in workloads if o is not target and o.get("kind") != "Pod"]:
-            _create_event(client, event(obj, found.job, shown))
+        on = [target] + [o for o in workloads if o is not target and o.get("kind") != "Pod"]
+        at_once([functools.partial(_create_event, client, event(obj, found.job, shown)) for obj in on])
     text = published.text(shown)
     carriers = [target]
     if shown["phase"] in ("Succeeded", "Failed"):
         carriers += [o for o in workloads if o is not target and o.get("kind") != "Pod"]
-    for obj in carriers:
-        # The holder may have changed since this replica wrote the record elsewhere: written
-        # anywhere and not shown yet, it is not written again (the copies catch up first).
-        if (obj is target and text in mine) or _holds(obj, text, writes):
-            continue
-        try:
-            kube.merge_patch(client, obj, {"metadata": {"annotations": {STATUS_ANNOTATION: text}}})
-        except kube.KubeError as exc:
-            if exc.code != 404:  # 404: deleted in this pass
-                raise
-            continue
-        if writes is not None:
-            writes.wrote("status", obj, text)
+    # The holder may have changed since this replica wrote the record elsewhere: written
+    # anywhere and not shown yet, it is not written again (the copies catch up first).
+    at_once([functools.partial(_record, client, obj, text, writes) for obj in carriers
+             if not ((obj is target and text in mine) or _holds(obj, text, writes))])
     return Published(announced, str(shown["phase"]))
+
+
+def at_once(calls: list[Callable[[], None]]) -> None:
+    """Make `calls` (each one request to the API server, on an object of its own) at once;
+    once all have ended, raise the first failure. An indexed-job's end is an Event on each of
+    its Jobs, then the record on each: one after another, a loaded API server (0.3-1 s a
+    write) held its cleanPodPolicy, which goes after them, for seconds."""
+    if len(calls) < 2:
+        for call in calls:
+            call()
+        return
+    with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="publish") as pool:
+        sent = [pool.submit(call) for call in calls]
+    failed = [f.exception() for f in sent if f.exception() is not None]
+    if failed:
+        raise failed[0]  # type: ignore[misc]
+
+
+def _record(client: Client, obj: dict[str, Any], text: str, writes: Writes | None) -> None:
+    """The annotation `msgen/status` = `text` on `obj` (gone already: nothing to do)."""
+    try:
+        kube.merge_patch(client, obj, {"metadata": {"annotations": {STATUS_ANNOTATION: text}}})
+    except kube.KubeError as exc:
+        if exc.code != 404:  # 404: deleted in this pass
+            raise
+        return
+    if writes is not None:
+        writes.wrote("status", obj, text)
 
 
 def _holds(obj: dict[str, Any], text: str, writes: Writes | None) -> bool:

@@ -34,10 +34,14 @@ class Workers:
         self._pool = ThreadPoolExecutor(max_workers=count, thread_name_prefix="reconcile") if count > 1 else None
         self._running: dict[Future[Any], tuple[Hashable, Callable[[Any], None]]] = {}
 
-    def free(self) -> None:
-        """Wait until a worker is free (handing the finished ones' results to their `then`)."""
-        while len(self._running) >= self.count:
-            self._settle(FIRST_COMPLETED)
+    def free(self, keep: int = 0, timeout: float | None = None) -> bool:
+        """Wait until more than `keep` workers are free (handing the finished ones' results to
+        their `then`), at most `timeout` seconds (None: as long as it takes); whether they are."""
+        room = max(1, self.count - keep)
+        while len(self._running) >= room:
+            if not self._settle(FIRST_COMPLETED, timeout) and timeout is not None:
+                return False
+        return True
 
     def run(self, key: Hashable, work: Callable[[], T], then: Callable[[T], None]) -> bool:
         """Start `work` for `key` on a free worker (waiting for one); False, and nothing
@@ -74,8 +78,10 @@ class Workers:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
 
-    def _settle(self, how: str) -> None:
-        done, _ = wait(list(self._running), return_when=how)
+    def _settle(self, how: str, timeout: float | None = None) -> bool:
+        """Hand what ended to its `then`; whether anything had (within `timeout`)."""
+        done, _ = wait(list(self._running), timeout=timeout, return_when=how)
         for future in done:
             _, then = self._running.pop(future)
             then(future.result())
+        return bool(done)

@@ -7,11 +7,15 @@ and every action would wait for a whole pass. So a change queues only its own jo
 queued jobs alone; a resync queues every job, at most every `--interval` seconds.
 
 A job queued several times before its pass is reconciled once (a set, as client-go's
-"dirty" set), and keeps the time it was first queued: how long it waited is what the
-`workqueue_queue_duration_seconds` histogram and the policy actions' delay measure. A job
-can also be queued for later (`add_after`): a TTL that falls due with no change on the
-cluster, or a reconcile that failed, retried with backoff (`retry`, forgotten on success);
-either is urgent when its time comes.
+"dirty" set), and keeps the time it was first queued *at its rank*: a change that raises its
+rank (a pod's end on a job already waiting as progress) is what it now waits for, and its
+time is that change's. How long it waited is what the `workqueue_queue_duration_seconds`
+histogram and the policy actions' delay measure: timed from the first progress update
+still queued, a pod's end acted on within seconds read as a minute (the progress waited
+that long; the end, queued ahead of it, did not). A job can also be queued for later
+(`add_after`): a TTL that falls due with no change on the cluster, or a reconcile that
+failed, retried with backoff (`retry`, forgotten on success); either is urgent when its
+time comes, and timed from it.
 
 Each key waits with a rank. `URGENT`: a change that may make an action due (a pod ended or
 went, a workload reached its verdict): the job's end is acted on ahead of everything else.
@@ -69,8 +73,8 @@ class WorkQueue:
         self.add_all([key], urgent=urgent)
 
     def add_all(self, keys: Iterable[Hashable], background: bool = False, urgent: bool = False) -> None:
-        """Queue `keys` (a key queued already keeps its time, and takes the better rank; a
-        change to a key queued as background work is timed from the change)."""
+        """Queue `keys` (a key queued already at this rank or a better one keeps its time;
+        raised to a better rank, it is timed from now: the change it waits for is this one)."""
         rank = URGENT if urgent else BACKGROUND if background else CHANGE
         now = self._clock()
         added = 0
@@ -80,10 +84,9 @@ class WorkQueue:
                     self._ready[key] = now
                     self._set_rank(key, rank)
                     added += 1
-                elif rank < self._rank[key]:
-                    if self._rank[key] == BACKGROUND:  # a change: no longer only a resync's, and
-                        self._ready[key] = now  # its wait (the actions' delay) counts from it
-                    self._set_rank(key, rank)  # an end: urgent
+                elif rank < self._rank[key]:  # a change on a resync's job, an end on progress:
+                    self._ready[key] = now  # its wait (the actions' delay) counts from this change
+                    self._set_rank(key, rank)
             depth = len(self._ready)
         if added:
             for _ in range(added):
@@ -136,7 +139,8 @@ class WorkQueue:
                 # due now: a TTL that fell due, or a job whose reconcile failed (often midway
                 # through its actions): urgent
                 when, _, key = heapq.heappop(self._later)
-                self._ready[key] = min(when, self._ready.get(key, when))
+                urgent_since = self._ready.get(key) if self._rank.get(key) == URGENT else None
+                self._ready[key] = when if urgent_since is None else min(when, urgent_since)
                 self._set_rank(key, URGENT)
             ready, self._ready = self._ready, {}
             rank, self._rank = self._rank, {}
@@ -164,14 +168,15 @@ class WorkQueue:
                 self._set_rank(key, BACKGROUND)
 
     def give_back(self, taken: list[tuple[Hashable, float, int]]) -> None:
-        """Keys taken but not reached, queued again as they were (a key queued again
-        meanwhile keeps its new entry, unless this one is older, and the better rank)."""
+        """Keys taken but not reached, queued again as they were. A key queued again
+        meanwhile keeps the better rank, with that rank's time (the older of the two when
+        both have the same rank): progress taken before an end was queued must not lend the
+        end its older time."""
         with self._lock:
             for key, queued, rank in taken:
                 found = self._ready.get(key)
-                if found is None or queued < found:
+                if found is None or int(rank) < self._rank[key] or (int(rank) == self._rank[key] and queued < found):
                     self._ready[key] = queued
-                if found is None or int(rank) < self._rank[key]:
                     self._set_rank(key, int(rank))
             depth = len(self._ready)
         self._recorder.queue_depth(depth)

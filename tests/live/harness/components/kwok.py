@@ -2,7 +2,7 @@
 
 The kwok controller runs on the host (see `harness/addons.py`) with the release's own
 configuration (`kustomize/kwok/kwok.yaml` in the module: it manages the nodes annotated
-`kwok.x-k8s.io/node: fake`) and the release's CRDs and stages: the nodes' `fast` stages and the
+`kwok.x-k8s.io/node: fake`) but for `POD_PARALLELISM`, and the release's CRDs and stages: the nodes' `fast` stages and the
 pods' `general` ones, whose delays each pod chooses with annotations
 (`pod-ready.stage.kwok.x-k8s.io/delay`, `pod-complete.stage.kwok.x-k8s.io/delay`, ... with
 jitter), so a benchmark can make its pods start and end at the pace it wants.
@@ -32,6 +32,13 @@ BINARY = "kwok"
 HEALTH_PORT = 10247
 TAINT = {"key": "kwok.x-k8s.io/node", "value": "fake", "effect": "NoSchedule"}
 PODS_PER_NODE = 1000
+#: Pod stages kwok plays at once (the release's configuration: 4). Each is a request to the
+#: API server (a pod's creation and its readiness are two status writes, its deletion a
+#: third); kwok sets itself no client-side rate limit, so these are all it has in flight. A
+#: thousand jobs arriving in nine minutes are ~11 pods a second, ~33 requests a second: at
+#: 0.3-1 s a request on the loaded shared machine, 4 at once left 1,700 pods waiting for
+#: kwok (Pending or ContainerCreating) and most of that benchmark's jobs never ran.
+POD_PARALLELISM = 16
 CAPACITY = {"cpu": "1000", "memory": "4Ti", "pods": str(PODS_PER_NODE)}
 
 
@@ -68,7 +75,7 @@ def up(h: Any) -> dict[str, str]:
               for part in ("node/fast", "node/heartbeat-with-lease", "pod/general")]
     addons.apply(h, [d for text in stages for d in addons.documents(text)])
     h.spawn(NAME, [str(Path(h.bin) / BINARY), f"--kubeconfig={h.kubeconfig}",
-                   f"--config={kustomize / 'kwok' / 'kwok.yaml'}", f"--node-ip={h.node_ip}"])
+                   f"--config={configuration(h, kustomize / 'kwok' / 'kwok.yaml')}", f"--node-ip={h.node_ip}"])
     h.wait_for("kwok's health endpoint", lambda: addons.http_ok(f"http://127.0.0.1:{HEALTH_PORT}/healthz"), 120)
     names = [f"kwok-node-{i}" for i in range(node_count())]
     h.kubectl("apply", "-f", "-", input=addons.stream([addons.as_document(fake_node(n)) for n in names]))
@@ -77,6 +84,19 @@ def up(h: Any) -> dict[str, str]:
         h.kubectl("patch", "node", n, "--subresource=status", "--type=merge", "-p", status)
     h.kubectl("wait", "--for=condition=Ready", *(f"node/{n}" for n in names), "--timeout=120s")
     return {"MSGEN_TEST_KWOK_VERSION": version, "MSGEN_TEST_KWOK_NODES": ",".join(names)}
+
+
+def configuration(h: Any, release: Path) -> Path:
+    """The release's kwok.yaml with `POD_PARALLELISM` pod stages at once, written beside the
+    harness's other configuration (kwok reads it when it starts: a running kwok keeps its
+    own until it is stopped and `up` starts it again)."""
+    text = release.read_text()
+    line = "  podPlayStageParallelism: 4\n"
+    if line not in text:
+        raise RuntimeError(f"{release} no longer says {line.strip()!r}: read it and set POD_PARALLELISM anew")
+    out = Path(h.etc) / "kwok.yaml"
+    out.write_text(text.replace(line, f"  podPlayStageParallelism: {POD_PARALLELISM}\n"))
+    return out
 
 
 def down(h: Any) -> None:
