@@ -9,29 +9,26 @@ object that could carry it (a job whose TTL passed while the controller, or its 
 was away), it would never be published at all. Before the end, the status (replica counts,
 conditions) is published after the actions. The actions of one pass go out together
 (`together`), each on an object of its own, as do an end's Events and then its records
-(`publisher.at_once`).
+(`at_once`).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
 from lightkube import Client
 
-from . import actions, published, status, watch
+from . import actions, at_once, published, status, watch
 from .metrics import NOTHING, Recorder
 from .publisher import publish
 from .writes import Writes
 
-#: Requests of one job's actions in flight at once (a bare-Pod job's TTL deletes up to 18
-#: pods and Services), beside the other jobs' reconciles (`msgen controller --workers`).
-ACTIONS_AT_ONCE = 4
 
 
 def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[str, Any]],
@@ -114,7 +111,7 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
 def together(client: Client, namespace: str, due: list[actions.Action], workloads: list[dict[str, Any]],
              echo: Callable[[str], None], done: Callable[[actions.Action, bool], None],
              leading: Callable[[], bool]) -> None:
-    """Carry out `due`, up to ACTIONS_AT_ONCE requests in flight: they are independent (each
+    """Carry out `due`, up to `at_once.AT_MOST` requests in flight: they are independent (each
     on an object of its own; `actions.due` holds back the deletion of the object keeping the
     job's end while anything else is left), and one after another a job's deletions held a
     worker for seconds on a busy API server. Each is sent only while `leading` (a slow API
@@ -140,11 +137,7 @@ def together(client: Client, namespace: str, due: list[actions.Action], workload
         if leading():
             watch.carry_out(client, namespace, [action], workloads, say, done)
 
-    with ThreadPoolExecutor(max_workers=min(ACTIONS_AT_ONCE, len(rest)), thread_name_prefix="action") as pool:
-        sent = [pool.submit(one, action) for action in rest]
-    failed = [f.exception() for f in sent if f.exception() is not None]
-    if failed:
-        raise failed[0]  # type: ignore[misc]
+    at_once.send([functools.partial(one, action) for action in rest], "action")
 
 
 def _as_written(obj: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:

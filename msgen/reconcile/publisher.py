@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from lightkube import Client
 
 from ..model import run_policy
-from . import actions, kube, published, status
+from . import actions, at_once, kube, published, status
 from .writes import Writes
 
 STATUS_ANNOTATION = published.ANNOTATION
@@ -60,32 +59,16 @@ def publish(client: Client, policy: run_policy.JobPolicy, found: status.JobStatu
         announced = str(shown["phase"])  # the Events first: a crash after them repeats them, never loses them
         echo(f"{target['metadata']['namespace']}/{found.job}: {shown['phase']}")
         on = [target] + [o for o in workloads if o is not target and o.get("kind") != "Pod"]
-        at_once([functools.partial(_create_event, client, event(obj, found.job, shown)) for obj in on])
+        at_once.send([functools.partial(_create_event, client, event(obj, found.job, shown)) for obj in on], "publish")
     text = published.text(shown)
     carriers = [target]
     if shown["phase"] in ("Succeeded", "Failed"):
         carriers += [o for o in workloads if o is not target and o.get("kind") != "Pod"]
     # The holder may have changed since this replica wrote the record elsewhere: written
     # anywhere and not shown yet, it is not written again (the copies catch up first).
-    at_once([functools.partial(_record, client, obj, text, writes) for obj in carriers
-             if not ((obj is target and text in mine) or _holds(obj, text, writes))])
+    at_once.send([functools.partial(_record, client, obj, text, writes) for obj in carriers
+                  if not ((obj is target and text in mine) or _holds(obj, text, writes))], "publish")
     return Published(announced, str(shown["phase"]))
-
-
-def at_once(calls: list[Callable[[], None]]) -> None:
-    """Make `calls` (each one request to the API server, on an object of its own) at once;
-    once all have ended, raise the first failure. An indexed-job's end is an Event on each of
-    its Jobs, then the record on each: one after another, a loaded API server (0.3-1 s a
-    write) held its cleanPodPolicy, which goes after them, for seconds."""
-    if len(calls) < 2:
-        for call in calls:
-            call()
-        return
-    with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="publish") as pool:
-        sent = [pool.submit(call) for call in calls]
-    failed = [f.exception() for f in sent if f.exception() is not None]
-    if failed:
-        raise failed[0]  # type: ignore[misc]
 
 
 def _record(client: Client, obj: dict[str, Any], text: str, writes: Writes | None) -> None:
