@@ -55,3 +55,23 @@ def test_a_running_cluster_keeps_its_components(tmp_path: Path, monkeypatch: pyt
     h = home(tmp_path, monkeypatch, api_server_runs=True)
     assert cli._up(h, ["jobset", "kueue"]) == 0
     assert not [call for call in calls if call.startswith("down")]
+
+
+def test_an_up_that_fails_after_the_api_server_is_back_leaves_the_stop_to_the_next_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:
+    h = home(tmp_path, monkeypatch, api_server_runs=False)
+
+    def fails(h: Any, count: Any, resources: Any) -> dict[str, str]:
+        raise core.HarnessError("no space left on device")
+
+    monkeypatch.setattr(node, "up", fails)
+    with pytest.raises(core.HarnessError):
+        cli._up(h, ["jobset", "kueue"])
+    monkeypatch.setattr(h, "alive", lambda name: name == "kube-apiserver")  # the failed up started it
+    monkeypatch.setattr(node, "up", lambda h, count, resources: calls.append("up node") or {})
+    assert cli._up(h, ["jobset", "kueue"]) == 0
+    assert calls == ["build node", "build node", "up node", "down kueue", "down jobset",
+                     "build jobset", "build kueue", "up jobset", "up kueue"]
+    calls.clear()
+    assert cli._up(h, ["jobset", "kueue"]) == 0  # finished once: a later up keeps its components
+    assert not [call for call in calls if call.startswith("down")]

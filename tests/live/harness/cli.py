@@ -144,10 +144,14 @@ def _up(h: Harness, wanted: list[str], mindspore: list[str] | None = None, nodes
     began = time.monotonic()
     chosen = [components.load(name.strip()) for name in wanted]  # unknown names fail before anything starts
     node.build(h)
-    stopped = not h.alive("kube-apiserver")
+    unfinished = h.etc / "stopped-without-down"
+    if not h.alive("kube-apiserver"):
+        unfinished.parent.mkdir(parents=True, exist_ok=True)
+        unfinished.write_text("the API server was found stopped; the remembered components' down has not run yet\n")
     values = node.up(h, nodes, resources)  # the components' images are imported into the node's containerd as they are built
-    if stopped:
+    if unfinished.exists():
         _finish_a_stop_without_down(h)
+        unfinished.unlink()
     if mindspore:
         values["MSGEN_TEST_MINDSPORE_IMAGES"] = node.mindspore_releases(h, mindspore)
     building = time.monotonic()
@@ -170,7 +174,10 @@ def _finish_a_stop_without_down(h: Harness) -> None:
     processes ended) keeps in etcd what the components' `down` removes: Kueue's pod webhook
     (`failurePolicy: Fail`) then refuses every pod, and JobSet's readiness probe with them,
     until Kueue runs again, and Kueue starts after JobSet. A component still running without
-    its API server is stopped too; `up` installs each chosen component again."""
+    its API server is stopped too; `up` installs each chosen component again. The stop is
+    remembered in the home (`etc/stopped-without-down`) until this has run: an `up` that fails
+    after the API server is back (a full disk while importing an image) finds the server
+    running, and the next `up` must still finish the stop."""
     for name in reversed(components.installed(h)):
         try:
             components.load(name).down(h)
