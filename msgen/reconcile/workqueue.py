@@ -22,8 +22,7 @@ went, a workload reached its verdict): the job's end is acted on ahead of everyt
 `CHANGE`: any other change (a pod created, started, a status written back). `BACKGROUND`:
 the jobs a resync or a new leader queues all at once (and the progress a replica that did
 not lead queued long before it took over: `demote`; never an end, which stays URGENT). A
-pass takes the queue in that order,
-oldest first within a rank, and gives back what it has not started when something of a
+pass takes the queue in that order, oldest first within a rank, and gives back what it has not started when something of a
 better rank is waiting (`give_back`): at a thousand jobs whose pods start all the time, a
 pass of hundreds of progress updates (each a status write) held the cleanPodPolicy of a pod
 that ended meanwhile for up to a minute; and a thousand jobs looked at for safety never hold
