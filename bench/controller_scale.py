@@ -155,9 +155,13 @@ RETRY_EVERY = 2.0
 
 
 class Simulation:
-    """Creates the jobs and starts and ends their pods on time, in a thread; with
+    """Creates the jobs and starts and ends their pods on time, in a thread; creations on
     `driver.parallel` workers (a real API server answers each apply in tens of ms: one
-    thread could not create a thousand jobs' objects in time). A job whose creation fails
+    thread could not create a thousand jobs' objects in time; the driver applies a job's
+    objects together), the pods' starts and ends on `driver.pod_parallel` workers of their
+    own: on one pool, at load 14-20, the ends waited behind the creations (and the creations
+    refused during an API server restart, applied again every 2 s), 805 s late at the median,
+    and came in a burst at the run's end. A job whose creation fails
     (the API server restarting) is applied again, and a pod's end that finds the pod not
     running yet (its node has not started it) or fails is tried again, every RETRY_EVERY
     seconds until `give_up` seconds into the run: giving up after a minute left 840 of 1,000
@@ -200,7 +204,8 @@ class Simulation:
     def run(self) -> None:
         for job in self.jobs:
             self.push(job.arrive, "arrive", job)
-        with ThreadPoolExecutor(getattr(self.driver, "parallel", 1)) as pool:
+        with ThreadPoolExecutor(getattr(self.driver, "parallel", 1), thread_name_prefix="create") as creating, \
+                ThreadPoolExecutor(getattr(self.driver, "pod_parallel", 1), thread_name_prefix="pods") as pods:
             while not self.stop.is_set():
                 with self.lock:
                     if not self.timeline:
@@ -215,7 +220,7 @@ class Simulation:
                 if not due:
                     self.stop.wait(0.05)
                     continue
-                pool.submit(self.step, *due)
+                (creating if due[2] == "arrive" else pods).submit(self.step, *due)
 
     def step(self, when: float, _: int, what: str, job: Job, pod: str) -> None:
         now = time.monotonic() - self.started
@@ -386,6 +391,8 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:  # n
         if "Job" in kinds and kinds & {"Pod", "Service"}:
             doubled.append(f"{name}: {reason} on its Jobs and on a {' and a '.join(sorted(kinds - {'Job'}))}")
     missed = []
+    suspended: set[str] = {w.name for w in driver.writes() if w.method == "PATCH" and w.kind == "Job"
+                           and (w.body.get("spec") or {}).get("suspend")}
     every = driver.pods()
     by_job: dict[str, list[dict[str, Any]]] = {}
     for pod in every:
@@ -397,7 +404,10 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:  # n
             missed.append(f"{job.name}: no verdict Event")
         # A pod being deleted was acted on: its kubelet (kwok, behind on a busy machine) ends it later.
         pods = [p for p in by_job.get(job.name, []) if not p["metadata"].get("deletionTimestamp")]
-        active = [p["metadata"]["name"] for p in pods if (p.get("status") or {}).get("phase") in ("Pending", "Running")]
+        # So was a pod of a Job the controller suspended: the Job controller removes it (behind
+        # on a busy machine: the ninth round's 18 such pods were gone minutes after the judge).
+        active = [p["metadata"]["name"] for p in pods if (p.get("status") or {}).get("phase") in ("Pending", "Running")
+                  and not _owned_by(p, suspended)]
         if active:
             missed.append(f"{job.name}: still active after its end: {active}")
         # The pod that keeps the job's end goes last, once the rest is gone (not only being deleted):
@@ -412,6 +422,12 @@ def judged(driver: Any, jobs: list[Job], started: float) -> dict[str, Any]:  # n
     return {"per_job": per_job, "clean": percentiles(list(clean.values())), "verdict": percentiles(list(verdict.values())),
             "ttl": percentiles(ttl_delays), "missed": missed, "doubled": doubled,
             "all": percentiles([*clean.values(), *verdict.values(), *ttl_delays])}
+
+
+def _owned_by(pod: dict[str, Any], jobs: set[str]) -> bool:
+    """Whether `pod` is controlled by a batch/v1 Job named in `jobs`."""
+    return any(o.get("kind") == "Job" and o.get("name") in jobs and o.get("controller")
+               for o in pod["metadata"].get("ownerReferences") or [])
 
 
 def main() -> None:

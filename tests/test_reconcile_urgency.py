@@ -63,7 +63,7 @@ def test_an_urgent_key_goes_before_changes_and_background_work_timed_from_its_en
     assert queue.take() == [(("ns", "x"), 103.0, URGENT)]
 
 
-def test_what_is_given_back_keeps_the_better_rank_and_old_urgent_keys_are_demoted() -> None:
+def test_what_is_given_back_keeps_the_better_rank_and_old_progress_is_demoted() -> None:
     clock = Clock()
     queue = WorkQueue(clock=clock)
     queue.add(("ns", "a"))
@@ -71,12 +71,12 @@ def test_what_is_given_back_keeps_the_better_rank_and_old_urgent_keys_are_demote
     queue.add(("ns", "a"), urgent=True)  # ended while the pass held it
     queue.give_back(taken)
     assert queue.take() == [(("ns", "a"), 100.0, URGENT)]
-    queue.add(("ns", "long-ago"), urgent=True)  # a follower queued it; the leader then acted on it
+    queue.add(("ns", "long-ago"))  # a follower queued it; the leader then acted on it
     clock.now = 200
-    queue.add(("ns", "now"), urgent=True)
+    queue.add(("ns", "now"))
     queue.demote(before=150)
-    assert queue.best() == URGENT
-    assert [(k, r) for k, _, r in queue.take()] == [(("ns", "now"), URGENT), (("ns", "long-ago"), BACKGROUND)]
+    assert queue.best() == CHANGE
+    assert [(k, r) for k, _, r in queue.take()] == [(("ns", "now"), CHANGE), (("ns", "long-ago"), BACKGROUND)]
 
 
 def test_an_end_on_a_job_waiting_as_progress_is_timed_from_the_end_on_every_path() -> None:

@@ -148,8 +148,12 @@ def _where(namespace: str) -> str:
     return "every namespace" if namespace == "*" else f"namespace {namespace}"
 
 
-#: Seconds a pass runs before it gives the background jobs it has not reached back, when
-#: changes wait (an urgent change takes the place of any other at once).
+#: Seconds of a pass its background work has, counted from the first background job it
+#: starts, before it gives the background jobs it has not reached back when changes wait (an
+#: urgent change takes the place of any other at once). Counted from the pass's start, the
+#: slice was spent on progress whenever progress took longer: under progress that never
+#: stops (a thousand jobs' pods starting and ending), background work, a resync's and the
+#: progress a takeover demoted, was given back on every pass and never done.
 PASS_SLICE = 0.5
 #: Workers kept free of progress updates and background work (of more than one), for a pod's
 #: end: at a thousand jobs whose pods start all the time, every worker could be writing a
@@ -173,7 +177,9 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
     first; a `yielding` pass ends once it has started every job it took, those still running
     going on beside the next pass (they hand over their results there): a pod's end queued
     meanwhile waits for a free worker, not for the slowest of them (a bare-Pod job's TTL or
-    cleanPodPolicy deletes up to a pod per Worker, one request each). Each job is read from
+    cleanPodPolicy deletes up to a pod per Worker, one request each). Background work gives
+    way to progress only after PASS_SLICE of its own in the pass, so every pass that reaches
+    it starts at least its oldest job: it is never starved. Each job is read from
     the view as it starts; a pass that must not end before its jobs (`--once`) is not
     `yielding`. `phases` keeps each job's last phase, for the `msgen_jobs` gauge."""
     workers = workers or Workers(1)
@@ -219,13 +225,18 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
                 phases[key] = phase
         return then
 
+    background_began: float | None = None  # when this pass started its first background job
+
+    def background_had() -> float:
+        return 0.0 if background_began is None else time.monotonic() - background_began
+
     try:
         for n, (key, queued, rank) in enumerate(ready):
             keep = KEPT_FOR_ENDS if rank != workqueue.URGENT and workers.count > KEPT_FOR_ENDS else 0
             while not workers.free(keep, LOOK_AGAIN if yielding else None):
-                if _outranked(view.queue.best(), rank, time.monotonic() - started) or not leading():
+                if _outranked(view.queue.best(), rank, background_had()) or not leading():
                     break
-            outranked = yielding and _outranked(view.queue.best(), rank, time.monotonic() - started)
+            outranked = yielding and _outranked(view.queue.best(), rank, background_had())
             if outranked or not leading():
                 view.queue.give_back(ready[n:])
                 break
@@ -238,6 +249,8 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
                 phases.pop(ns_job, None)
                 continue
             recorder.working(started, time.monotonic(), workers.active() + 1)
+            if rank == workqueue.BACKGROUND and background_began is None:
+                background_began = time.monotonic()
             if not workers.run(key, functools.partial(one, ns_job, queued, objects), record(ns_job)):
                 view.queue.give_back([(key, queued, rank)])  # still running: after it ends
     finally:
@@ -250,14 +263,15 @@ def reconcile_queued(client: Client, view: ClusterView, echo: Callable[[str], No
     recorder.working(started if workers.active() else None, time.monotonic(), workers.active())
 
 
-def _outranked(waiting: int | None, rank: int, elapsed: float) -> bool:
+def _outranked(waiting: int | None, rank: int, background_had: float) -> bool:
     """Whether a pass gives back the jobs it has not started, `rank` the next one's, when
     `waiting` is the best rank queued meanwhile: at once for an urgent change (a pod's end
-    waits for no progress update), after PASS_SLICE for a change over background work (which
-    must go on too)."""
+    waits for no progress update), for a change over background work only once the pass's
+    background work has had PASS_SLICE (`background_had`: seconds since the pass started its
+    first background job): background work must go on too."""
     if waiting is None or waiting >= rank:
         return False
-    return waiting == workqueue.URGENT or elapsed > PASS_SLICE
+    return waiting == workqueue.URGENT or background_had > PASS_SLICE
 
 
 class Health:

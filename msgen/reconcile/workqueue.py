@@ -20,13 +20,15 @@ time comes, and timed from it.
 Each key waits with a rank. `URGENT`: a change that may make an action due (a pod ended or
 went, a workload reached its verdict): the job's end is acted on ahead of everything else.
 `CHANGE`: any other change (a pod created, started, a status written back). `BACKGROUND`:
-the jobs a resync or a new leader queues all at once (and the changes a replica that did
-not lead queued long before it took over: `demote`). A pass takes the queue in that order,
-oldest first within a rank, and gives back what it has not started when something of a
+the jobs a resync or a new leader queues all at once (and the progress a replica that did
+not lead queued long before it took over: `demote`; never an end, which stays URGENT). A
+pass takes the queue in that order, oldest first within a rank, and gives back what it has not started when something of a
 better rank is waiting (`give_back`): at a thousand jobs whose pods start all the time, a
 pass of hundreds of progress updates (each a status write) held the cleanPodPolicy of a pod
 that ended meanwhile for up to a minute; and a thousand jobs looked at for safety never hold
-up the one whose pod just ended.
+up the one whose pod just ended. Background work is given back only once it has had a
+slice of the pass of its own (`controller.reconcile_queued`), so progress that never stops
+does not starve it.
 Thread-safe: the watches add from their threads, the loop takes from its own.
 """
 
@@ -159,12 +161,15 @@ class WorkQueue:
             return next((r for r in (URGENT, CHANGE, BACKGROUND) if self._ranks[r]), None)
 
     def demote(self, before: float) -> None:
-        """The changes queued before `before` (monotonic) become background work. A replica
-        that does not lead queues every change and acts on none; when it takes over, the
-        leader before it has acted on those older changes, and the newest must not wait
-        behind them (a thousand jobs' worth, oldest first)."""
+        """The progress (CHANGE) queued before `before` (monotonic) becomes background work.
+        A replica that does not lead queues every change and acts on none; when it takes
+        over, the leader before it has most likely acted on those older changes, and the
+        newest must not wait behind them (a thousand jobs' worth, oldest first). An end
+        (URGENT) is never demoted: the leader before may not have acted on it (it was killed,
+        or lost the Lease to a slow API server and took it again, demoting its own queue),
+        and an end acted on already costs a reconcile that finds nothing due."""
         with self._lock:
-            for key in [k for k, queued in self._ready.items() if queued < before and self._rank[k] != BACKGROUND]:
+            for key in [k for k, queued in self._ready.items() if queued < before and self._rank[k] == CHANGE]:
                 self._set_rank(key, BACKGROUND)
 
     def give_back(self, taken: list[tuple[Hashable, float, int]]) -> None:
