@@ -20,10 +20,13 @@ holds the two readings equal on samples and mutations of them, counting what thi
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..model.source import Document, Path, Positions, Source
 from .yaml_go import FLOAT, STR, decode, resolve_plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Longer texts go to libyaml, which reads them faster than this reader.
 LONGEST = 256 << 10
