@@ -15,10 +15,11 @@ used at run time come from here, under the same test, so that mypy still sees `t
     else:
         from msgen.model.type_forms import Literal, NamedTuple
 
-- `NamedTuple`: a record class, built by `collections.namedtuple` as `typing.NamedTuple`
-  builds it (fields from the annotations, in order, with their defaults; the class body's
-  methods, properties and docstring copied over), but without evaluating the annotations
-  (typing made each string annotation a `ForwardRef`, compiling it);
+- `NamedTuple`: a record class as `typing.NamedTuple` builds it (fields from the annotations,
+  in order, with their defaults; the class body's methods, properties and docstring copied
+  over; `_replace`, `_asdict`, `_make`), without evaluating the annotations (typing made each
+  string annotation a `ForwardRef`, compiling it) and without compiling a `__new__` per class
+  as `collections.namedtuple` does;
 - `Literal`: `Literal["a", "b"]` is a `Choices` holding the values (the option table and the
   input-model checker read them with `origin` and `arguments`, as `typing.get_origin` and
   `get_args` do for typing's);
@@ -32,7 +33,7 @@ used at run time come from here, under the same test, so that mypy still sees `t
 from __future__ import annotations
 
 import types
-from collections import namedtuple
+from collections import _tuplegetter  # type: ignore[attr-defined]  # C field accessors, as namedtuple's
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,34 +43,104 @@ if TYPE_CHECKING:
 _PROHIBITED = frozenset({"__new__", "__init__", "__slots__", "__getnewargs__", "_fields",
                          "_field_defaults", "_make", "_replace", "_asdict", "_source"})
 _SPECIAL = frozenset({"__module__", "__name__", "__annotations__"})
+_MISSING = object()
+
+
+class _Record(tuple):  # type: ignore[type-arg]
+    """What every record class shares: `collections.namedtuple`'s methods, written once.
+
+    `collections.namedtuple` compiles each class's `__new__` from text (`eval`), about 0.25 M
+    instructions a class, ~5 M for the records a render defines; here `__new__` reads the
+    class's `_fields` and `_field_defaults` instead.
+    """
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+    _field_defaults: dict[str, _AnyType] = {}
+
+    def __new__(cls, *values: _AnyType, **named: _AnyType) -> _AnyType:
+        if not named and len(values) == len(cls._fields):
+            return tuple.__new__(cls, values)
+        return tuple.__new__(cls, cls._arranged(values, named))
+
+    @classmethod
+    def _arranged(cls, values: tuple[_AnyType, ...], named: dict[str, _AnyType]) -> list[_AnyType]:
+        """The values of a call with names or defaults, in field order, or namedtuple's TypeError."""
+        fields, name = cls._fields, cls.__name__
+        if len(values) > len(fields):
+            raise TypeError(f"{name}() takes {len(fields)} positional arguments but {len(values)} were given")
+        arranged = [*values, *[_MISSING] * (len(fields) - len(values))]
+        for key, value in named.items():
+            if key not in fields:
+                raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+            index = fields.index(key)
+            if arranged[index] is not _MISSING:
+                raise TypeError(f"{name}() got multiple values for argument '{key}'")
+            arranged[index] = value
+        for index, value in enumerate(arranged):
+            if value is _MISSING:
+                if fields[index] not in cls._field_defaults:
+                    raise TypeError(f"{name}() missing required argument: '{fields[index]}'")
+                arranged[index] = cls._field_defaults[fields[index]]
+        return arranged
+
+    @classmethod
+    def _make(cls, iterable: _AnyType) -> _AnyType:
+        made = tuple.__new__(cls, iterable)
+        if len(made) != len(cls._fields):
+            raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(made)}")
+        return made
+
+    def _replace(self, /, **named: _AnyType) -> _AnyType:
+        replaced = self._make(map(named.pop, self._fields, self))
+        if named:
+            raise ValueError(f"Got unexpected field names: {list(named)!r}")
+        return replaced
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({', '.join(f'{n}={v!r}' for n, v in zip(self._fields, self, strict=True))})"
+
+    def _asdict(self) -> dict[str, _AnyType]:
+        return dict(zip(self._fields, self, strict=True))
+
+    def __getnewargs__(self) -> tuple[_AnyType, ...]:
+        return tuple(self)
 
 
 class _RecordType(type):
-    """Builds each subclass of `NamedTuple` as a `collections.namedtuple` class."""
+    """Builds each subclass of `NamedTuple` as `typing.NamedTuple` does (fields from the
+    annotations, in order, with their defaults; the body's methods, properties and docstring
+    copied), on `_Record` instead of through `collections.namedtuple`."""
 
     def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, _AnyType]) -> _AnyType:
         if not bases:  # NamedTuple itself
             return super().__new__(mcls, name, bases, namespace)
-        fields = tuple(namespace.get("__annotations__", {}))
-        defaults = []
+        annotations = dict(namespace.get("__annotations__", {}))
+        fields = tuple(annotations)
+        defaults: dict[str, _AnyType] = {}
         for field in fields:
             if field in namespace:
-                defaults.append(namespace[field])
+                defaults[field] = namespace[field]
             elif defaults:
                 raise TypeError(f"Non-default namedtuple field {field} cannot follow default field"
-                                f"{'s' if len(defaults) > 1 else ''} {', '.join(fields[:len(defaults)])}")
-        record = namedtuple(name, fields, defaults=defaults, module=namespace["__module__"])  # type: ignore[misc]
-        record.__annotations__ = dict(namespace.get("__annotations__", {}))
+                                f"{'s' if len(defaults) > 1 else ''} {', '.join(defaults)}")
+        body: dict[str, _AnyType] = {
+            "__slots__": (), "_fields": fields, "_field_defaults": defaults, "__match_args__": fields,
+            "__module__": namespace["__module__"], "__annotations__": annotations,
+            "__doc__": f"{name}({', '.join(fields)})",
+        }
+        for index, field in enumerate(fields):
+            body[field] = _tuplegetter(index, f"Alias for field number {index}")
         for key, value in namespace.items():
             if key in _PROHIBITED:
                 raise AttributeError("Cannot overwrite NamedTuple attribute " + key)
             if key not in _SPECIAL and key not in fields:
-                setattr(record, key, value)
-        return record
+                body[key] = value
+        return type(name, (_Record,), body)
 
 
 class NamedTuple(metaclass=_RecordType):
-    """`class Role(NamedTuple): replicas: int` makes a `collections.namedtuple` class."""
+    """`class Role(NamedTuple): replicas: int` makes a record class (a tuple, as typing's)."""
 
 
 class Choices:
