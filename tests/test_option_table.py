@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import typing
 
 import click
 import pytest
@@ -14,6 +13,7 @@ import yaml
 
 from msgen.hosts.command_line.cli import render
 from msgen.model.plan import Options, TargetName
+from msgen.model.type_forms import arguments
 from msgen.options import option_table
 from msgen.options import text as options
 from msgen.options.option_table import ROWS, Row
@@ -65,7 +65,7 @@ def test_every_option_field_has_one_row() -> None:
 
 def test_choices_come_from_the_fields_types() -> None:
     by_name = option_table.BY_NAME
-    assert option_table.choices(by_name["target"]) == typing.get_args(TargetName) == TARGET_NAMES
+    assert option_table.choices(by_name["target"]) == arguments(TargetName) == TARGET_NAMES
     assert option_table.choices(by_name["launcher"]) == ("per-device", "msrun", "none")  # `| None`
     assert option_table.choices(by_name["gitops"]) == ("true", "false")
     assert option_table.choices(by_name["shm-size"]) is None

@@ -45,6 +45,7 @@ NOT_ON_THE_RENDER_PATH = {
     "inspect": "imported by dataclasses; ~6 ms with ast, dis and tokenize",
     "copy": "plain data is copied by model.patch.copy_data; copy imports weakref",
     "yaml": "plain block YAML is read by yamlio.block_reader, strings written by yamlio.scalar_styles",
+    "typing": "for mypy only: the few forms a render uses at run time are msgen.model.type_forms'",
 }
 
 _WRAPPER = """
@@ -119,7 +120,8 @@ RENDER_MODULES = {
     "msgen.yamlio.yaml_loader", "msgen.yamlio.yaml_writer",
     "msgen.model", "msgen.model.addresses", "msgen.model.diagnostics", "msgen.model.exit_status",
     "msgen.model.memo", "msgen.model.mindspore_versions", "msgen.model.names", "msgen.model.patch", "msgen.model.plan", "msgen.model.quantity",
-    "msgen.model.run_policy", "msgen.model.source", "msgen.model.target_facts", "msgen.model.versions",
+    "msgen.model.run_policy", "msgen.model.source", "msgen.model.target_facts", "msgen.model.type_forms",
+    "msgen.model.versions",
 }
 #: ... and of `msgen-krm` compiling it as its function config: the KRM host instead of the command line's.
 KRM_MODULES = (
@@ -133,16 +135,15 @@ KRM_MODULES = (
        "msgen.hosts.kustomization_tree", "msgen.hosts.kustomize_entries"}
 )
 #: The other modules a render may load (top-level names), and what for; some Python versions
-#: load fewer of them (3.13 no `warnings`), 3.10 its own names for `re`'s parts.
+#: load fewer of them, 3.10 its own names for `re`'s parts.
 RENDER_OTHERS = {
-    "typing": "records (NamedTuple), option choices (Literal), the input models",
-    "_typing": "typing's", "warnings": "typing's", "contextlib": "the driver's nullcontext",
+    "contextlib": "the driver's nullcontext",
     "re": "names, quantities, go-yaml's scalars", "_sre": "re's", "sre_compile": "re's (3.10)",
     "sre_parse": "re's (3.10)", "sre_constants": "re's (3.10)", "_locale": "re's (3.10)",
     "enum": "re's, Severity", "copyreg": "re's", "functools": "re's, caches", "_functools": "functools'",
     "collections": "functools'", "_collections": "collections'", "itertools": "collections', diagnostics' line starts",
     "keyword": "collections'", "operator": "collections'", "_operator": "operator's",
-    "reprlib": "collections'", "types": "typing's, the input models",
+    "reprlib": "collections'", "types": "the input models, model.type_forms",
     "math": "go-yaml's numbers", "errno": "a closed output pipe", "gc": "the collector's pause",
     "__future__": "postponed annotations",
     "encodings": "Python's own, at start-up",

@@ -25,11 +25,20 @@ from __future__ import annotations
 import functools
 import sys
 import types
-import typing
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-if TYPE_CHECKING:  # a bound named by its text would be compiled into a ForwardRef at import
+from ..model import type_forms
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
     M = TypeVar("M", bound="BaseModel")
+else:
+    from ..model.type_forms import Any
+
+#: The names of `typing` a declaration's annotations may use, as the checker reads them (a
+#: declaring module imports them for mypy only; `msgen.model.type_forms` has their run-time
+#: forms, and `_for_pydantic` turns them into typing's for pydantic).
+FORMS = {"Any": type_forms.Any, "Literal": type_forms.Literal}
 
 REQUIRED: Any = object()
 
@@ -57,7 +66,8 @@ class _ModelType(type):
     @property
     def model_fields(cls) -> dict[str, Any]:
         """pydantic's field table (builds the pydantic model: for tests and tools, not renders)."""
-        fields: dict[str, Any] = pydantic_model(typing.cast("type[BaseModel]", cls)).model_fields
+        declared: Any = cls
+        fields: dict[str, Any] = pydantic_model(declared).model_fields
         return fields
 
 
@@ -113,19 +123,18 @@ class _Declared(dict[str, Any]):
     """A module's names, with declared models swapped for their pydantic models on lookup."""
 
     def __init__(self, module_globals: dict[str, Any]):
-        super().__init__()
+        import typing
+
+        super().__init__(Any=typing.Any, Literal=typing.Literal)
         self.module_globals = module_globals
 
     def __missing__(self, name: str) -> Any:
-        value = self.module_globals[name]
-        if isinstance(value, type) and issubclass(value, BaseModel):
-            return pydantic_model(value)
-        return value
+        return _for_pydantic(self.module_globals[name])
 
 
 def resolve(cls: type, annotation: Any, *, for_pydantic: bool) -> Any:
     if not isinstance(annotation, str):
-        return _swap(annotation) if for_pydantic else annotation
+        return _for_pydantic(annotation) if for_pydantic else annotation
     module_globals = vars(sys.modules[cls.__module__])
     if for_pydantic:
         return eval(annotation, module_globals, _Declared(module_globals))  # noqa: S307
@@ -135,13 +144,23 @@ def resolve(cls: type, annotation: Any, *, for_pydantic: bool) -> Any:
 @functools.lru_cache(maxsize=None)
 def _evaluated(module: str, annotation: str) -> Any:
     """A module's annotation text as an object; cached, as most (`str | None`) recur often."""
-    return eval(annotation, vars(sys.modules[module]))  # noqa: S307 - the module's own text
+    return eval(annotation, vars(sys.modules[module]), FORMS)  # noqa: S307 - the module's own text
 
 
-def _swap(annotation: Any) -> Any:
-    """An annotation object with declared models replaced by pydantic models (create_model)."""
+def _for_pydantic(annotation: Any) -> Any:
+    """An annotation object as pydantic reads it: declared models replaced by pydantic models
+    (create_model), `msgen.model.type_forms`' forms (plan.py's `Literal` aliases, a passed-through
+    field's `Any`) by typing's."""
+    import typing
+
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return pydantic_model(annotation)
+    if annotation is type_forms.Any:
+        return typing.Any
+    if isinstance(annotation, type_forms.Choices):
+        return typing.Literal[annotation.values]
+    if isinstance(annotation, type_forms.Union):
+        return typing.Union[tuple(_for_pydantic(member) for member in annotation.members)]
     return annotation
 
 

@@ -10,15 +10,17 @@ accept what pydantic refuses; a declaration it cannot check at all raises `Unsup
 
 from __future__ import annotations
 
-import types
-import typing
-from typing import TYPE_CHECKING, Any, Callable, Literal, Union
-
+from ..model import type_forms
+from ..model.type_forms import Literal, Union, arguments, origin
 from .input_model import REQUIRED, BaseModel, FieldSpec, config_of, declared_bases, own_fields, resolve
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable
+
     from .input_model import M
 
+    _Check = Callable[[Any], Any]
 
 
 class _Defer(Exception):
@@ -29,7 +31,6 @@ class Unsupported(Exception):
     """A declaration uses something the checker does not implement (it then always defers)."""
 
 
-_Check = Callable[[Any], Any]
 _CHECKERS: dict[type, _Check] = {}
 _NUMBER_BOUNDS = {"ge", "le", "gt", "lt"}
 _LENGTH_BOUNDS = {"min_length", "max_length"}
@@ -130,20 +131,20 @@ def _bounded(check: _Check, bounds: dict[str, Any]) -> _Check:
 
 
 def _checker(annotation: Any) -> _Check:
-    if annotation is Any:
+    if annotation is type_forms.Any:  # the run-time forms: see input_model.FORMS
         return _anything
     if annotation in _SCALARS:
         return _SCALARS[annotation]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return _lazy_model(annotation)
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is Literal:
+    kind, args = origin(annotation), arguments(annotation)
+    if kind is Literal:
         return _literal(args)
-    if origin in (Union, types.UnionType):
+    if kind is Union:
         return _union([_checker(a) for a in args], args)
-    if origin is list and len(args) == 1:
+    if kind is list and len(args) == 1:
         return _list(_checker(args[0]))
-    if origin is dict and len(args) == 2 and args[0] is str:
+    if kind is dict and len(args) == 2 and args[0] is str:
         return _dict(_checker(args[1]))
     raise Unsupported(f"annotation {annotation!r}")
 

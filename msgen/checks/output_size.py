@@ -13,12 +13,14 @@ beyond it, measured on each role's first pod before the others are built.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import targets
 from ..model.diagnostics import Diagnostic
 from ..model.patch import Patch
 from ..model.plan import Plan, Role
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The most bytes of framework env values one render may write across all its pods.
 MAX_REPEATED_ENV_BYTES = 32 * 2**20

@@ -14,12 +14,17 @@ use, not at import, so start-up does not pay for it.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from ..model import versions
 from ..model.diagnostics import Diagnostic
 from ..model.plan import Plan
 from ..model.source import Document, Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    _Pending = tuple[Any, dict[str, Any], Path, str]
 
 _RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 _WORDS = {
@@ -65,9 +70,6 @@ def check_template(
     checker = _Checker(document, definitions, since, kube_version)
     checker.check(template, {"$ref": root}, path)
     return checker.errors
-
-
-_Pending = tuple[Any, dict[str, Any], Path, str]
 
 
 class _Checker:

@@ -8,16 +8,18 @@ it first, so pydantic is imported only to explain a mistake.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
-
 from ..model.diagnostics import Diagnostic, did_you_mean
 from ..model.source import Document, Path
 from .input_model import BaseModel as Declared
 from .input_model import pydantic_model
 from .input_model_check import validate
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
     from pydantic import BaseModel
+else:
+    from ..model.type_forms import TypeVar
 
 M = TypeVar("M", bound=Declared)
 

@@ -18,9 +18,7 @@ found as many errors as a report shows (`room_for_more`) is not checked further.
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
 from ..checks import apirules, pod_schema
 from ..checks.input_model import BaseModel, declared_bases, own_fields, resolve
@@ -28,8 +26,11 @@ from ..kinds.podtemplate import PodTemplateSpec
 from ..model.diagnostics import MAX_REPORTED, Diagnostic
 from ..model.plan import Options
 from ..model.source import Document, Path
+from ..model.type_forms import Literal, arguments, origin
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from ..model.extension_points import InputModel
 
 #: How pydantic's "missing" errors read (`checks.validation`): they stand at the mapping the
@@ -146,15 +147,15 @@ def _walk(annotation: Any, value: Any, path: Path) -> Iterator[Path]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         yield from template_paths(annotation, value, path)
         return
-    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is list and isinstance(value, list):
+    kind, args = origin(annotation), arguments(annotation)  # msgen.model.type_forms' forms
+    if kind is list and isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _walk(arguments[0], item, path + (index,))
-    elif origin is dict and isinstance(value, dict) and len(arguments) == 2:
+            yield from _walk(args[0], item, path + (index,))
+    elif kind is dict and isinstance(value, dict) and len(args) == 2:
         for key, item in value.items():
-            yield from _walk(arguments[1], item, path + (key,))
-    elif arguments and origin not in (list, dict, typing.Literal):  # a union: each member's shape
-        for member in arguments:
+            yield from _walk(args[1], item, path + (key,))
+    elif args and kind not in (list, dict, Literal):  # a union: each member's shape
+        for member in args:
             found = list(_walk(member, value, path))
             if found:
                 yield from found

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..model.diagnostics import (
     MAX_REPORTED, Diagnostic, InputError, Position, distinct, has_errors, position_key,
@@ -29,16 +28,19 @@ from ..model.source import Document, Source, StreamedSource
 from ..yamlio.yaml_writer import Verbatim
 from ..yamlio.yaml_loader import iter_documents
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
     from ..yamlio.verbatim import DocumentTexts
 
-#: Receives the objects of each compiled document, in output order; a sink that writes them
-#: returns the size of the text it wrote (counted against the run's bound, `output_bound`).
-Sink = Callable[[list[dict[str, Any]]], int | None]
+    #: Receives the objects of each compiled document, in output order; a sink that writes them
+    #: returns the size of the text it wrote (counted against the run's bound, `output_bound`).
+    Sink = Callable[[list[dict[str, Any]]], int | None]
+    #: What each document compiles and is written within (a console command's collector pause).
+    AroundDocument = Callable[[], AbstractContextManager[None]]
+
 #: How many objects of a document the sink gets at a time (`Driver._compile`).
 _SINK_PIECE = 64
-#: What each document compiles and is written within (a console command's collector pause).
-AroundDocument = Callable[[], AbstractContextManager[None]]
 
 
 class Compilation:

@@ -7,7 +7,6 @@ that is not a job kind msgen knows passes through unchanged, in place.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
 
 from ..checks import apirules
 from .. import devices, frameworks, kinds, launchers, targets
@@ -26,7 +25,9 @@ from ..targets.addressing import Addressing
 from ..targets.fit import unsupported
 from ..targets.limits import replica_problems
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from ..model.extension_points import Framework, Target
     from ..model.plan import PodSlot
     from ..targets.addressing import Naming

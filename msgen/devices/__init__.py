@@ -8,16 +8,21 @@ containers of a GPU job that asked for none (with the NVIDIA runtime as the node
 would otherwise see every GPU on the node).
 """
 
+from __future__ import annotations
+
 import sys
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ..model.diagnostics import Diagnostic
 from ..model.patch import Patch
 from ..model.plan import Plan, PodSlot, Role
 from ..model.quantity import amount
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal, NamedTuple
     from ..model.extension_points import Device
+else:
+    from ..model.type_forms import Literal, NamedTuple
 
 DeviceKind = Literal["cpu", "gpu", "ascend"]
 

@@ -12,8 +12,6 @@ ascend-operator also gives every NPU pod of an AscendJob `HCCL_LOGIC_SUPERPOD_ID
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..model.patch import EnvValue, Patch, field_ref, literal
 from ..model.plan import Plan, Role
 from ..model.source import Document
@@ -88,7 +86,9 @@ def superpod_id(
     return dynamic_index if pods == 1 else None
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from typing import Any
     from ..model.extension_points import Device
     from . import ascend as _this
 

@@ -8,8 +8,6 @@ see every GPU of the node (kubeflow's MPI launcher does the same).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..model.patch import Patch, literal
 from ..model.plan import Plan, Role
 from . import container_request
@@ -29,6 +27,7 @@ def hide_gpus(container_names: list[str]) -> Patch:
     )
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
     from ..model.extension_points import Device
     from . import gpu as _this

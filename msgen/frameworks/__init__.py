@@ -11,8 +11,8 @@ them, so no framework writes a function that does nothing.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..model.diagnostics import Diagnostic
     from ..model.extension_points import Framework

@@ -20,8 +20,6 @@ container: `CAFFE2_CONFIG` names the operator's port 2222 (or the container's ow
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.patch import ALL_CONTAINERS, EnvValue, Patch, literal
 from ..model.plan import Options, Plan, PodSlot, Role
@@ -103,6 +101,7 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addresses) -> Patch:
     return Patch(contributor="Caffe2", env=tuple(env))
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
     from ..model.extension_points import Addresses, ChecksJob, Framework, NeedsPodIndex
     from . import caffe2 as _this

@@ -7,7 +7,10 @@ bare JSON number once Kubernetes expands it, exactly as a static index is writte
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 INDEX = "\x00msgen-index\x00"
 

@@ -35,8 +35,6 @@ needs it (`pod_index_reason`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..model import mindspore_versions
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.patch import EnvValue, Patch, field_ref, literal
@@ -362,6 +360,7 @@ def _required(index: EnvValue | None) -> EnvValue:
     return index
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
     from ..model.extension_points import Addresses, ChecksJob, ExplainsPodIndex, Framework, NeedsPodIndex
     from . import mindspore as _this

@@ -20,8 +20,6 @@ static indexes (`Plan.static_indexes`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..model.diagnostics import Diagnostic
 from ..model.patch import EnvValue, Patch, literal
 from ..model.plan import Options, Plan, PodSlot
@@ -78,6 +76,7 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addresses) -> Patch:
     return Patch(contributor="MindSpore (2020 MSJob)", env=env)
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
     from ..model.extension_points import Addresses, ChecksJob, Framework, NeedsPodIndex
     from . import mindspore_legacy as _this

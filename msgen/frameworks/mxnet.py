@@ -20,8 +20,6 @@ at run time from the pod's index variable where it has not.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..model.diagnostics import Diagnostic
 from ..model.patch import ALL_CONTAINERS, EnvValue, Patch, literal
 from ..model.plan import Options, Plan, PodSlot
@@ -98,6 +96,7 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addresses) -> Patch:
     return Patch(contributor="MXNet", env=tuple(env))
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
     from ..model.extension_points import Addresses, ChecksJob, Framework, NeedsPodIndex
     from . import mxnet as _this

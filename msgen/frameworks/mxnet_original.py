@@ -16,8 +16,6 @@ this env needs no pod index and every target can carry it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..model.patch import EnvValue, Patch, literal
 from ..model.plan import Plan, PodSlot
 from ..model.addresses import Endpoint
@@ -50,6 +48,7 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addresses) -> Patch:
     )
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
     from ..model.extension_points import Addresses, Framework
     from . import mxnet_original as _this

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
 from ..model.diagnostics import Diagnostic, LineReader, distinct, report_lines
 from ..model.exit_status import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED
 from ..model.plan import Options
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable, NoReturn
     from collections.abc import Iterator, Mapping
 
     from ..compile.driver import Compilation, Sink

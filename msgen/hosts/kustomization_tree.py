@@ -22,18 +22,23 @@ kustomize builds: a base that two overlays include is built twice, so builds and
 counted once per inclusion (a diamond of overlays 20 levels deep is a million builds).
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
+from __future__ import annotations
 
 import os
 import stat
 from collections.abc import Iterator
-from typing import Any, NamedTuple
 
 from ..model.diagnostics import Diagnostic, InputError, Position, Severity
 from ..model.source import Document, Path
 from ..yamlio.inputs import KUSTOMIZATION_FILES, decoded
 from ..yamlio.yaml_loader import load_documents
 from . import kustomize_entries
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ..model.type_forms import NamedTuple
 
 FILE, DIRECTORY, REMOTE, INLINE, MISSING, OUTSIDE, INVALID = (
     "local file", "local directory", "remote", "inline", "missing", "outside", "invalid",

@@ -24,7 +24,10 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: `url.Parse`'s scheme: a letter, then letters, digits, `+`, `-`, `.`, then `:`.
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")

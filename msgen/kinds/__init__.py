@@ -9,8 +9,8 @@ Modules are imported on first use, so a render pays only for the kinds it meets.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..model.extension_points import JobKind
 

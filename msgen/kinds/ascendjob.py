@@ -16,8 +16,6 @@ refused with a clear message.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
-
 from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic, Severity
@@ -29,7 +27,9 @@ from . import ascend_recovery as recovery
 from ..model.patch import copy_data
 from .shared import InputKind, PlanFields, ensure_port, main_container, ports_of, replica_type_of
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal
     from ..model.extension_points import JobKind
 
 API_VERSION = "mindxdl.gitee.com/v1"

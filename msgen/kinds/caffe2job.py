@@ -15,8 +15,6 @@ not read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
-
 from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic, Severity
@@ -27,7 +25,9 @@ from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from ..model.patch import copy_data
 from .shared import InputKind, PlanFields, main_container
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal
     from ..model.extension_points import JobKind
 
 API_VERSION = "kubeflow.org/v1alpha1"

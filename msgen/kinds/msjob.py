@@ -7,8 +7,6 @@ Running, and container `mindspore` gets port `msjob-port` 2222 unless it names o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
-
 from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic, Severity
@@ -18,7 +16,9 @@ from .podtemplate import INT32_MAX, INT64_MAX, ObjectMeta, PodTemplateSpec, Quan
 from ..model.patch import copy_data
 from .shared import InputKind, PlanFields, ensure_port, main_container, replica_type_of
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal
     from ..model.extension_points import JobKind
 
 API_VERSION = "mindspore.gitee.com/v1"

@@ -15,8 +15,6 @@ mount of an undeclared volume would leave the pod stuck in ContainerCreating).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
-
 from ..checks.input_model import Field
 
 from ..model.diagnostics import Diagnostic
@@ -26,7 +24,9 @@ from .podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from ..model.patch import copy_data
 from .shared import InputKind, PlanFields, check_volumes, ensure_port, main_container
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal
     from ..model.extension_points import JobKind
 
 API_VERSION = "kubeflow.org/v1"

@@ -8,9 +8,13 @@ with its position, instead of being pruned or rejected later by the API server.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
-
 from ..checks.input_model import BaseModel, ConfigDict, Field, create_model, field_names
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
+else:
+    from ..model.type_forms import Any  # a passed-through field's annotation
 
 Quantity = int | float | str
 #: The largest values of Kubernetes' int32 and int64 fields (counts, seconds).

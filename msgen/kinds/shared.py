@@ -11,8 +11,7 @@ reports once pods fail to start (a volume mounted but never declared), so msgen 
 problem where it was written.
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from __future__ import annotations
 
 from ..checks.input_model import BaseModel
 from ..checks.validation import VOLUME_SOURCES, validate_model
@@ -20,6 +19,12 @@ from ..model.diagnostics import Diagnostic, Severity, has_errors
 from ..model.names import dns1035_label, refused
 from ..model.plan import Options, Plan, ProcessContract, Role, RunPolicy
 from ..model.source import Document, Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Generic, NamedTuple, TypeVar
+else:
+    from ..model.type_forms import Generic, NamedTuple, TypeVar
 
 J = TypeVar("J", bound=BaseModel)
 

@@ -11,8 +11,9 @@ the jobs they serve. Each returns `Patch`es; `apply_patches` merges them with th
 conflict rules as the core's env.
 """
 
+from __future__ import annotations
+
 import sys
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from .. import devices
 from ..devices import DeviceKind
@@ -21,8 +22,12 @@ from ..model.patch import Patch
 from ..model.patch import WorkloadLabels as WorkloadLabels
 from ..model.plan import Options, Plan, PodSlot
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable, NamedTuple
     from ..model.extension_points import Addresses, StartsProcesses
+else:
+    from ..model.type_forms import NamedTuple
 
 
 class ForDevice(NamedTuple):

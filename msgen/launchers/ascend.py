@@ -17,8 +17,6 @@ On pods whose container `mindspore` (the plan's main container) asks for Ascend 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from .. import devices, targets
 from ..model.diagnostics import Diagnostic, Severity
 from ..frameworks.mindspore import worker_processes
@@ -251,7 +249,9 @@ def _option_path(plan: Plan, option: str) -> Path:
     return ("metadata", "name")
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
+    from typing import Any
     from ..model.extension_points import Addresses, ChecksJob, LabelsWorkloads, StartsProcesses
     from . import ascend as _this
 

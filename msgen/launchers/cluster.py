@@ -32,14 +32,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import targets
 from ..model import mindspore_versions
 from ..model.diagnostics import Diagnostic, Severity
 from ..frameworks.mindspore import worker_processes
 from ..model.patch import Patch, default, literal
 from ..model.plan import Options, Plan, PodSlot, Role
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 LARGE_CLUSTER = 128
 LARGE_CLUSTER_TIMEOUT = 1800

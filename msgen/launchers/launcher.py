@@ -22,13 +22,18 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol, runtime_checkable
 
 from .. import devices
 from ..model.diagnostics import Diagnostic, Severity
 from ..frameworks.mindspore import processes_per_pod, worker_processes
 from ..model.patch import CommandWrap, Patch, default, literal
 from ..model.plan import Options, Plan, PodSlot, Role
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..model.extension_points import Launcher
 
 SCRIPT_NAME = "per-device.sh"
 MOUNT_PATH = "/opt/msgen"
@@ -68,19 +73,6 @@ def multi_device_worker(plan: Plan) -> Role | None:
     if role is None or role.replicas == 0 or processes_per_pod(plan, role) < 2:
         return None
     return role
-
-
-@runtime_checkable
-class Launcher(Protocol):
-    """What starts the processes of a multi-device Worker pod, chosen by `--launcher`."""
-
-    name: str
-    #: It becomes the container's command (the container's own command its arguments).
-    wraps_command: bool
-
-    def check(self, plan: Plan, role: Role, options: Options) -> list[Diagnostic]: ...
-
-    def contribute(self, plan: Plan, role: Role, options: Options) -> list[Patch]: ...
 
 
 def chosen(plan: Plan, options: Options) -> Launcher:

@@ -3,8 +3,6 @@ resolving the scheduler's name (`launcher`, `cluster`, `resolve`), in that order
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..model.diagnostics import Diagnostic
 from ..model.patch import Patch
 from ..model.plan import Options, Plan, PodSlot
@@ -24,6 +22,7 @@ def contribute(plan: Plan, slot: PodSlot, addressing: Addresses, options: Option
     return patches + resolve.contribute(plan, slot, options)
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy checks this module against the interfaces it implements
     from ..model.extension_points import Addresses, ChecksJob, StartsProcesses
     from . import mindspore as _this

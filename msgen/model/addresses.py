@@ -6,11 +6,16 @@ reached (`Framework.endpoints`) and asks the job's addresses (`extension_points.
 for "the host of scheduler 0" or "this pod's index", never formatting a target's names.
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
-from typing import Any, Callable, NamedTuple
+from __future__ import annotations
 
 from .patch import EnvValue
 from .plan import Role
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, NamedTuple
+else:
+    from .type_forms import NamedTuple
 
 
 class Endpoint:

@@ -6,12 +6,18 @@ instead of raising, so one run reports every problem at once; the front ends (CL
 function, plug-ins) decide how to show them and take the exit status from the worst severity.
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
+from __future__ import annotations
+
 import itertools
 import re
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple, Protocol
 from enum import Enum
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple, Protocol
+else:
+    from .type_forms import NamedTuple, Protocol
 
 #: At most this many diagnostics are printed per run; the rest are counted. A file with
 #: thousands of copies of a mistake needs the first ones fixed, not a flood.

@@ -10,6 +10,7 @@ its jobs need:
 | framework env      | `frameworks._REGISTRY` (`Plan.framework`)     | a module             | Framework; ChecksJob, NeedsPodIndex, ExplainsPodIndex if it needs them |
 | device             | `devices._REGISTRY` (device kind: resources)  | a module             | Device                                 |
 | process start      | `launchers._BY_DEVICE`, `_BY_FRAMEWORK`       | a module             | StartsProcesses; ChecksJob, LabelsWorkloads if it needs them |
+| launcher           | `launchers.launcher.LAUNCHERS` (`--launcher`) | an instance          | Launcher                               |
 | target             | `targets._REGISTRY` (`--target`)              | a module's `TARGET`  | Target (DeclaresTarget, RendersTarget) |
 
 An optional interface is asked only of a plug-in that has it (each registry's helpers, such as
@@ -128,6 +129,18 @@ class LabelsWorkloads(Protocol):
 
     def workload_labels(self, plan: Plan, options: Options) -> tuple[WorkloadLabels, ...]: ...
 
+
+@runtime_checkable
+class Launcher(Protocol):
+    """What starts the processes of a multi-device Worker pod, chosen by `--launcher`."""
+
+    name: str
+    #: It becomes the container's command (the container's own command its arguments).
+    wraps_command: bool
+
+    def check(self, plan: Plan, role: Role, options: Options) -> list[Diagnostic]: ...
+
+    def contribute(self, plan: Plan, role: Role, options: Options) -> list[Patch]: ...
 
 # --- targets ---------------------------------------------------------------------------------
 

@@ -10,7 +10,11 @@ not grown.
 
 from __future__ import annotations
 
-from typing import TypeVar
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+else:
+    from .type_forms import TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")

@@ -9,11 +9,16 @@ path, a node selector entry) is an error with its position unless the user allow
 override (env only). A *default* env value (`EnvValue.default`) yields to the user's own.
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
-from typing import Any, NamedTuple
+from __future__ import annotations
 
 from .diagnostics import Diagnostic
 from .plan import Options, Plan, PodSlot
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from .type_forms import NamedTuple
 
 ALL_CONTAINERS = "*"
 

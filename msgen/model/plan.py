@@ -8,14 +8,18 @@ needs to change a pod template works on its own copy.
 The records are `NamedTuple`s (and plain classes with slots where a field is named like a tuple
 method): a render is a fresh process, and importing `dataclasses` (which imports `inspect`) and
 building its classes was a large share of a cold render's start-up; immutability is kept, and
-`_replace` is `dataclasses.replace`. The modules declaring records do not use `from __future__
-import annotations`: `typing.NamedTuple` would turn each string annotation into a `ForwardRef`,
-compiling it, which made building the records twice as slow (bench/README.md, start-up).
+`_replace` is `dataclasses.replace`. At run time `NamedTuple`, `Literal` and `Any` are
+`msgen.model.type_forms`' (no `typing` on a render's path). This module's annotations are not
+postponed: `msgen.options.option_table` reads the choices of `Options`' fields from them.
 """
 
-from typing import Any, Literal, NamedTuple
-
 from .source import Document, Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal, NamedTuple
+else:
+    from .type_forms import Any, Literal, NamedTuple
 
 RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
 CleanPodPolicy = Literal["All", "Running", "None"]

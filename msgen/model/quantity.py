@@ -11,11 +11,16 @@ written back in the suffix family the inputs used (binary if any input was binar
 read naturally.
 """
 
-import re
-from typing import TYPE_CHECKING, NamedTuple
+from __future__ import annotations
 
+import re
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NamedTuple
     from decimal import Decimal
+else:
+    from .type_forms import NamedTuple
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -3, "u": -2, "m": -1, "": 0, "k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}

@@ -8,10 +8,15 @@ JSON object with sorted keys (deterministic output), and the reconciler reads th
 with `parse()`. This module is the only place that knows the annotation's shape.
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
-from typing import Any, NamedTuple
+from __future__ import annotations
 
 from .plan import ALL_WORKERS, ONE_ROLE_DECIDES, WORKER0, Options, Plan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from .type_forms import NamedTuple
 
 ANNOTATION = "msgen/run-policy"
 

@@ -7,9 +7,11 @@ diagnostic names file:line:column. Reading YAML into documents is `yaml_loader`'
 
 from __future__ import annotations
 
-from typing import Any, BinaryIO
-
 from .diagnostics import Diagnostic, Position, Severity
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
 
 Path = tuple[str | int, ...]
 

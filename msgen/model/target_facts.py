@@ -8,8 +8,13 @@ controllers through which its pods are made), the policy table in docs/targets.m
 extension points (`model/extension_points.py`) read them without importing a target.
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
-from typing import Literal, NamedTuple
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal, NamedTuple
+else:
+    from .type_forms import Literal, NamedTuple
 
 
 #: How an object of an ownership chain (`Link.named`) is named from its controller's name

@@ -23,12 +23,19 @@ puts it on every object that names none, and a ConfigMap the overlay generates n
 the job's objects must name none either for kustomize to follow its hashed name into them.
 """
 
+from __future__ import annotations
+
 from collections.abc import Mapping
-from typing import Any, NamedTuple
 
 from . import text as option_text
 from .option_table import BY_NAME
 from ..model.plan import Options
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ..model.type_forms import NamedTuple
 
 #: The hand-off from `argocd-generate` to the functions kustomize runs inside its build.
 HANDOFF_VARIABLE = "MSGEN_HOST_OPTIONS"

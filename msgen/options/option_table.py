@@ -14,10 +14,16 @@ The documents that repeat the table are generated from it: `python -m tests.gene
 annotations with this table and must start fast.
 """
 
-import typing
-from typing import Any, NamedTuple
+from __future__ import annotations
 
 from ..model.plan import Options
+from ..model.type_forms import Literal, arguments, origin
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ..model.type_forms import NamedTuple
 
 #: The hosts an option can come from: msgen's command line (`msgen render`, `validate`, the
 #: kustomize plugin, the reconciler's commands, the Helm post-renderer's arguments), a job's
@@ -255,7 +261,7 @@ def names(host: str | None = None) -> list[str]:
 def field_type(row: Row) -> Any:
     """The type of `row`'s `Options` field, without its `| None`."""
     kind = Options.__annotations__[row.field]  # objects: plan.py postpones no annotation
-    args = [a for a in typing.get_args(kind) if a is not type(None)]
+    args = [a for a in arguments(kind) if a is not type(None)]
     if not _is_literal(kind) and len(args) == 1:
         return args[0]  # `X | None`
     return kind
@@ -268,13 +274,12 @@ def choices(row: Row) -> tuple[str, ...] | None:
     if kind is bool:
         return ("true", "false")
     if _is_literal(kind):
-        return tuple(str(value) for value in typing.get_args(kind))
+        return tuple(str(value) for value in arguments(kind))
     return None
 
 
 def _is_literal(kind: Any) -> bool:
-    origin: Any = typing.get_origin(kind)  # typed for mypy as a ParamSpec's, wrongly
-    return origin is typing.Literal
+    return origin(kind) is Literal  # msgen.model.type_forms': plan.py's at run time
 
 
 def is_flag(row: Row) -> bool:

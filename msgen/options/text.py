@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 
 from ..model import mindspore_versions, quantity, versions
 from ..model.diagnostics import Diagnostic, Severity, did_you_mean
@@ -18,7 +17,9 @@ from ..model.names import dns1123_label, label_value, refused
 from .option_table import BY_NAME, Row, choices, names
 from ..model.plan import Options
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from ..model.source import Document
 
 ANNOTATION_PREFIX = "msgen/"

@@ -17,7 +17,6 @@ checks its facts against what it renders).
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Callable
 
 from ..model.target_facts import (
     INDEXED_POD as INDEXED_POD,
@@ -30,7 +29,9 @@ from ..model.target_facts import (
     Link as Link,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Callable
     from ..model.extension_points import Target
 
 

@@ -11,8 +11,7 @@ and never formats a target's host names itself. Two ways to reach a replica (con
   Service. No extra Service, but the process must accept a host name.
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
-from typing import Any
+from __future__ import annotations
 
 from ..model.diagnostics import Diagnostic
 from ..model.names import dns1035_label, refused, service_env_prefix
@@ -21,6 +20,10 @@ from ..model.addresses import Naming as Naming
 from ..model.patch import EnvValue, literal
 from ..model.plan import AddressMode, Options, Plan, PodSlot, Role
 from . import labels
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Addressing:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..model import versions
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.patch import copy_data
@@ -11,7 +9,9 @@ from ..model.plan import Options, Plan, PodSlot
 from . import labels, scheduling, support
 from .addressing import dns_policy
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from ..model.extension_points import Addresses, Target
 
 

@@ -8,13 +8,12 @@ refusal lists the targets that can, in registry order.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..model import versions
 from ..model.plan import Options, Plan, PodSlot
 from ..model.addresses import Naming
 from . import NAMES, having, lookup
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..model.extension_points import Target
 

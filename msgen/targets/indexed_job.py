@@ -12,8 +12,6 @@ the names the `pod` target gives, with a Job's retries and clean-up.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
-
 from ..model import versions
 from ..model.diagnostics import Diagnostic
 from ..model.patch import EnvValue, field_ref
@@ -25,7 +23,9 @@ from .limits import INDEXED_JOB_LIMIT
 from .scheduling import warn
 from .cells import N, Cell, apply, partly
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable
     from ..model.extension_points import Addresses, Target
 
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"

@@ -13,8 +13,6 @@ Service `<job>` itself. Since JobSet 0.9 it labels every pod with its JobSet's U
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..model.diagnostics import Diagnostic
 from ..model.patch import field_ref
 from ..model.plan import Options, Plan, PodSlot, Role
@@ -31,7 +29,9 @@ from .indexed_job import (
 from .limits import INDEXED_JOB_LIMIT
 from .cells import N, Cell, apply, na, partly
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from ..model.extension_points import Addresses, Target
 
 API_VERSION = "jobset.x-k8s.io/v1alpha2"

@@ -15,12 +15,17 @@ the target's own label carries it: `batch.kubernetes.io/job-completion-index` (I
 JobSets), `apps.kubernetes.io/pod-index` (StatefulSets), `volcano.sh/task-index` (Volcano).
 """
 
-# No `from __future__ import annotations`: it slows building NamedTuples (see msgen.model.plan).
-from typing import Any, NamedTuple
+from __future__ import annotations
 
 from ..model.diagnostics import Diagnostic
 from ..model.names import MAX_LABEL
 from ..model.plan import Plan, PodSlot, Role
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ..model.type_forms import NamedTuple
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 APP_NAME = "app.kubernetes.io/name"

@@ -8,11 +8,10 @@ at the role's `replicas`, not an object the cluster rejects (or a render that ne
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..model.diagnostics import Diagnostic
 from ..model.plan import Plan
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..model.extension_points import Target
 

@@ -8,8 +8,6 @@ gives it a DNS name.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..model.diagnostics import Diagnostic
 from ..model.plan import Options, Plan, PodSlot
 from . import RENDERED, Facts, Link, labels, scheduling
@@ -17,7 +15,9 @@ from .addressing import Naming, name_problems
 from .common import finish_pod, shared_objects
 from .cells import N, Cell, apply, na
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from ..model.extension_points import Addresses, Target
 
 

@@ -18,13 +18,13 @@ in the output would make every GitOps sync suspend the job again once Kueue admi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..model import versions
 from ..model.diagnostics import Diagnostic, Severity
 from ..model.plan import Options, Plan, PodSlot, SchedulingPolicy
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from ..model.extension_points import Target
 
 VOLCANO_SCHEDULER = "volcano"

@@ -13,8 +13,6 @@ their pod name as `MS_NODE_ID`, as ms-operator gave it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..model import versions
 from ..model.diagnostics import Diagnostic
 from ..model.patch import field_ref
@@ -26,7 +24,9 @@ from .limits import INDEXED_JOB_LIMIT, MOST_OF_A_CLUSTER
 from .scheduling import warn
 from .cells import N, na
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from ..model.extension_points import Addresses, Target
 
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"

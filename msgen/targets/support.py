@@ -13,8 +13,6 @@ generated from the same cells, and a test keeps the two equal.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .. import targets
 from ..model import versions
 from ..model.diagnostics import Diagnostic, Severity
@@ -22,6 +20,7 @@ from ..model.plan import ALL_WORKERS, ONE_ROLE_DECIDES, Options, Plan
 from ..model.source import Path
 from .cells import Cell
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..model.extension_points import Target
 

@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
 
 from ..model.diagnostics import Diagnostic
 from ..model.plan import Options, Plan, PodSlot, Role
@@ -67,7 +66,9 @@ from .labels import own_labels
 from .limits import INDEXED_JOB_LIMIT
 from .scheduling import warn
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from ..model.extension_points import Addresses, Target
 
 API_VERSION = "trainer.kubeflow.org/v1alpha1"

@@ -28,8 +28,6 @@ Policies map onto Volcano's events and actions, per task:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..model.diagnostics import Diagnostic
 from ..model.patch import field_ref
 from ..model.plan import Options, Plan, PodSlot, Role
@@ -41,7 +39,9 @@ from .limits import INDEXED_JOB_LIMIT, MOST_OF_A_CLUSTER
 from .scheduling import warn
 from .cells import N, apply, na, partly
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from ..model.extension_points import Addresses, Target
 
 

@@ -20,10 +20,13 @@ holds the two readings equal on samples and mutations of them, counting what thi
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..model.source import Document, Path, Positions, Source
 from .yaml_go import FLOAT, STR, decode, resolve_plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Longer texts go to libyaml, which reads them faster than this reader.
 LONGEST = 256 << 10
@@ -36,8 +39,7 @@ _LONGEST_KEY = 1000
 #: but `\n`, the line and paragraph separators, surrogates, a byte-order mark, U+FFFE and U+FFFF.
 #: Listed, not negated (a negated class spanning Unicode takes milliseconds to compile, `pyyaml`).
 _OUTSIDE = "[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
-#: The characters a plain scalar may not start with: YAML's indicators (`-`, `?` and `:` may,
-#: followed by a character that is not a space; `?` and `:` are left to PyYAML).
+#: What a plain scalar may not start with: YAML's indicators (`-` may, before a non-space; `?` and `:` go to PyYAML).
 _NOT_FIRST = frozenset("-?:,[]{}#&*!|>'\"%@`")
 #: What ends a plain scalar in a flow collection (`:` and `#` in it are left to PyYAML).
 _FLOW_ENDS = frozenset(",[]{}:")
@@ -53,8 +55,7 @@ class _OutsideThePart(Exception):
 
 
 def read(source: Source) -> list[Document] | None:
-    """Every document of `source` as `yaml_loader.iter_documents` gives them, or None where
-    the text is outside the part of YAML this reader reads."""
+    """Every document of `source` as `yaml_loader.iter_documents` gives them; None outside the part read here."""
     text = source.text
     if len(text) > LONGEST or _holds_outside(text):
         return None
@@ -377,8 +378,7 @@ def _plain(text: str) -> str:
 
 
 def _quoted_end(text: str) -> int:
-    """Where the one-line quoted scalar at the start of `text` ends (after its closing
-    quote), or -1 (not closed on this line, or written with an escape)."""
+    """Where the one-line quoted scalar starting `text` ends (after its quote), or -1 (not closed, or escaped)."""
     if text[0] == '"':
         end = text.find('"', 1)
         if end < 0 or "\\" in text[1:end]:

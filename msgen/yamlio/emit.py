@@ -12,9 +12,11 @@ representer for every node, which would cost most of a large render.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .yaml_writer import BlockWriter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _TOP = ("apiVersion", "kind", "metadata", "spec")
 _META = ("name", "generateName", "namespace", "labels", "annotations")

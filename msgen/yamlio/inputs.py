@@ -8,10 +8,13 @@ import codecs
 import os
 import stat
 import sys
-from typing import BinaryIO
 
 from ..model.diagnostics import Diagnostic, Position, Severity
 from ..model.source import Source, StreamedSource
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 YAML_SUFFIXES = (".yaml", ".yml")
 #: The files a directory's manifests are read from: YAML, and JSON as kubectl and Argo CD read.

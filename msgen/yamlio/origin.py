@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any
 
 from ..model.diagnostics import InputError, Position
 from ..model.source import Document, Path, Positions, Source
 from .yaml_loader import load_documents
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _MISSING = object()
 

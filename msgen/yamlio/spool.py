@@ -22,9 +22,12 @@ from __future__ import annotations
 import io
 import sys
 from types import TracebackType
-from typing import Any, TextIO
 
 from .emit import JsonStream, YamlStream
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 _PIECE = 1 << 20
 #: Output up to this many characters stays in memory; more goes to a temporary file.

@@ -7,7 +7,10 @@ ResourceList). Typed with no input, either would wait in silence, which looks li
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 def note_terminal_stdin(program: str, expected: str, usage: str, stream: TextIO | None = None) -> None:

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
 from ..model.diagnostics import Diagnostic, InputError, Position, Severity
 from ..model.memo import CompileMemos, Memo
 from ..model.source import Document, Source, StreamedSource
 from . import block_reader
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # PyYAML loads only for a text the block reader leaves to it
+    from typing import Any
     from .pyyaml import yaml
 
 

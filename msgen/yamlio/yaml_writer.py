@@ -14,10 +14,15 @@ so the output never changes; tests compare both ways on the golden files and on 
 from __future__ import annotations
 
 import re
-from typing import Any  # at run time: Verbatim's base, dict[str, Any]
 
 from ..model.memo import Memo
 from . import scalar_styles
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+else:
+    from ..model.type_forms import Any
 
 
 #: Scalars longer than this could meet the line width (65,536 columns) at some indentation;

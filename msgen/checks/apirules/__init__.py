@@ -12,13 +12,15 @@ refused by the cluster. The rules are Kubernetes' own, written after its validat
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...model.diagnostics import Diagnostic
 from ...model.source import Document, Path
 from . import crd_lists, pod
 from .job_values import check_plan as check_plan
 from .findings import Findings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def check_template(

@@ -8,13 +8,16 @@ Written after `validateContainers`, `validateInitContainers`, `validateContainer
 from __future__ import annotations
 
 import posixpath
-from typing import Any
 
 from ...model.diagnostics import did_you_mean
 from ...model.source import Path
 from ...model import names
 from . import releases, resources
 from .findings import Findings, items, mapping, shown, text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: `fieldRef.fieldPath` values an env var may read (subscripted labels and annotations too).
 ENV_FIELD_PATHS = (

@@ -9,10 +9,12 @@ equals the CRDs' own markers (a test reads them from the CRDs).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...model.source import Path
 from .findings import Findings, items
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: In a container: list → the fields that key its items (with their defaults).
 CONTAINER_LISTS: dict[str, tuple[tuple[str, Any], ...]] = {

@@ -8,12 +8,14 @@ in containers, init containers, probes, affinity terms, topology spread constrai
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...model.diagnostics import did_you_mean
 from ...model.source import Path
 from ...model import names
 from .findings import Findings, shown
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: (the field's parent, the field) → accepted values; parent "*" matches any parent.
 ENUMS: dict[tuple[str, str], tuple[str, ...]] = {

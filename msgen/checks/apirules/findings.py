@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ... import targets
 from ...model.diagnostics import Diagnostic
 from ...model.names import refused
 from ...model.source import Document, Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Findings:

@@ -23,10 +23,12 @@ clash with one is reported at the user's port it clashes with.
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
-
 from ...model.source import Path
 from .findings import Findings, items, text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeGuard
 
 #: A port's key for the clash check: protocol, hostIP, host port (the server's `%s/%s/%d`).
 HostPortKey = tuple[str, str, int]

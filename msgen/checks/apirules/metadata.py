@@ -7,11 +7,13 @@ refused for each of them; here it is one error at the field that holds it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...model.source import Path
 from ...model import names
 from .findings import Findings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Kubernetes' limit on the total size of one object's annotations (keys and values).
 ANNOTATIONS_MAX_BYTES = 256 * 1024

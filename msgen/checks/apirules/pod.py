@@ -10,13 +10,15 @@ containerPort, which can clash with another port's.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...model.diagnostics import did_you_mean
 from ...model.source import Path
 from ...model import names
 from . import containers, enums, host_ports, metadata, releases
 from .findings import Findings, items, mapping, shown, text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Volume sources a volume may have exactly one of (`core/v1 VolumeSource`).
 VOLUME_SOURCES = (

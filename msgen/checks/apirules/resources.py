@@ -10,13 +10,16 @@ set, and a request equal to it. After `validateResourceRequirements` and
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from ...model import quantity
 from ...model.quantity import Amount
 from ...model.source import Path
 from ...model import names
 from .findings import Findings, mapping, shown
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 STANDARD = ("cpu", "memory", "ephemeral-storage")
 QUANTITY_WORDS = "a quantity such as 500m, 2, 1.5, 4Gi or 1e3"

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Callable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 #: Per parameter of `msgen render`, in click's order: option strings, whether it is a flag,
 #: accepted choices, default, environment variable, the type click converts the value with

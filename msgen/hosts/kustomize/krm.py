@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from ...compile import collector
 from ... import kinds
@@ -41,6 +40,10 @@ from ...yamlio.yaml_loader import load_documents
 from ...yamlio.terminal import note_terminal_stdin
 from ...model.exit_status import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK
 from ..compile_command import guarded, internal_error
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1")
 PATH_ANNOTATIONS = krm_config.PATH_ANNOTATIONS

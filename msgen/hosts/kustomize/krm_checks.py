@@ -16,10 +16,12 @@ whether the build it runs in lists msgen's kustomize configuration.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...model.diagnostics import Diagnostic, Severity
 from . import krm_config
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The first line of msgen-kustomize.yaml (tests/generators/kustomize_configuration.py writes it).
 CONFIGURATION_MARKER = "# msgen-kustomize-configuration v1"

@@ -15,13 +15,16 @@ into that file. When no file holds it, findings point into the ResourceList as b
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from ...options import text as option_text
 from ...model.diagnostics import Diagnostic, Severity
 from ...yamlio.origin import OriginFiles, find_original, yaml_files
 from ...model.plan import Options
 from ...model.source import Document, Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
 

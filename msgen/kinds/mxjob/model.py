@@ -7,11 +7,13 @@ mxnet-operator's fields inline at `spec`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 from ...checks.input_model import Field
 from ..msjob import MSRunPolicy, MSSchedulingPolicy
 from ..podtemplate import INT32_MAX, INT64_MAX, ObjectMeta, PodTemplateSpec, _Model
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal
 
 
 class MXSchedulingPolicy(MSSchedulingPolicy):

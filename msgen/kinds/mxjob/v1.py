@@ -12,8 +12,6 @@ training-operator's `spec.runPolicy` or kubeflow mxnet-operator's inline form
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 
 from ...model.diagnostics import Diagnostic, Severity
 from ...frameworks.mxnet import TUNER_SERVER_KEY
@@ -25,7 +23,9 @@ from .run_policy import run_policy
 from ...model.patch import copy_data
 from ..shared import InputKind, PlanFields, ensure_port, main_container, replica_type_of
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from ...model.extension_points import JobKind
 
 API_VERSION = "kubeflow.org/v1"

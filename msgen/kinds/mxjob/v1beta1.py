@@ -13,8 +13,6 @@ as a `kubeflow.org/v1 MXJob`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
-
 from ...checks.input_model import Field
 
 from ...model.diagnostics import Diagnostic
@@ -25,7 +23,9 @@ from .v1 import DEFAULT_PORT, MAIN_CONTAINER, PORT_NAME, check_replica, mxnet_fi
 from ..podtemplate import ObjectMeta, PodTemplateSpec, _Model
 from ...model.patch import copy_data
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal
     from ...model.extension_points import JobKind
 
 API_VERSION = "mxnet.mlkube.io/v1beta1"
