@@ -68,7 +68,12 @@ def test_an_up_that_fails_after_the_api_server_is_back_leaves_the_stop_to_the_ne
     with pytest.raises(core.HarnessError):
         cli._up(h, ["jobset", "kueue"])
     monkeypatch.setattr(h, "alive", lambda name: name == "kube-apiserver")  # the failed up started it
-    monkeypatch.setattr(node, "up", lambda h, count, resources: calls.append("up node") or {})
+
+    def comes_up(h: Any, count: Any, resources: Any) -> dict[str, str]:
+        calls.append("up node")
+        return {}
+
+    monkeypatch.setattr(node, "up", comes_up)
     assert cli._up(h, ["jobset", "kueue"]) == 0
     assert calls == ["build node", "build node", "up node", "down kueue", "down jobset",
                      "build jobset", "build kueue", "up jobset", "up kueue"]
