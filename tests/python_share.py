@@ -7,10 +7,13 @@ The msgen code those runs reach is the code every Python's in-process tests reac
 bytes it writes are held equal on every Python by the golden tests; yet these tests are most
 of the suite's time, and CI runs the suite once per claimed Python.
 
-So `.ci/run` runs them all on the newest Python it tests and gives each older Python a share
-(`MSGEN_TEST_SHARE=k/n`, k from 0): the tests whose id hashes to k modulo n. The older Pythons
-together run each of them once more, and a test added or removed moves no other test between
-shares. Unset, as the README's test command runs, every test runs.
+So `.ci/run` gives each claimed Python a share (`MSGEN_TEST_SHARE=k/n`, k from 0, n the
+number of claimed Pythons, the newest among them): the tests whose id hashes to k modulo n.
+Together the Pythons run each of these tests once, and a test added or removed moves no other
+test between shares. What can differ between Pythons is msgen's own code, which every other
+test runs on every Python (the golden tests hold the bytes these hosts are given equal on each);
+running a host program twice on the same bytes checks the same thing twice. Unset, as the
+README's test command runs, every test runs.
 """
 
 from __future__ import annotations

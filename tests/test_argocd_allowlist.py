@@ -106,6 +106,8 @@ def test_a_plugin_a_repository_names_never_runs(tmp_path: Path, any_kustomize: s
         assert repr(CLIMB) in done.stderr
 
 
+# Only kustomize runs here (msgen is not asked): CI runs each case on one Python (tests/python_share.py).
+@pytest.mark.spread
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_cases_run_a_program_without_msgen(tmp_path: Path, any_kustomize: str, case: str) -> None:
     """What msgen refuses above is what kustomize runs: the marker is written when kustomize

@@ -22,7 +22,7 @@ import yaml
 
 from .conftest import ROOT, kustomize_binary
 
-#: Spread over the older Pythons in CI: its time is the real kustomize's (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real kustomize's (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 #: (API group, resource) -> the verbs the controller's ClusterRole grants, and why.

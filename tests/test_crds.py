@@ -19,7 +19,7 @@ from .conftest import msgen, sample_files
 from .kube_schemas import OUTPUT_CRDS, crd_validator
 from .upstream_crds import crd_file
 
-#: Spread over the older Pythons in CI: its time is jsonschema's, validating bytes the golden tests hold equal on every Python (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is jsonschema's, validating bytes the golden tests hold equal on every Python (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 CRDS = {

@@ -21,7 +21,7 @@ import pytest
 
 from .conftest import ROOT
 
-#: Spread over the older Pythons in CI: its time is building images' contexts and the reference material's checks (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is building images' contexts and the reference material's checks (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 DOCKERFILES = sorted(ROOT.glob("overlays/*/Dockerfile"))

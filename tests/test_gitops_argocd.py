@@ -20,7 +20,7 @@ import yaml
 
 from .conftest import ROOT, SAMPLES, kustomize_binary, msgen
 
-#: Spread over the older Pythons in CI: its time is the real kustomize's, run as Argo CD's plugin runs it (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real kustomize's, run as Argo CD's plugin runs it (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 PLUGIN = yaml.safe_load((ROOT / "overlays" / "argocd" / "plugin.yaml").read_text())

@@ -32,7 +32,7 @@ from .host_matrix import in_turn
 from .test_gitops_argocd import PLUGIN, overlay_repo, run_in_sidecar, sidecar_env, sorted_objects
 from .test_gitops_renames import EXEC, run_kustomize
 
-#: Spread over the older Pythons in CI: its time is the real kustomize's, run as Argo CD's plugin runs it (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real kustomize's, run as Argo CD's plugin runs it (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 __all__ = ["overlay_repo"]  # the fixture

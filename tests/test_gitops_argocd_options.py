@@ -24,7 +24,7 @@ import yaml
 from .conftest import SAMPLES
 from .test_gitops_argocd import PLUGIN, app, argocd_env, overlay_repo, run_command, run_in_sidecar, sidecar_env
 
-#: Spread over the older Pythons in CI: its time is the real kustomize's, run as Argo CD's plugin runs it (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real kustomize's, run as Argo CD's plugin runs it (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 __all__ = ["app", "overlay_repo"]  # fixtures used here

@@ -19,7 +19,7 @@ import yaml
 
 from .conftest import ROOT, kustomize_binary, msgen
 
-#: Spread over the older Pythons in CI: its time is the real kustomize's (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real kustomize's (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 OVERLAYS = ROOT / "overlays"

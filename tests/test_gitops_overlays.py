@@ -35,7 +35,7 @@ from .generators import kustomize_configuration
 from .test_gitops_argocd import PLUGIN, argocd_env, run_command
 from .test_gitops_renames import EXEC, objects, run_kustomize
 
-#: Spread over the older Pythons in CI: its time is the real kustomize's (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real kustomize's (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 OVERLAYS = ROOT / "overlays"

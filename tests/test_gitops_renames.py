@@ -37,7 +37,7 @@ from .conftest import ROOT, kustomize_binary, msgen
 from .host_matrix import in_turn
 from .test_gitops_argocd import PLUGIN, argocd_env, run_command
 
-#: Spread over the older Pythons in CI: its time is the real kustomize's (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real kustomize's (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 OVERLAYS = ROOT / "overlays"

@@ -15,7 +15,7 @@ from msgen.model import versions
 
 from .conftest import ROOT, SAMPLES, msgen, msgen_process
 
-#: Spread over the older Pythons in CI: its time is the real kustomize's (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real kustomize's (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 BIN = Path(sys.executable).parent

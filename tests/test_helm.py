@@ -25,7 +25,7 @@ from msgen.hosts.helm.post_renderer import split
 
 from .conftest import ROOT, msgen
 
-#: Spread over the older Pythons in CI: its time is the real Helm's (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real Helm's (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 CHART = ROOT / "tests" / "helm" / "training"

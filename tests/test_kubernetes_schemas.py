@@ -42,7 +42,7 @@ from .kube_schemas import (
     minors,
 )
 
-#: Spread over the older Pythons in CI: its time is jsonschema's, validating bytes the golden tests hold equal on every Python (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is jsonschema's, validating bytes the golden tests hold equal on every Python (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 MINORS = minors()

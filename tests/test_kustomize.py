@@ -14,7 +14,7 @@ from msgen.targets import NAMES as TARGETS
 from .conftest import SAMPLES, kustomize_binary, msgen
 from .expected_refusals import refusal_at
 
-#: Spread over the older Pythons in CI: its time is the real kustomize's (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real kustomize's (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 NEWEST = versions.show(versions.NEWEST)

@@ -23,7 +23,7 @@ import yaml
 
 from .conftest import ROOT
 
-#: Spread over the older Pythons in CI: its time is the real kustomize's, run as Argo CD's plugin runs it (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real kustomize's, run as Argo CD's plugin runs it (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 sys.path.insert(0, str(ROOT / "tests" / "live"))

@@ -7,6 +7,8 @@ import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
+
 from msgen.reconcile import controller, lease, published, status
 from msgen.model.run_policy import RoleRule, JobPolicy
 
@@ -95,6 +97,8 @@ def test_a_leader_stops_acting_before_its_lease_can_be_taken() -> None:
     assert not elector.leading()
 
 
+# kustomize builds the overlay and Kubernetes' schemas check it at every minor: CI runs it on one Python.
+@pytest.mark.spread
 def test_the_controller_overlay_is_valid_kubernetes_at_every_supported_version() -> None:
     import subprocess
 
@@ -157,6 +161,7 @@ def test_the_controller_overlay_is_valid_kubernetes_at_every_supported_version()
     assert all(rule["from"] for rule in policy["ingress"]), "every rule names who"
 
 
+@pytest.mark.spread
 def test_the_namespaced_controller_overlay_watches_and_may_act_in_its_namespaces_only() -> None:
     import subprocess
 

@@ -39,7 +39,7 @@ from .fake_kubelet import end, msjob, place, start
 from .fake_kubelet import rendered as rendered_in
 from .made_by_controllers import NAMESPACE, made, pod_status, pods_by_replica, rendered, workload_status
 
-#: Spread over the older Pythons in CI: its time is many passes over an API server in process; the reconcile logic's own tests run on every Python (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is many passes over an API server in process; the reconcile logic's own tests run on every Python (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 pytest.importorskip("lightkube")

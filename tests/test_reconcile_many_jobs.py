@@ -27,7 +27,7 @@ from .conftest import ROOT, msgen
 from .fake_api import Cluster, Server
 from .fake_kubelet import end, msjob, place, react, rendered, start
 
-#: Spread over the older Pythons in CI: its time is many passes over an API server in process; the reconcile logic's own tests run on every Python (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is many passes over an API server in process; the reconcile logic's own tests run on every Python (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 pytest.importorskip("lightkube")

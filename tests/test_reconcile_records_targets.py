@@ -29,7 +29,7 @@ from msgen.targets.labels import JOB_NAME, MANAGED_BY
 from .made_by_controllers import (ENDED, NAMESPACE, Pods, as_the_api_server_returns, controlled_by, made,
                                   pod_status, pods_by_replica, rendered, workload_status)
 
-#: Spread over the older Pythons in CI: its time is many passes over an API server in process; the reconcile logic's own tests run on every Python (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is many passes over an API server in process; the reconcile logic's own tests run on every Python (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 #: When the decisions are taken: while the job runs, just after its end, and once its TTL passed.

@@ -25,7 +25,7 @@ from msgen.options import argocd_env
 from .conftest import ROOT, SAMPLES, msgen_process
 from .test_argocd_allowlist import generate, repository
 
-#: Spread over the older Pythons in CI: its time is the real kustomize's, run as Argo CD's plugin runs it (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is the real kustomize's, run as Argo CD's plugin runs it (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 JOB = (SAMPLES / "mindspore" / "lenet-cpu.yaml").read_text()

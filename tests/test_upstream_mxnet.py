@@ -27,7 +27,7 @@ from .kube_schemas import OUTPUT_CRDS, core_parts, crd_validator
 from .test_frameworks_mindspore import pod_templates
 from .test_upstream_mindspore import env
 
-#: Spread over the older Pythons in CI: its time is jsonschema's, validating bytes the golden tests hold equal on every Python (tests/python_share.py).
+#: Spread over the Pythons CI runs: its time is jsonschema's, validating bytes the golden tests hold equal on every Python (tests/python_share.py).
 pytestmark = pytest.mark.spread
 
 KUBEFLOW = shared_files("upstream/kubeflow-mxnet-operator", "*.yaml")
