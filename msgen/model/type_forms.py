@@ -32,12 +32,16 @@ used at run time come from here, under the same test, so that mypy still sees `t
 
 from __future__ import annotations
 
+import sys
 import types
 from collections import _tuplegetter  # type: ignore[attr-defined]  # C field accessors, as namedtuple's
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any as _AnyType
+
+#: What `_replace` raises for a name that is not a field, as namedtuple does on this Python.
+_UNEXPECTED_FIELD: type[Exception] = TypeError if sys.version_info >= (3, 13) else ValueError
 
 #: The attributes `typing.NamedTuple` refuses to let a class body set, and those it does not copy.
 _PROHIBITED = frozenset({"__new__", "__init__", "__slots__", "__getnewargs__", "_fields",
@@ -93,8 +97,8 @@ class _Record(tuple):  # type: ignore[type-arg]
 
     def _replace(self, /, **named: _AnyType) -> _AnyType:
         replaced = self._make(map(named.pop, self._fields, self))
-        if named:
-            raise ValueError(f"Got unexpected field names: {list(named)!r}")
+        if named:  # namedtuple's own refusal: a TypeError from Python 3.13, a ValueError before
+            raise _UNEXPECTED_FIELD(f"Got unexpected field names: {list(named)!r}")
         return replaced
 
     def __repr__(self) -> str:
