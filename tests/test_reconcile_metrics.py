@@ -13,6 +13,8 @@ from msgen.reconcile import actions, informer, metrics, status, workqueue
 from msgen.reconcile.writes import KEEP_SECONDS, Writes
 from msgen.model.run_policy import JobPolicy, RoleRule
 
+from .fake_clock import Clock
+
 #: No API server: the code under test never reaches one (a typed stand-in for lightkube's Client).
 NO_CLIENT: Any = None
 
@@ -106,14 +108,6 @@ def test_the_metrics_port_serves_metrics_that_prometheus_parses() -> None:
         assert sample(found, "process_resident_memory_bytes") > 0
     finally:
         server.shutdown()
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_a_job_queued_many_times_is_taken_once_with_its_first_time() -> None:

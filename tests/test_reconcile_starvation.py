@@ -29,19 +29,12 @@ from msgen.reconcile.writes import Writes
 from .fake_api import Cluster
 from .fake_api_client import job_objects, served
 from .fake_kubelet import end, msjob, place, rendered, stamp, start
+from .fake_clock import Clock
 
 JOB_NAME = "training.kubeflow.org/job-name"
 NAMESPACE = "starved"
 #: Passes a test makes while progress keeps coming: far more than the work queued needs.
 PASSES = 30
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_a_takeover_demotes_the_progress_it_queued_long_before_never_an_end() -> None:

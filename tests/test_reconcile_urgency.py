@@ -26,6 +26,7 @@ from msgen.reconcile.writes import Writes
 from .fake_api import Cluster
 from .fake_api_client import served
 from .fake_kubelet import end, msjob, place, rendered, start
+from .fake_clock import Clock
 
 #: No API server: the code under test never reaches one (a typed stand-in for lightkube's Client).
 NO_CLIENT: Any = None
@@ -33,14 +34,6 @@ NO_CLIENT: Any = None
 JOB_NAME = "training.kubeflow.org/job-name"
 #: Seconds a reconcile waits for another before it gives up (only when the test fails).
 PATIENCE = 10.0
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_an_urgent_key_goes_before_changes_and_background_work_timed_from_its_end() -> None:
