@@ -85,17 +85,33 @@ class Job:
     end_due: float | None = None  # seconds into the run its end was due (once it arrived)
 
 
-def scenario(jobs: int, duration: float, seed: int) -> list[Job]:
-    """Pure: the jobs, their shapes and times (seconds from the start)."""
+def scenario(jobs: int, duration: float, seed: int, workers: tuple[int, int] = (2, 8),
+             lifetime: tuple[float, float] = (0.1, 0.3)) -> list[Job]:
+    """Pure: the jobs, their shapes and times (seconds from the start). `workers` bounds a
+    job's Workers, `lifetime` how long it runs as fractions of `duration`: the defaults are
+    every round's until the tenth; 10,000 jobs of the default shape are 60,000 pods that
+    this machine's API server and kwok cannot play in the time a run has (about 20 pod
+    stages a second), so that round's jobs are smaller and shorter (bench/README.md)."""
     rng = random.Random(seed)
     out = []
     for n in range(jobs):
-        workers = rng.randint(2, 8)
-        out.append(Job(f"job{n:05d}", rng.choice(("indexed-job", "pod")), workers,
-                       30 if n % 3 == 0 else None, rng.randrange(1, workers) if n % 6 == 5 else None,
+        count = rng.randint(*workers)
+        out.append(Job(f"job{n:05d}", rng.choice(("indexed-job", "pod")), count,
+                       30 if n % 3 == 0 else None, rng.randrange(1, count) if n % 6 == 5 else None,
                        rng.uniform(0, 0.6 * duration), rng.uniform(1, 5),
-                       rng.uniform(0.1, 0.3) * duration))
+                       rng.uniform(*lifetime) * duration))
     return sorted(out, key=lambda j: j.arrive)
+
+
+def _pair(kind: type[int] | type[float]) -> Any:
+    """An argparse type: `LOW-HIGH` (or one value for both) as a pair of `kind`."""
+    def parse(text: str) -> tuple[Any, Any]:
+        low, _, high = text.partition("-")
+        pair = (kind(low), kind(high or low))
+        if not 0 <= pair[0] <= pair[1]:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected LOW-HIGH with 0 <= LOW <= HIGH")
+        return pair
+    return parse
 
 
 def role_index(pod: dict[str, Any]) -> tuple[str, int]:
@@ -448,11 +464,17 @@ def main() -> None:
     parser.add_argument("--no-api-restart", action="store_true", help="the leader killed, the API server not restarted")
     parser.add_argument("--give-up", type=float, metavar="SECONDS", help="seconds into the run after which a job's "
                         "creation or its pod's end is no longer tried again (default: 1.5 times the scenario's length)")
+    parser.add_argument("--workers", type=_pair(int), default=(2, 8), metavar="LOW-HIGH",
+                        help="Workers per job, besides its Scheduler (default: 2-8; at least 2)")
+    parser.add_argument("--lifetime", type=_pair(float), default=(0.1, 0.3), metavar="LOW-HIGH",
+                        help="how long a job runs, as fractions of --duration (default: 0.1-0.3)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--profile", action="store_true", help="run the replicas under cProfile (controller-N.prof "
                         "beside their logs; read with python -m pstats)")
     args = parser.parse_args()
-    jobs = scenario(args.jobs, args.duration, args.seed)
+    if args.workers[0] < 2:
+        parser.error("--workers: a job needs at least 2 Workers (a sixth of them fail one that is not worker 0)")
+    jobs = scenario(args.jobs, args.duration, args.seed, args.workers, args.lifetime)
     scratch = Path(tempfile.mkdtemp(prefix="msgen-controller-scale-"))
     config = scratch / "kubeconfig"
     if args.api == "fake":
@@ -551,16 +573,20 @@ def _not_found_deletes(replicas: Replicas, pid: int) -> float:
 def _add_delays(into: dict[str, dict[float, float]], replicas: Replicas, pid: int) -> None:
     """Add the leader's `msgen_policy_action_delay_seconds` buckets (cumulative counts by
     upper bound) to `into`, by policy: the delay as the controller measures it, from the
-    watch event it saw to its action, without this process's own lag in seeing either."""
+    watch event it saw to its action, without this process's own lag in seeing either; and
+    its `rest_client_request_duration_seconds` buckets, by verb (as "request VERB"): how long
+    the API server took to answer it, the floor under every action."""
     try:
-        found = replicas.metrics(pid)["msgen_policy_action_delay_seconds"]
-    except (OSError, KeyError):
+        found = replicas.metrics(pid)
+    except OSError:
         return
-    for sample in found.samples:
-        if sample.name.endswith("_bucket"):
-            bound = float(sample.labels["le"])
-            by_bound = into.setdefault(sample.labels["policy"], {})
-            by_bound[bound] = by_bound.get(bound, 0.0) + sample.value
+    for family, label, prefix in (("msgen_policy_action_delay_seconds", "policy", ""),
+                                  ("rest_client_request_duration_seconds", "verb", "request ")):
+        for sample in found[family].samples if family in found else ():
+            if sample.name.endswith("_bucket"):
+                bound = float(sample.labels["le"])
+                by_bound = into.setdefault(prefix + sample.labels[label], {})
+                by_bound[bound] = by_bound.get(bound, 0.0) + sample.value
 
 
 def _quantiles(buckets: dict[float, float]) -> dict[str, float | str]:

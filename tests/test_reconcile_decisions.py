@@ -405,6 +405,33 @@ def test_calls_are_retried_on_dropped_connections_and_give_up_with_a_named_error
     assert slept[2:] == [0.5, 1.0, 2.0, 4.0]
 
 
+def test_each_attempt_is_timed_for_the_request_histogram(monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx2
+
+    from msgen.reconcile import kube
+
+    answers: list[tuple[str, int, float | None]] = []
+
+    class Seen:
+        def request(self, method: str, code: int, seconds: float | None = None) -> None:
+            answers.append((method, code, seconds))
+
+    clock = iter([10.0, 10.25, 20.0, 21.5])
+    monkeypatch.setattr("msgen.reconcile.kube.recorder", Seen())
+    monkeypatch.setattr("msgen.reconcile.kube.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("msgen.reconcile.kube.time.sleep", lambda _: None)
+    attempts: list[int] = []
+
+    def once_dropped() -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise httpx2.RemoteProtocolError("Server disconnected without sending a response.")
+        return "ok"
+
+    assert kube.call("Job ns/j", once_dropped, method="PATCH") == "ok"
+    assert answers == [("PATCH", 0, 0.25), ("PATCH", 200, 1.5)]
+
+
 def test_an_invalid_field_is_named_without_the_whole_rejected_value() -> None:
     from msgen.reconcile.kube import invalid_fields
 

@@ -29,6 +29,7 @@ FAMILIES = {
     "workqueue_work_duration_seconds": "histogram", "workqueue_retries": "counter",
     "workqueue_unfinished_work_seconds": "gauge", "workqueue_longest_running_processor_seconds": "gauge",
     "leader_election_master_status": "gauge", "rest_client_requests": "counter",
+    "rest_client_request_duration_seconds": "histogram",
     "msgen_policy_actions": "counter", "msgen_policy_action_delay_seconds": "histogram",
     "msgen_watch_lists": "counter", "msgen_watch_events": "counter", "msgen_watch_restarts": "counter",
     "msgen_watch_errors": "counter", "msgen_jobs": "gauge", "msgen_build_info": "gauge",
@@ -49,7 +50,8 @@ def test_every_family_is_exposed_with_its_type_and_counts_what_it_was_told() -> 
     recorded.reconciled("error", 0.5)
     recorded.action("cleanPodPolicy", "delete", "Pod", True, 0.3)
     recorded.action("cleanPodPolicy", "delete", "Pod", False, 0.3)
-    recorded.request("PATCH", 200)
+    recorded.request("PATCH", 200, 0.3)
+    recorded.request("GET", 200)  # a watch's answer: counted, not timed
     recorded.watch_event("pods", "MODIFIED")
     recorded.watch_failed("pods", 410)
     recorded.leading(True)
@@ -67,6 +69,10 @@ def test_every_family_is_exposed_with_its_type_and_counts_what_it_was_told() -> 
     assert sample(found, "msgen_policy_action_delay_seconds", "_count", policy="cleanPodPolicy") == 1
     assert sample(found, "msgen_policy_action_delay_seconds", "_bucket", policy="cleanPodPolicy", le="0.35") == 1
     assert sample(found, "rest_client_requests", "_total", code="200", method="PATCH") == 1
+    assert sample(found, "rest_client_request_duration_seconds", "_bucket", verb="PATCH", le="0.25") == 0
+    assert sample(found, "rest_client_request_duration_seconds", "_bucket", verb="PATCH", le="0.5") == 1
+    with pytest.raises(AssertionError):
+        sample(found, "rest_client_request_duration_seconds", "_count", verb="GET")
     assert sample(found, "msgen_watch_errors", "_total", resource="pods", code="410") == 1
     assert sample(found, "leader_election_master_status", name="my-lease") == 1
     assert [sample(found, "msgen_jobs", phase=p) for p in metrics.PHASES] == [0, 3, 1, 0]

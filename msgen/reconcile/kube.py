@@ -108,24 +108,25 @@ def call(what: str, action: Callable[[], T], client: Client | None = None, metho
     kubectl does): a user waits for no silent retries."""
     delay = 0.5
     for attempt in range(_ATTEMPTS):
+        sent = time.monotonic()
         try:
             found = action()
-            recorder.request(method, 200)
+            recorder.request(method, 200, time.monotonic() - sent)
             return found
         except ApiError as exc:
             code = int(exc.status.code or 0)
-            recorder.request(method, code)
+            recorder.request(method, code, time.monotonic() - sent)
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
                 causes = [(c.field, c.message) for c in (exc.status.details.causes or [])] if exc.status.details else []
                 message = invalid_fields(causes) if code == 422 and causes else None
                 raise KubeError(f"{what}: {message or exc.status.message}", code, exc.status.reason or "") from None
         except httpx2.HTTPStatusError as exc:
             code = exc.response.status_code
-            recorder.request(method, code)
+            recorder.request(method, code, time.monotonic() - sent)
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
                 raise KubeError(f"{what}: HTTP {code}", code, exc.response.reason_phrase) from None
         except httpx2.TransportError as exc:
-            recorder.request(method, 0)
+            recorder.request(method, 0, time.monotonic() - sent)
             if isinstance(exc, _UNREACHABLE) or attempt == _ATTEMPTS - 1:
                 raise KubeError(f"{what}: no answer from {where(client)}: {transport_problem(exc)}") from None
         time.sleep(delay)

@@ -30,6 +30,9 @@ CONTROLLER = "msgen"
 RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7,
                      0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0,
                      10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0)
+#: client-go's buckets for rest_client_request_duration_seconds: whether the controller's
+#: actions wait on the API server's answers (an end is three rounds of writes).
+REQUEST_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 #: client-go's work-queue buckets: 10 ns to 1000 s, by tens.
 QUEUE_BUCKETS = tuple(1e-8 * 10**power for power in range(12))
 #: The phases a job is counted in (`msgen_jobs`), always all exposed, 0 when none.
@@ -59,8 +62,9 @@ class Recorder:
 
     def leading(self, leads: bool) -> None: ...
 
-    def request(self, method: str, code: int) -> None:
-        """One answer (or none: code 0) from the API server."""
+    def request(self, method: str, code: int, seconds: float | None = None) -> None:
+        """One answer (or none: code 0) from the API server, `seconds` after the request
+        went out (None: not timed, a watch's)."""
 
     def action(self, policy: str, action: str, kind: str, ok: bool, delay: float | None) -> None:
         """A policy action done (or failed), `delay` seconds after it was due."""
@@ -127,6 +131,9 @@ class Metrics(Recorder):
                              "1 while this replica holds the Lease and acts, else 0.", ["name"], registry=registry)
         self._requests = Counter("rest_client_requests_total", "Requests to the API server, by method and "
                                  "HTTP status (code 0: no answer).", ["code", "method"], registry=registry)
+        self._request_time = Histogram("rest_client_request_duration_seconds", "Time from a request to its "
+                                       "answer (or to no answer), watches not included.", ["verb"],
+                                       buckets=REQUEST_BUCKETS, registry=registry)
         self._actions = Counter("msgen_policy_actions_total", "Policy actions, by policy, action, the kind "
                                 "of object and result.", ["policy", "action", "kind", "result"], registry=registry)
         self._delay = Histogram("msgen_policy_action_delay_seconds",
@@ -184,8 +191,10 @@ class Metrics(Recorder):
     def leading(self, leads: bool) -> None:
         self._leader.labels(self._lease).set(1 if leads else 0)
 
-    def request(self, method: str, code: int) -> None:
+    def request(self, method: str, code: int, seconds: float | None = None) -> None:
         self._requests.labels(str(code), method).inc()
+        if seconds is not None:
+            self._request_time.labels(method).observe(max(0.0, seconds))
 
     def action(self, policy: str, action: str, kind: str, ok: bool, delay: float | None) -> None:
         self._actions.labels(policy, action, kind, "success" if ok else "error").inc()
