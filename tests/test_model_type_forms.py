@@ -164,3 +164,27 @@ def test_a_records_calls_build_or_refuse_as_typings(call: typing.Callable[[typin
         except (TypeError, ValueError) as refused:
             outcomes.append(type(refused))
     assert outcomes[0] == outcomes[1]
+
+
+def test_records_work_where_collections_has_no_private_field_accessor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`collections._tuplegetter` is CPython's private name: without it, fields are properties."""
+    import collections
+    import importlib.util
+
+    monkeypatch.delattr(collections, "_tuplegetter")
+    spec = importlib.util.find_spec("msgen.model.type_forms")
+    assert spec is not None and spec.loader is not None
+    fresh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fresh)
+
+    base: typing.Any = fresh.NamedTuple
+
+    class Point(base):  # type: ignore[misc]
+        x: int
+        y: int = 2
+
+    point = Point(1)
+    assert (point.x, point.y, point) == (1, 2, (1, 2))
+    assert isinstance(vars(Point)["x"], property) and vars(Point)["x"].__doc__ == "Alias for field number 0"
+    with pytest.raises(AttributeError):
+        point.x = 3

@@ -34,7 +34,14 @@ from __future__ import annotations
 
 import sys
 import types
-from collections import _tuplegetter  # type: ignore[attr-defined]  # C field accessors, as namedtuple's
+
+try:  # C field accessors, as namedtuple's; `collections` names them so on CPython 3.8 and later
+    from collections import _tuplegetter  # type: ignore[attr-defined]
+except ImportError:  # a Python whose `collections` does not: namedtuple's own fallback
+    from operator import itemgetter
+
+    def _tuplegetter(index: int, doc: str) -> property:
+        return property(itemgetter(index), doc=doc)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
