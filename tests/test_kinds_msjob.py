@@ -9,6 +9,7 @@ from msgen.kinds import msjob
 from msgen.model.diagnostics import has_errors
 from msgen.model.plan import Options
 
+from .conftest import msgen
 from .plugin_plans import document_of, sample_plan
 from .test_errors import GOOD_SCHEDULER, GOOD_WORKER, fails, job
 
@@ -66,3 +67,18 @@ def test_its_entry_points_on_its_sample() -> None:
     assert (made.api_version, made.kind) == (msjob.KIND.api_version, msjob.KIND.kind)
     refused, found = msjob.KIND.to_plan(document_of("mindspore/lenet-cpu.yaml", 'name: mindspore\n', 'name: trainer\n'), Options())
     assert refused is None and has_errors(found)
+
+
+def test_a_templates_restart_policy_is_replaced_by_the_replicas_with_a_warning() -> None:
+    text = job(GOOD_WORKER.replace("Worker:\n", "Worker:\n  restartPolicy: OnFailure\n")
+               .replace("    spec:\n", "    spec:\n      restartPolicy: Always\n"))
+    run = msgen("render", "-", input=text)
+    assert run.exit_code == 0, run.stderr
+    assert ("<stdin>:11:26: warning: spec.msReplicaSpecs.Worker.template.spec.restartPolicy: restartPolicy in the pod "
+            "template is replaced by the replica's restartPolicy (OnFailure), as ms-operator does; set it on the "
+            "replica instead") in run.stderr
+    assert "restartPolicy: Always" not in run.stdout
+    # Unset on the replica: Never, named so.
+    unset = msgen("render", "-", input=job(GOOD_WORKER.replace("    spec:\n", "    spec:\n      restartPolicy: Always\n")))
+    assert "replica's restartPolicy (Never), as ms-operator does" in unset.stderr
+    assert msgen("render", "-", input=job(GOOD_WORKER)).stderr == ""

@@ -114,3 +114,14 @@ def test_its_entry_points_on_its_samples() -> None:
     assert made is not None and not has_errors(found) and made.api_version == "mxnet.mlkube.io/v1beta1"
     refused, found = v1beta1.KIND.to_plan(document_of("mxnet/mx-job-dist.yaml", "jobMode: dist", "jobMode: local"), Options())
     assert refused is None and has_errors(found)
+
+
+def test_a_templates_restart_policy_is_replaced_by_the_replicas_with_a_warning() -> None:
+    lines = MX_GPU.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if i > 37 and line.strip() == "spec:")  # the Worker's pod spec
+    lines.insert(at + 1, " " * (len(lines[at]) - len(lines[at].lstrip()) + 2) + "restartPolicy: Always\n")
+    run = msgen("render", "-", input="".join(lines))
+    assert run.exit_code == 0, run.stderr
+    assert (f"<stdin>:{at + 2}:26: warning: spec.mxReplicaSpecs.Worker.template.spec.restartPolicy: restartPolicy in "
+            "the pod template is replaced by the replica's restartPolicy (OnFailure), as the operator does; set it on "
+            "the replica instead") in run.stderr

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from ..checks.input_model import Field
 
-from ..model.diagnostics import Diagnostic, Severity
+from ..model.diagnostics import Diagnostic
 from ..model.plan import CleanPodPolicy, Role, RunPolicy, SchedulingPolicy
 from ..model.source import Document, Path
 from .podtemplate import INT32_MAX, INT64_MAX, ObjectMeta, PodTemplateSpec, Quantity, _Model
 from ..model.patch import copy_data
-from .shared import InputKind, PlanFields, ensure_port, main_container, replica_type_of
+from .shared import InputKind, PlanFields, ensure_port, main_container, replica_role, replica_type_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,23 +95,8 @@ class MSJobKind(InputKind[MSJob]):
             main = main_container(template, document, path, replica_type, MAIN_CONTAINER, out, only_one_is_main=False)
             if main is not None:
                 ensure_port(main, PORT_NAME, DEFAULT_PORT)
-            if spec.template.spec.restartPolicy is not None:
-                out.append(
-                    document.diagnostic(
-                        path + ("template", "spec", "restartPolicy"),
-                        "restartPolicy in the pod template is replaced by the replica's "
-                        f"restartPolicy ({spec.restartPolicy or 'Never'}), as ms-operator does; "
-                        "set it on the replica instead",
-                        severity=Severity.WARNING,
-                    )
-                )
-            found[replica_type] = Role(
-                replica_type=replica_type,
-                replicas=replicas,
-                restart_policy=spec.restartPolicy or "Never",
-                template=template,
-                path=path,
-            )
+            found[replica_type] = replica_role(replica_type, replicas, spec.restartPolicy, template, document, path,
+                                               out, "ms-operator")
         return tuple(found[t] for t in REPLICA_TYPES if t in found)
 
     def fields(

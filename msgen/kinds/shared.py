@@ -17,7 +17,7 @@ from ..checks.input_model import BaseModel
 from ..checks.validation import VOLUME_SOURCES, validate_model
 from ..model.diagnostics import Diagnostic, Severity, has_errors
 from ..model.names import dns1035_label, refused
-from ..model.plan import Options, Plan, ProcessContract, Role, RunPolicy
+from ..model.plan import Options, Plan, ProcessContract, RestartPolicy, Role, RunPolicy
 from ..model.source import Document, Path
 
 TYPE_CHECKING = False
@@ -310,3 +310,30 @@ def replica_type_of(
     seen[replica_type] = key
     return replica_type
 
+
+
+def replica_role(
+    replica_type: str,
+    replicas: int,
+    restart_policy: RestartPolicy | None,
+    template: dict[str, Any],
+    document: Document,
+    path: Path,
+    out: list[Diagnostic],
+    operator: str,
+) -> Role:
+    """The Role of one replica spec of a kubeflow/common operator's job (ms-operator,
+    mxnet-operator v1): its `restartPolicy` (Never when unset) replaces whatever the pod
+    template sets, as the operator's `setRestartPolicy` does; one set there is named with a
+    warning, since a user who wrote it expects it to count."""
+    replaced: RestartPolicy = restart_policy or "Never"
+    if (template.get("spec") or {}).get("restartPolicy") is not None:
+        out.append(
+            document.diagnostic(
+                path + ("template", "spec", "restartPolicy"),
+                "restartPolicy in the pod template is replaced by the replica's "
+                f"restartPolicy ({replaced}), as {operator} does; set it on the replica instead",
+                severity=Severity.WARNING,
+            )
+        )
+    return Role(replica_type=replica_type, replicas=replicas, restart_policy=replaced, template=template, path=path)

@@ -21,7 +21,7 @@ from .labels import tuner_keys
 from .model import MXJob
 from .run_policy import run_policy
 from ...model.patch import copy_data
-from ..shared import InputKind, PlanFields, ensure_port, main_container, replica_type_of
+from ..shared import InputKind, PlanFields, ensure_port, main_container, replica_role, replica_type_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -158,23 +158,8 @@ def _roles(job: MXJob, document: Document, out: list[Diagnostic]) -> tuple[Role,
             template, document, path, replica_type, replicas, out,
             replicas_path=path + ("replicas",),
         )
-        if spec.template.spec.restartPolicy is not None:
-            out.append(
-                document.diagnostic(
-                    path + ("template", "spec", "restartPolicy"),
-                    "restartPolicy in the pod template is replaced by the replica's "
-                    f"restartPolicy ({spec.restartPolicy or 'Never'}), as the operator does; "
-                    "set it on the replica instead",
-                    severity=Severity.WARNING,
-                )
-            )
-        found[replica_type] = Role(
-            replica_type=replica_type,
-            replicas=replicas,
-            restart_policy=spec.restartPolicy or "Never",
-            template=template,
-            path=path,
-        )
+        found[replica_type] = replica_role(replica_type, replicas, spec.restartPolicy, template, document, path,
+                                           out, "the operator")
     if mode == "MXTrain" and found and "Scheduler" not in found:
         out.append(
             document.diagnostic(
