@@ -274,8 +274,10 @@ class Simulation:
 class Replicas:
     """`msgen controller` processes, their /proc figures, and the leader among them."""
 
-    def __init__(self, msgen: list[str], kubeconfig: Path, logs: Path, namespace: str, profile: bool = False) -> None:
+    def __init__(self, msgen: list[str], kubeconfig: Path, logs: Path, namespace: str, profile: bool = False,
+                 extra: list[str] | None = None) -> None:
         self.msgen, self.kubeconfig, self.logs, self.profile = msgen, kubeconfig, logs, profile
+        self.extra = extra or []
         self.namespace = namespace
         self.requests: dict[int, float] = {}  # each replica's rest_client_requests_total, last read
         self.running: dict[int, tuple[subprocess.Popen[bytes], int]] = {}
@@ -292,7 +294,7 @@ class Replicas:
         profiled = ([sys.executable, "-m", "cProfile", "-o", str(self.logs / f"controller-{number}.prof"), "-m", "msgen"]
                     if self.profile else self.msgen)
         process = subprocess.Popen([*profiled, "controller", "-n", self.namespace, "--lease-namespace", self.namespace, "--metrics-port",
-                                    str(port), "--kubeconfig", str(self.kubeconfig)], stdout=out,
+                                    str(port), "--kubeconfig", str(self.kubeconfig), *self.extra], stdout=out,
                                    stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         with self.lock:
             self.running[process.pid] = (process, port)
@@ -464,17 +466,19 @@ def main() -> None:
     parser.add_argument("--no-api-restart", action="store_true", help="the leader killed, the API server not restarted")
     parser.add_argument("--give-up", type=float, metavar="SECONDS", help="seconds into the run after which a job's "
                         "creation or its pod's end is no longer tried again (default: 1.5 times the scenario's length)")
-    parser.add_argument("--workers", type=_pair(int), default=(2, 8), metavar="LOW-HIGH",
+    parser.add_argument("--job-workers", type=_pair(int), default=(2, 8), metavar="LOW-HIGH",
                         help="Workers per job, besides its Scheduler (default: 2-8; at least 2)")
     parser.add_argument("--lifetime", type=_pair(float), default=(0.1, 0.3), metavar="LOW-HIGH",
                         help="how long a job runs, as fractions of --duration (default: 0.1-0.3)")
+    parser.add_argument("--replica-args", default="", metavar="ARGS",
+                        help="more arguments for each `msgen controller` replica, e.g. '--workers 16'")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--profile", action="store_true", help="run the replicas under cProfile (controller-N.prof "
                         "beside their logs; read with python -m pstats)")
     args = parser.parse_args()
-    if args.workers[0] < 2:
-        parser.error("--workers: a job needs at least 2 Workers (a sixth of them fail one that is not worker 0)")
-    jobs = scenario(args.jobs, args.duration, args.seed, args.workers, args.lifetime)
+    if args.job_workers[0] < 2:
+        parser.error("--job-workers: a job needs at least 2 Workers (a sixth of them fail one that is not worker 0)")
+    jobs = scenario(args.jobs, args.duration, args.seed, args.job_workers, args.lifetime)
     scratch = Path(tempfile.mkdtemp(prefix="msgen-controller-scale-"))
     config = scratch / "kubeconfig"
     if args.api == "fake":
@@ -485,7 +489,7 @@ def main() -> None:
 
         driver = KwokDriver(args.namespace, args.restart_api, scratch, args.keep)
         config = driver.kubeconfig_path
-    replicas = Replicas(args.msgen.split(), config, scratch, driver.namespace, args.profile)
+    replicas = Replicas(args.msgen.split(), config, scratch, driver.namespace, args.profile, args.replica_args.split())
     replicas.add(), replicas.add()
     last = max(j.arrive + j.start_after + j.run_for + (j.ttl or 0) for j in jobs) + 30
     started = time.monotonic()
