@@ -86,19 +86,20 @@ class Job:
 
 
 def scenario(jobs: int, duration: float, seed: int, workers: tuple[int, int] = (2, 8),
-             lifetime: tuple[float, float] = (0.1, 0.3)) -> list[Job]:
+             lifetime: tuple[float, float] = (0.1, 0.3), arrive_within: float = 0.6) -> list[Job]:
     """Pure: the jobs, their shapes and times (seconds from the start). `workers` bounds a
-    job's Workers, `lifetime` how long it runs as fractions of `duration`: the defaults are
-    every round's until the tenth; 10,000 jobs of the default shape are 60,000 pods that
-    this machine's API server and kwok cannot play in the time a run has (about 20 pod
-    stages a second), so that round's jobs are smaller and shorter (bench/README.md)."""
+    job's Workers, `lifetime` how long it runs and `arrive_within` when the last arrives, as
+    fractions of `duration`: the defaults are every round's until the tenth; 10,000 jobs of
+    the default shape are 60,000 pods that this machine's API server and kwok cannot play in
+    the time a run has (about 20 pod stages a second), so that round's jobs are smaller,
+    shorter and spread wider (bench/README.md)."""
     rng = random.Random(seed)
     out = []
     for n in range(jobs):
         count = rng.randint(*workers)
         out.append(Job(f"job{n:05d}", rng.choice(("indexed-job", "pod")), count,
                        30 if n % 3 == 0 else None, rng.randrange(1, count) if n % 6 == 5 else None,
-                       rng.uniform(0, 0.6 * duration), rng.uniform(1, 5),
+                       rng.uniform(0, arrive_within * duration), rng.uniform(1, 5),
                        rng.uniform(*lifetime) * duration))
     return sorted(out, key=lambda j: j.arrive)
 
@@ -186,8 +187,10 @@ class Simulation:
     came after its due time is recorded (`late_ends`), and the jobs that never arrived or
     never ended, with why."""
 
-    def __init__(self, driver: Any, jobs: list[Job], started: float, give_up: float = float("inf")) -> None:
+    def __init__(self, driver: Any, jobs: list[Job], started: float, give_up: float = float("inf"),
+                 render: dict[str, Any] | None = None) -> None:
         self.driver, self.jobs, self.started, self.give_up = driver, jobs, started, give_up
+        self.render = render or {}  # msgen's options for the jobs' objects
         self.templates: dict[tuple[str, int, int | None], str] = {}
         self.stop = threading.Event()
         self.timeline: list[tuple[float, int, str, Job, str]] = []
@@ -205,7 +208,7 @@ class Simulation:
         with self.lock:
             if key not in self.templates:
                 self.templates[key] = json.dumps(rendered(msjob(TEMPLATE, job.workers, ttl=job.ttl),
-                                                          self.driver.namespace, job.target))
+                                                          self.driver.namespace, job.target, **self.render))
             text = self.templates[key]
         return list(json.loads(text.replace(TEMPLATE, job.name)))
 
@@ -470,6 +473,11 @@ def main() -> None:
                         help="Workers per job, besides its Scheduler (default: 2-8; at least 2)")
     parser.add_argument("--lifetime", type=_pair(float), default=(0.1, 0.3), metavar="LOW-HIGH",
                         help="how long a job runs, as fractions of --duration (default: 0.1-0.3)")
+    parser.add_argument("--arrive-within", type=float, default=0.6, metavar="FRACTION",
+                        help="the jobs arrive within this fraction of --duration (default: 0.6)")
+    parser.add_argument("--scheduler-address", choices=["cluster-ip", "dns"], default="cluster-ip",
+                        help="msgen's --scheduler-address for the jobs (dns: one headless Service a job, none "
+                        "with a cluster IP for kube-proxy to program)")
     parser.add_argument("--replica-args", default="", metavar="ARGS",
                         help="more arguments for each `msgen controller` replica, e.g. '--workers 16'")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -478,7 +486,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.job_workers[0] < 2:
         parser.error("--job-workers: a job needs at least 2 Workers (a sixth of them fail one that is not worker 0)")
-    jobs = scenario(args.jobs, args.duration, args.seed, args.job_workers, args.lifetime)
+    if not 0 < args.arrive_within <= 1:
+        parser.error("--arrive-within: a fraction above 0, at most 1")
+    jobs = scenario(args.jobs, args.duration, args.seed, args.job_workers, args.lifetime, args.arrive_within)
     scratch = Path(tempfile.mkdtemp(prefix="msgen-controller-scale-"))
     config = scratch / "kubeconfig"
     if args.api == "fake":
@@ -493,7 +503,8 @@ def main() -> None:
     replicas.add(), replicas.add()
     last = max(j.arrive + j.start_after + j.run_for + (j.ttl or 0) for j in jobs) + 30
     started = time.monotonic()
-    simulation = Simulation(driver, jobs, started, give_up=args.give_up or 1.5 * max(args.duration, last))
+    simulation = Simulation(driver, jobs, started, give_up=args.give_up or 1.5 * max(args.duration, last),
+                            render={"scheduler_address": args.scheduler_address})
     threading.Thread(target=simulation.run, name="simulation", daemon=True).start()
     happened: list[str] = []
     restart_at, kill_at = 0.4 * args.duration, 0.7 * args.duration
