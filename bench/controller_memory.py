@@ -100,11 +100,14 @@ def _watch_events(port: int) -> float:
     return float(sum(s.value for s in _metrics(port)["msgen_watch_events"].samples if s.name.endswith("_total")))
 
 
-def measure(jobs: int, seed: int, msgen: list[str], timeout: float, follower: bool, watched: bool) -> dict[str, Any]:
+def measure(jobs: int, seed: int, msgen: list[str], timeout: float, follower: bool, watched: bool,
+            relist: bool = False) -> dict[str, Any]:
     """One replica against `jobs` jobs: its memory after its first full pass. `watched`: the
     replica starts on an empty namespace and every object reaches it by a watch event, as
     when jobs arrive over time (each event is parsed alone: nothing is shared between
-    objects as within a page of a list)."""
+    objects as within a page of a list). `relist`: then the API server restarts (its watch
+    history gone), the replica lists every kind again, and its memory is read once more:
+    a relist must not hold a second copy of what it has."""
     if watched:  # the fake's watch history must outlast the arrivals, or a watch resumed late relists
         fake_api.HISTORY = max(fake_api.HISTORY, 4 * 10 * jobs)
     driver = FakeDriver()
@@ -145,12 +148,28 @@ def measure(jobs: int, seed: int, msgen: list[str], timeout: float, follower: bo
             time.sleep(3.0)
         passed = time.monotonic() - began
         memory = _status(process.pid)
+        if relist:
+            listed = _lists(port)
+            driver.restart()
+            wait(lambda: _lists(port) > listed and _first_pass_over(port, health, jobs, follower))
+            seen = -1.0
+            while seen != (seen := _lists(port) + _watch_events(port)):  # every kind listed again
+                time.sleep(3.0)
+            again = _status(process.pid)
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
         driver.stop()
-    return {"jobs": jobs, "pods": pods, "objects_made_s": round(made, 1), "first_pass_s": round(passed, 1),
-            "vmhwm_mib": round(memory["VmHWM"] / 1024, 1), "vmrss_mib": round(memory["VmRSS"] / 1024, 1)}
+    found = {"jobs": jobs, "pods": pods, "objects_made_s": round(made, 1), "first_pass_s": round(passed, 1),
+             "vmhwm_mib": round(memory["VmHWM"] / 1024, 1), "vmrss_mib": round(memory["VmRSS"] / 1024, 1)}
+    if relist:
+        found |= {"after_relist_vmhwm_mib": round(again["VmHWM"] / 1024, 1),
+                  "after_relist_vmrss_mib": round(again["VmRSS"] / 1024, 1)}
+    return found
+
+
+def _lists(port: int) -> float:
+    return float(sum(s.value for s in _metrics(port)["msgen_watch_lists"].samples if s.name.endswith("_total")))
 
 
 def deep_size(root: Any) -> int:
@@ -233,6 +252,8 @@ def main() -> None:
                         "measured once it has listed and queued every job, without the first pass's writes")
     parser.add_argument("--watched", action="store_true", help="the objects are made once the replica has "
                         "listed, so each reaches it by a watch event (jobs arriving over time)")
+    parser.add_argument("--relist", action="store_true", help="then restart the API server (its watch history "
+                        "gone) and read the memory again once every kind is listed anew")
     parser.add_argument("--trace", type=int, metavar="N", help="where the memory of N jobs' copies goes (tracemalloc)")
     parser.add_argument("--reconcile", action="store_true", help="with --trace: reconcile every job first")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -245,7 +266,8 @@ def main() -> None:
         return
     found: list[dict[str, Any]] = []
     for jobs in sorted(args.jobs):
-        found.append(measure(jobs, args.seed, args.msgen.split(), args.timeout, args.follower, args.watched))
+        found.append(measure(jobs, args.seed, args.msgen.split(), args.timeout, args.follower, args.watched,
+                             args.relist))
         print(json.dumps(found[-1]), flush=True)
     for fewer, more in zip(found, found[1:], strict=False):  # what a job adds, without the interpreter's own
         per_job = (more["vmhwm_mib"] - fewer["vmhwm_mib"]) * 1024 / (more["jobs"] - fewer["jobs"])
