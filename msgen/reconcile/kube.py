@@ -121,8 +121,7 @@ def call(what: str, action: Callable[[], T], client: Client | None = None, metho
                 message = invalid_fields(causes) if code == 422 and causes else None
                 raise KubeError(f"{what}: {message or exc.status.message}", code, exc.status.reason or "") from None
         except httpx2.HTTPStatusError as exc:
-            code = exc.response.status_code
-            recorder.request(method, code, time.monotonic() - sent)
+            recorder.request(method, code := exc.response.status_code, time.monotonic() - sent)
             if code not in _RETRIED or attempt == _ATTEMPTS - 1:
                 raise KubeError(f"{what}: HTTP {code}", code, exc.response.reason_phrase) from None
         except httpx2.TransportError as exc:
