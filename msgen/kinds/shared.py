@@ -323,8 +323,8 @@ def replica_role(
     operator: str,
 ) -> Role:
     """The Role of one replica spec of a kubeflow/common operator's job (ms-operator,
-    mxnet-operator v1): its `restartPolicy` (Never when unset) replaces whatever the pod
-    template sets, as the operator's `setRestartPolicy` does; one set there is named with a
+    mxnet-operator v1): its `restartPolicy` (Never when unset, docs/contracts.md) replaces
+    whatever the pod template sets, as the operator does; one set there is named with a
     warning, since a user who wrote it expects it to count."""
     replaced: RestartPolicy = restart_policy or "Never"
     if (template.get("spec") or {}).get("restartPolicy") is not None:
