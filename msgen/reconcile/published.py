@@ -148,7 +148,10 @@ def merged(published: dict[str, Any] | None, computed: JobStatus, now: str | Non
     conditions first seen earlier (published) kept, and conditions new now stamped `now`.
     A published end is final, as MSJob.status was: the policies that run at the end remove
     pods, and the job must not read differently (or lose its end) afterwards; an end
-    computed now names its run by `created` (`run_created` of its workloads)."""
+    computed now names its run by `created` (`run_created` of its workloads). Nor does a
+    job that ran read Created again when, for a moment, none of its pods runs (one ended
+    before the others started): the operators only ever added conditions
+    (`updateStatusSingle`), and the phase announced again would be an Event too many."""
     out: dict[str, Any] = {"phase": computed.phase, **computed.to_dict()}
     if published is None:
         seen: dict[str, str] = {}
@@ -157,6 +160,9 @@ def merged(published: dict[str, Any] | None, computed: JobStatus, now: str | Non
             return dict(published)
         seen = {str(c.get("type")): str(c["lastTransitionTime"])
                 for c in published.get("conditions") or [] if c.get("lastTransitionTime")}
+        if published.get("phase") == "Running" and computed.phase == "Created":
+            out["phase"] = "Running"  # its time: the one published (`seen`)
+            out["conditions"].append({"type": "Running", "status": "True", "reason": "JobRunning"})
     for condition in out["conditions"]:
         when = seen.get(condition["type"]) or condition.get("lastTransitionTime") or now
         if when:
