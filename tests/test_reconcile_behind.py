@@ -25,6 +25,7 @@ import pytest
 from msgen.reconcile import controller, published
 from msgen.reconcile.writes import Writes
 
+from .controller_clock import later
 from .fake_api import Cluster
 from .fake_api_client import job_objects, served
 from .fake_kubelet import end, msjob, place, rendered, stamp, start
@@ -71,11 +72,13 @@ def announcements(cluster: Cluster) -> Counter[str]:
 
 
 def test_a_phase_is_announced_once_when_the_copy_comes_back_newer_without_the_record(
-        api: tuple[Cluster, Any]) -> None:
-    """The job's first pass sees its Scheduler's pod alone (the Workers' not created yet) and
-    announces Created on it; the copy then comes back with the kubelet's update made before
-    the record was written. The next pass, worker 0's pod there, must not announce again."""
+        api: tuple[Cluster, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The job's first pass sees its Scheduler's pod alone (the Workers' refused for over a
+    minute: `published.HOLDER_GRACE`) and announces Created on it; the copy then comes back
+    with the kubelet's update made before the record was written. The next pass, worker 0's
+    pod there, must not announce again."""
     cluster, client = api
+    later(monkeypatch, published.HOLDER_GRACE + 1)
     objects = rendered(msjob("j", 2), NAMESPACE, "pod")
     place(cluster, [o for o in objects if "worker" not in o["metadata"]["name"]])
     first = job_objects(cluster, NAMESPACE, "j")
@@ -89,9 +92,9 @@ def test_a_phase_is_announced_once_when_the_copy_comes_back_newer_without_the_re
     newer["metadata"]["resourceVersion"] = str(int(scheduler["metadata"]["resourceVersion"]) + 1)
     newer["status"] = {"phase": "Pending"}
     place(cluster, [o for o in objects if "worker" in o["metadata"]["name"]])
-    later = [newer if o["metadata"]["name"] == scheduler["metadata"]["name"] and o["kind"] == "Pod" else o
-             for o in job_objects(cluster, NAMESPACE, "j")]
-    controller.reconcile_job(client, NAMESPACE, "j", later, said.append, writes=writes)
+    copies = [newer if o["metadata"]["name"] == scheduler["metadata"]["name"] and o["kind"] == "Pod" else o
+              for o in job_objects(cluster, NAMESPACE, "j")]
+    controller.reconcile_job(client, NAMESPACE, "j", copies, said.append, writes=writes)
     assert announcements(cluster) == Counter({"JobCreated": 1}), said
 
 

@@ -22,17 +22,17 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 import pytest
 
 from msgen.model.run_policy import JobPolicy, RoleRule
-from msgen.reconcile import actions, controller, job_pass, kube, published, records, status, watch
+from msgen.reconcile import actions, controller, kube, published, records, status, watch
 from msgen.reconcile.writes import Writes
 from msgen.targets import NAMES as TARGETS
 
 from .conftest import msgen
+from .controller_clock import later
 from .fake_api import CUSTOM, SERVED, Cluster
 from .fake_api_client import job_objects, served
 from .fake_kubelet import end, msjob, place, start
@@ -131,17 +131,6 @@ def after_the_end(cluster: Cluster, client: Any, config: Path, phase: str, said:
         # may say Running: the furthest phase is the one read).
         assert (published.read(of_the_job(cluster)) or {"phase": phase})["phase"] == phase, said
     return shown
-
-
-def later(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
-    """The controller's clock `seconds` ahead: the job's TTL has passed since it ended."""
-    class Later(datetime):
-        @classmethod
-        def now(cls, tz: tzinfo | None = None) -> Later:
-            found = datetime.now(tz) + timedelta(seconds=seconds)
-            return cls.fromtimestamp(found.timestamp(), tz)
-
-    monkeypatch.setattr(job_pass, "datetime", Later)
 
 
 # --- the bare-Pod job of the incident -------------------------------------------------------------

@@ -103,7 +103,11 @@ def reconcile_job(client: Client, namespace: str, job: str, objects: list[dict[s
     later = [t for t in actions.ttl_expiries(policy, found, written, end) if t > now]
     again = (min(later) - now).total_seconds() + 0.05 if later else None
     if end is None and not all(actions.stopped_by_policy(o) for o in workloads):
-        announce(published.without(workloads, gone), published.without(services, gone))
+        wait = published.holder_due_in(policy, workloads, now)
+        if wait is None:
+            announce(published.without(workloads, gone), published.without(services, gone))
+        else:  # its holder may still come (the job's objects are created one by one)
+            again = min(again, wait + 0.05) if again is not None else wait + 0.05
     # Else published above; or what is left of a run that ended (its record went with its Worker Job).
     return (found if shown == found.phase else replace(found, phase=shown)), again
 

@@ -47,6 +47,32 @@ def holder(policy: JobPolicy, workloads: list[dict[str, Any]]) -> dict[str, Any]
                key=rank, default=None)
 
 
+#: Seconds a bare-Pod job's status waits for its holder, Worker pod 0, to be seen: a job's
+#: objects are applied together, seconds apart on a busy API server; far longer, and the pod
+#: is not coming (a quota refused it), and the status goes on another pod.
+HOLDER_GRACE = 60.0
+
+
+def holder_due_in(policy: JobPolicy, workloads: list[dict[str, Any]], now: datetime) -> float | None:
+    """Seconds until a bare-Pod job's status may go on a pod other than its holder, Worker
+    pod 0, which is not there (not seen yet); None when it may go now. The Event that
+    announces a phase is named after the pod it is on; a replica that sent it and was
+    stopped before its record was written (a leader replaced; on an API server away) leaves
+    its successor to announce the phase again, refused as the same Event (409) only if it
+    goes on the same pod. Announced on Worker pod 1 because pod 0 was not seen yet, then on
+    pod 0, it was shown twice (the tenth controller round, through a 12-minute outage)."""
+    worker = policy.worker_type()
+    if worker is None or not workloads or any(o.get("kind") != "Pod" for o in workloads):
+        return None
+    if any(pod_role(o, policy) == worker and pod_index(o) == 0 for o in workloads):
+        return None  # there, or being deleted (it is not coming back)
+    times = [when for o in workloads if (when := _time((o.get("metadata") or {}).get("creationTimestamp"))) is not None]
+    if not times:
+        return None
+    left = HOLDER_GRACE - (now - min(times)).total_seconds()
+    return left if left > 0 else None
+
+
 def keeper(policy: JobPolicy, workloads: list[dict[str, Any]],
            services: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The object that carries the job's status: its `holder` workload while one is left,
