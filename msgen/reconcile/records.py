@@ -14,7 +14,9 @@ reduced once, on receipt, to a record (as controller-runtime's cache transforms 
   of the copy (no decision reads them); its `status`: the phase, reason and message, start
   time and each container's name, restarts and states (`_POD_STATUS_KEPT`); no IPs,
   conditions, images or resources.
-- a workload's pod template: its metadata (the role's labels), not its spec.
+- a workload's pod template: its metadata (the role's labels) and its restartPolicy (whether
+  a Job's failed pod is a failure its controller counts: `retries.past_own_backoff_limit`),
+  not the rest of its spec.
 - every string is interned: every object of a job repeats the same label keys and values,
   the same run-policy annotation, the same field names; parsed one watch event at a time,
   each would otherwise be a copy of its own.
@@ -84,7 +86,10 @@ def essentials(obj: dict[str, Any]) -> dict[str, Any]:
         if isinstance(status, dict):
             out["status"] = _pod_status(status)
     elif isinstance(spec, dict) and isinstance(spec.get("template"), dict) and "spec" in spec["template"]:
-        out["spec"] = {**spec, "template": {"metadata": spec["template"].get("metadata") or {}}}
+        template, kept_spec = spec["template"], {}
+        if isinstance(template.get("spec"), dict) and "restartPolicy" in template["spec"]:
+            kept_spec = {"spec": {"restartPolicy": template["spec"]["restartPolicy"]}}
+        out["spec"] = {**spec, "template": {"metadata": template.get("metadata") or {}, **kept_spec}}
     shared = _shared(out, 0)
     assert isinstance(shared, dict)
     return shared

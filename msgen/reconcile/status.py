@@ -42,7 +42,7 @@ from ..model.plan import WORKER0
 from ..model.run_policy import JobPolicy
 from ..targets import facts_of
 from .pods import PodFailure, killed, pod_failure, pod_index, pod_role, restarted
-from .retries import past_backoff_limit
+from .retries import past_backoff_limit, past_own_backoff_limit
 
 __all__ = ["PodFailure", "JobStatus", "aggregate", "pod_failure", "pod_index", "pod_role"]
 
@@ -270,6 +270,10 @@ def _verdict(  # noqa: C901 - the operators' status rules, one branch per condit
         past = past_backoff_limit(policy, workloads, pods)
         if past is not None:
             return past
+        if not _succeeded_by_pods(policy, succeeded):  # else the Job may have met its success first
+            past = past_own_backoff_limit(workloads, pods)
+            if past is not None:
+                return past
     if facts_of(policy.target).bare_pods:
         failed = _pod_target_failure(policy, pods, restarts)
         if failed is not None:
@@ -304,6 +308,16 @@ def _verdict(  # noqa: C901 - the operators' status rules, one branch per condit
         pod = pod_failure(stopped[0])
         return "Failed", "PodDeleted", f"pod {pod.pod} was deleted before the job ended"
     return None
+
+
+def _succeeded_by_pods(policy: JobPolicy, succeeded: dict[str, set[int]]) -> bool:
+    """Whether the pods (and the indexes their Jobs counted) show the job's success rule met."""
+    decider = policy.deciding_type()
+    if decider is None:
+        return all(len(succeeded[r]) >= rule.replicas for r, rule in policy.roles.items())
+    needed = 1 if policy.success_policy == WORKER0 else policy.roles[decider].replicas
+    done = succeeded[decider]
+    return (0 in done) if needed == 1 else len(done) >= needed
 
 
 def _has_failed_indexes(obj: dict[str, Any], policy: JobPolicy, decider: str) -> bool:
