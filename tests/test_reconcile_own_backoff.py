@@ -104,6 +104,18 @@ def test_the_jobs_own_count_and_only_its_own_pods() -> None:
     stranger["metadata"]["ownerReferences"][0]["uid"] = "someone-else"
     pod_status(stranger, "failed")
     assert _judged(everything).phase == "Running"
+    # Nor one that names the Job its controller without its selector's label: the Job
+    # controller releases it uncounted.
+    claimed = pods[("worker", 0)]
+    for key in ("batch.kubernetes.io/controller-uid", "controller-uid"):
+        claimed["metadata"]["labels"][key] = "someone-else"
+    pod_status(claimed, "failed")
+    assert retries.past_own_backoff_limit([worker], [claimed]) is None
+    claimed["metadata"]["labels"].update({k: worker["metadata"]["uid"] for k in (
+        "batch.kubernetes.io/controller-uid", "controller-uid")})
+    worker["spec"]["backoffLimit"] = 0
+    assert retries.past_own_backoff_limit([worker], [claimed]) is not None  # the same pod, selected
+    worker["spec"]["backoffLimit"] = 1
     # A Job whose controller reached its end already is judged by that end.
     workload_status(worker, "succeeded")
     assert _judged(everything).phase == "Succeeded"

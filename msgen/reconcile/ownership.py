@@ -188,7 +188,7 @@ def _made_by(policy: JobPolicy, above: Link, link: Link, owners: list[tuple[dict
         if not isinstance(name, str) or not isinstance(parent_name, str):
             continue
         made_for = _named(policy, link, parent_name, role, name)
-        if made_for is not None and (link.named != INDEXED_POD or _selects(obj, str(owner.get("uid")))):
+        if made_for is not None and (link.named != INDEXED_POD or selected_by(obj, str(owner.get("uid")))):
             out.append((obj, made_for))
     return out
 
@@ -232,7 +232,7 @@ def _generated_from(name: str, job: str, completions: int) -> bool:
     return prefix == expected
 
 
-def _selects(pod: dict[str, Any], job_uid: str) -> bool:
+def selected_by(pod: dict[str, Any], job_uid: str) -> bool:
     """Whether a pod carries the Job's UID in its selector's label: the Job controller counts
     no other pod (and releases those that claim it without)."""
     labels = _labels(pod)

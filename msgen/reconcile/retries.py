@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.run_policy import JobPolicy
+from .ownership import selected_by
 from .pods import killed, pod_role
 
 
@@ -126,5 +127,7 @@ def past_own_backoff_limit(workloads: list[dict[str, Any]], pods: list[dict[str,
 
 
 def _controlled_by(pod: dict[str, Any], uid: str) -> bool:
-    return any(isinstance(o, dict) and o.get("controller") is True and o.get("uid") == uid
-               for o in (pod.get("metadata") or {}).get("ownerReferences") or [])
+    """Whether the Job whose UID is `uid` counts `pod`: its controller owner, and its selector's
+    label (a pod that claims the Job without the label is released, not counted)."""
+    return selected_by(pod, uid) and any(isinstance(o, dict) and o.get("controller") is True and o.get("uid") == uid
+                                         for o in (pod.get("metadata") or {}).get("ownerReferences") or [])
