@@ -281,19 +281,18 @@ def _verdict(  # noqa: C901 - the operators' status rules, one branch per condit
     decider = policy.deciding_type()
     if decider is not None:
         needed = 1 if policy.success_policy == WORKER0 else policy.roles[decider].replicas
-        done = succeeded[decider]
         deciding_jobs = [o for o in workloads if _job_decides(o, policy, decider, needed)]
         if deciding_jobs:
             pass  # the Job's own verdict, below, once Kubernetes has reached it
         elif any(_has_failed_indexes(o, policy, decider) for o in workloads):
             pass  # it fails once its other indexes end (FailedIndexes): its verdict, as above
-        elif (0 in done and needed == 1) or (needed > 1 and len(done) >= needed):
+        elif _succeeded_by_pods(policy, succeeded):
             if decider != worker:
                 how = f"{decider.lower()} 0"
             else:
                 how = "worker 0" if needed == 1 else f"all {needed} workers"
             return "Succeeded", "JobSucceeded", f"{how} succeeded"
-    elif all(len(succeeded[r]) >= rule.replicas for r, rule in policy.roles.items()):
+    elif _succeeded_by_pods(policy, succeeded):
         return "Succeeded", "JobSucceeded", "every pod succeeded"
     # Pods may be gone (cleanPodPolicy All): a workload that completed still says so.
     ended = [(obj, _workload_verdict(obj)) for obj in workloads]
@@ -317,7 +316,7 @@ def _succeeded_by_pods(policy: JobPolicy, succeeded: dict[str, set[int]]) -> boo
         return all(len(succeeded[r]) >= rule.replicas for r, rule in policy.roles.items())
     needed = 1 if policy.success_policy == WORKER0 else policy.roles[decider].replicas
     done = succeeded[decider]
-    return (0 in done) if needed == 1 else len(done) >= needed
+    return (0 in done and needed == 1) or (needed > 1 and len(done) >= needed)
 
 
 def _has_failed_indexes(obj: dict[str, Any], policy: JobPolicy, decider: str) -> bool:
