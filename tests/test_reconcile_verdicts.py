@@ -365,3 +365,19 @@ def test_a_container_restarted_in_place_whose_last_instance_failed_too_says_so()
     assert watch.summary(found, 4)[1:] == [
         "  failed: pod j-worker-1 container mindspore exit code 3 (Error, restarted in place)",
         "  failed: pod j-worker-1 container mindspore exit code 3 (Error)"]
+
+
+@pytest.mark.parametrize(("success_policy", "workers", "succeeded", "expected"), [
+    ("Worker0", 2, {"Worker": {0}}, True),
+    ("Worker0", 2, {"Worker": {1}}, False),
+    ("AllWorkers", 2, {"Worker": {0}}, False),
+    ("AllWorkers", 2, {"Worker": {0, 1}}, True),
+    # No Worker to succeed: the job is never succeeded by its pods. The verdict always said so;
+    # the backoffLimit check, which reads the same rule since, once took it for a success.
+    ("AllWorkers", 0, {"Worker": set()}, False),
+])
+def test_the_success_the_pods_show_is_one_rule_for_the_verdict_and_the_backoff_check(
+        success_policy: str, workers: int, succeeded: dict[str, set[int]], expected: bool) -> None:
+    rules = policy("indexed-job", success_policy=success_policy,
+                   roles={"Scheduler": RoleRule(1, "Never"), "Worker": RoleRule(workers, "Never")})
+    assert status._succeeded_by_pods(rules, {"Scheduler": set(), **succeeded}) is expected
